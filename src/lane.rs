@@ -18,7 +18,7 @@ use crate::job::Task;
 use crate::priority::{Capacity, Priority};
 use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crate::sync::queue::Queue;
-use crate::sync::{Condvar, Mutex, lock, spin_hint, yield_now};
+use crate::sync::{Condvar, Mutex, dekker_fence, lock, spin_hint, yield_now};
 use crossbeam_utils::CachePadded;
 use std::time::Instant;
 
@@ -111,6 +111,7 @@ impl Lane {
         // either it sees this waiter and notifies under the lock, or this
         // re-check sees the freed slot.
         self.space_waiters.fetch_add(1, Ordering::SeqCst);
+        dekker_fence();
         let outcome = loop {
             if closed() {
                 break Err(NoSlot::Closed);
@@ -222,6 +223,7 @@ impl Lane {
     fn release_slot(&self) {
         // ORDERING: see `reserve_blocking`.
         self.occupied.fetch_sub(1, Ordering::SeqCst);
+        dekker_fence();
         if self.space_waiters.load(Ordering::SeqCst) > 0 {
             self.notify_space();
         }

@@ -11,7 +11,7 @@ use crate::picker::{Picker, Schedule};
 use crate::priority::{Capacity, Priority};
 use crate::sleep::{Sleep, Wake};
 use crate::sync::atomic::{AtomicUsize, Ordering};
-use crate::sync::{Arc, Condvar, Mutex, lock, spin_hint, thread, yield_now};
+use crate::sync::{Arc, Condvar, Mutex, dekker_fence, lock, spin_hint, thread, yield_now};
 use crossbeam_utils::CachePadded;
 use std::time::{Duration, Instant};
 
@@ -352,6 +352,8 @@ impl Shared {
             }
         }
         self.idle.fetch_sub(1, Ordering::SeqCst);
+        // ORDERING: rule 4, the SeqCst decrements then the SeqCst re-check.
+        dekker_fence();
         if self.any_ready() && !self.is_stopped() {
             let mut live = self.live.load(Ordering::SeqCst);
             while live < self.config.max {

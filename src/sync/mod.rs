@@ -37,6 +37,23 @@ pub(crate) mod atomic {
     pub(crate) use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 }
 
+/// The middle of a Dekker pair: a SeqCst write to one location, then a
+/// SeqCst read of another (see `sleep/README.md`, rules 1 and 4, and the
+/// bounded lanes' `space_waiters`).
+///
+/// In the language's memory model the SeqCst accesses alone forbid both
+/// sides reading the other's old value, so outside loom this is nothing.
+/// loom models SeqCst accesses as AcqRel (its README, "Unsupported
+/// features"; a SeqCst load may even return a location's initial value
+/// after a newer SeqCst write), and reports lost wake-ups that cannot
+/// happen; a SeqCst fence, which loom does model, states the same ordering
+/// so the models check the protocol rather than that gap.
+#[inline(always)]
+pub(crate) fn dekker_fence() {
+    #[cfg(loom)]
+    loom::sync::atomic::fence(loom::sync::atomic::Ordering::SeqCst);
+}
+
 /// Spin hint for the short waits of the protocol; under loom a yield, so the
 /// model checker can run the thread being waited for.
 #[inline]
