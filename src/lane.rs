@@ -75,22 +75,28 @@ impl Lane {
     /// Takes a slot if one is free; never blocks.
     #[inline]
     pub(crate) fn try_reserve(&self) -> bool {
+        // A stale read here only sends the producer to the slow path, which
+        // looks again.
+        self.reserve_seeing(Ordering::Relaxed)
+    }
+
+    /// Takes a slot if one is free, reading `occupied` with `read`.
+    #[inline]
+    fn reserve_seeing(&self, read: Ordering) -> bool {
         let Capacity::Bounded(cap) = self.capacity else {
             return true;
         };
-        let mut cur = self.occupied.load(Ordering::Relaxed);
+        let mut cur = self.occupied.load(read);
         loop {
             if cur >= cap {
                 return false;
             }
             // ORDERING: SeqCst pairs with the load of `space_waiters` in
-            // `release_slot` (a Dekker pair, see `reserve`).
-            match self.occupied.compare_exchange_weak(
-                cur,
-                cur + 1,
-                Ordering::SeqCst,
-                Ordering::Relaxed,
-            ) {
+            // `release_slot` (a Dekker pair, see `reserve_blocking`).
+            match self
+                .occupied
+                .compare_exchange_weak(cur, cur + 1, Ordering::SeqCst, read)
+            {
                 Ok(_) => return true,
                 Err(actual) => cur = actual,
             }
@@ -116,7 +122,14 @@ impl Lane {
             if closed() {
                 break Err(NoSlot::Closed);
             }
-            if self.try_reserve() {
+            // ORDERING: SeqCst reads. A relaxed read after the SeqCst
+            // increment of `space_waiters` may return the count from before
+            // a worker's release (nothing orders it after that increment),
+            // while that worker's SeqCst load of `space_waiters` still saw
+            // no waiter: both would miss, and this producer would wait for
+            // ever with a free slot. (`dekker_fence` hides this under loom,
+            // so the models cannot show it.)
+            if self.reserve_seeing(Ordering::SeqCst) {
                 break Ok(());
             }
             match deadline {
