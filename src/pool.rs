@@ -305,7 +305,7 @@ impl Shared {
                     spun = true;
                     break;
                 }
-                if round < SPIN_ROUNDS / 2 {
+                if round * 2 < SPIN_ROUNDS {
                     spin_hint();
                 } else {
                     yield_now();
