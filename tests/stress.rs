@@ -56,12 +56,30 @@ fn call_as<R>(caller: Caller, f: impl FnOnce() -> R) -> R {
 /// Per job id, how often each caller called it.
 struct Ledger {
     calls: Vec<[AtomicUsize; 3]>,
+    /// Worker threads that ran a job of this round and have not exited.
+    workers_alive: Arc<AtomicUsize>,
+}
+
+/// Held in a worker thread's thread-local storage from its first job on;
+/// dropped by the thread's exit, which `shutdown` (joining the threads)
+/// must wait for.
+struct ExitGuard(Arc<AtomicUsize>);
+
+impl Drop for ExitGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+thread_local! {
+    static EXIT_GUARD: std::cell::RefCell<Option<ExitGuard>> = const { std::cell::RefCell::new(None) };
 }
 
 impl Ledger {
     fn new(jobs: usize) -> Arc<Ledger> {
         Arc::new(Ledger {
             calls: (0..jobs).map(|_| Default::default()).collect(),
+            workers_alive: Arc::new(AtomicUsize::new(0)),
         })
     }
 
@@ -70,6 +88,15 @@ impl Ledger {
         move || {
             let caller = CALLER.with(Cell::get);
             ledger.calls[id][caller as usize].fetch_add(1, Ordering::Relaxed);
+            if caller == Caller::Worker {
+                EXIT_GUARD.with(|g| {
+                    let mut g = g.borrow_mut();
+                    if g.is_none() {
+                        ledger.workers_alive.fetch_add(1, Ordering::SeqCst);
+                        *g = Some(ExitGuard(Arc::clone(&ledger.workers_alive)));
+                    }
+                });
+            }
             if panics {
                 panic!("{PANIC_MESSAGE}");
             }
@@ -366,11 +393,20 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
         Ok(exec) => exec.shutdown(),
         Err(_) => panic!("a producer still holds the executor"),
     }
-    let left = threads_named(&format!("{name}-"));
-    assert!(
-        left.is_empty(),
-        "worker threads still alive after shutdown: {left:?}"
+    // Every worker that ran a job has exited: its thread-local guard was
+    // dropped before `shutdown` joined it.
+    assert_eq!(
+        ledger.workers_alive.load(Ordering::SeqCst),
+        0,
+        "worker threads still alive after shutdown"
     );
+    // And no thread of this executor is left at all (also those that never
+    // ran a job). A joined thread may linger in /proc for the last steps of
+    // its exit, so look until it is gone; one that never goes is a hang the
+    // watchdog reports with the list of threads.
+    while !threads_named(&format!("{name}-")).is_empty() {
+        thread::yield_now();
+    }
 }
 
 #[test]
