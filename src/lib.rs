@@ -1,1 +1,6 @@
 //! placeholder
+#![deny(missing_docs)]
+
+mod message;
+
+pub use message::{Message, MessageBuilder};
