@@ -1,0 +1,245 @@
+//! Building an executor: lanes, picker and thread settings, checked once.
+
+use crate::error::BuildError;
+use crate::executor::Executor;
+use crate::picker::{MAX_CYCLE, Picker};
+use crate::pool::{PoolConfig, Shared};
+use crate::priority::{Capacity, Priority};
+use std::time::Duration;
+
+/// The default keep-alive of threads above `core_threads`.
+pub(crate) const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(60);
+
+/// Settings for an [`Executor`], checked by [`build`](ExecutorBuilder::build).
+///
+/// Defaults: name `"priority-executor"`, `core_threads` = the number of
+/// CPUs, `max_threads` = `max(core_threads, CPUs)`, keep-alive 60 s, core
+/// threads never time out, [`Picker::Smooth`].
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{Capacity, Executor, Picker, Priority};
+/// use std::time::Duration;
+///
+/// let exec = Executor::builder()
+///     .name("visa")
+///     .core_threads(2)
+///     .max_threads(8)
+///     .keep_alive(Duration::from_secs(5))
+///     .lane(Priority(10), Capacity::Bounded(100))
+///     .lane_weighted(Priority(1), 1, Capacity::Unbounded)
+///     .picker(Picker::Smooth)
+///     .build()?;
+/// assert_eq!(exec.name(), "visa");
+/// # Ok::<(), priority_executor::BuildError>(())
+/// ```
+#[derive(Clone, Debug)]
+#[must_use = "a builder does nothing until .build() is called"]
+pub struct ExecutorBuilder {
+    name: String,
+    core_threads: Option<usize>,
+    max_threads: Option<usize>,
+    keep_alive: Duration,
+    allow_core_timeout: bool,
+    picker: Picker,
+    lanes: Vec<(Priority, u32, Capacity)>,
+}
+
+impl Executor {
+    /// Starts configuring an executor.
+    ///
+    /// # Examples
+    ///
+    /// See [`ExecutorBuilder`].
+    pub fn builder() -> ExecutorBuilder {
+        ExecutorBuilder {
+            name: "priority-executor".to_owned(),
+            core_threads: None,
+            max_threads: None,
+            keep_alive: DEFAULT_KEEP_ALIVE,
+            allow_core_timeout: false,
+            picker: Picker::default(),
+            lanes: Vec::new(),
+        }
+    }
+}
+
+impl ExecutorBuilder {
+    /// The executor's name; worker threads are named `"{name}-{n}"`.
+    ///
+    /// # Examples
+    ///
+    /// See [`ExecutorBuilder`].
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Threads kept alive while idle (unless
+    /// [`allow_core_timeout`](Self::allow_core_timeout)). They start on
+    /// demand, one per job while fewer are alive, or all at once with
+    /// [`Executor::prestart_core_threads`]. May be 0.
+    ///
+    /// # Examples
+    ///
+    /// See [`ExecutorBuilder`].
+    pub fn core_threads(mut self, n: usize) -> Self {
+        self.core_threads = Some(n);
+        self
+    }
+
+    /// The most threads the pool grows to. A thread is added whenever a job
+    /// is queued and no worker is idle, up to this limit.
+    ///
+    /// # Examples
+    ///
+    /// See [`ExecutorBuilder`].
+    pub fn max_threads(mut self, n: usize) -> Self {
+        self.max_threads = Some(n);
+        self
+    }
+
+    /// How long a thread above `core_threads` may stay idle before it exits.
+    ///
+    /// # Examples
+    ///
+    /// See [`ExecutorBuilder`].
+    pub fn keep_alive(mut self, keep_alive: Duration) -> Self {
+        self.keep_alive = keep_alive;
+        self
+    }
+
+    /// Let core threads exit after the keep-alive too (Java's
+    /// `allowCoreThreadTimeOut`), so an idle executor holds no thread.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder()
+    ///     .allow_core_timeout(true)
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()
+    ///     .unwrap();
+    /// # drop(exec);
+    /// ```
+    pub fn allow_core_timeout(mut self, allow: bool) -> Self {
+        self.allow_core_timeout = allow;
+        self
+    }
+
+    /// Adds a lane whose weight is its priority (as in Synapse).
+    ///
+    /// # Examples
+    ///
+    /// See [`ExecutorBuilder`].
+    pub fn lane(self, priority: Priority, capacity: Capacity) -> Self {
+        self.lane_weighted(priority, priority.0, capacity)
+    }
+
+    /// Adds a lane with an explicit weight (at least 1).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// // Priority 1000 and 1 would be served 1000:1; serve them 4:1 instead.
+    /// let exec = Executor::builder()
+    ///     .lane_weighted(Priority(1000), 4, Capacity::Unbounded)
+    ///     .lane_weighted(Priority(1), 1, Capacity::Unbounded)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(exec.metrics().lanes[0].weight, 4);
+    /// ```
+    pub fn lane_weighted(mut self, priority: Priority, weight: u32, capacity: Capacity) -> Self {
+        self.lanes.push((priority, weight, capacity));
+        self
+    }
+
+    /// How the next lane is chosen; [`Picker::Smooth`] by default.
+    ///
+    /// # Examples
+    ///
+    /// See [`ExecutorBuilder`].
+    pub fn picker(mut self, picker: Picker) -> Self {
+        self.picker = picker;
+        self
+    }
+
+    /// Checks the settings and creates the executor. No thread starts until
+    /// the first job (or [`Executor::prestart_core_threads`]).
+    ///
+    /// # Errors
+    ///
+    /// A [`BuildError`] naming the first wrong setting: no lanes, a
+    /// duplicate priority, a weight or capacity of 0, `core_threads` above
+    /// `max_threads`, `max_threads` of 0, or weights summing above 65 536.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{BuildError, Capacity, Executor, Priority};
+    ///
+    /// let err = Executor::builder()
+    ///     .core_threads(4)
+    ///     .max_threads(2)
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(err, BuildError::CoreExceedsMax { core: 4, max: 2 });
+    /// ```
+    pub fn build(self) -> Result<Executor, BuildError> {
+        if self.lanes.is_empty() {
+            return Err(BuildError::NoLanes);
+        }
+        let mut lanes = self.lanes;
+        // Highest priority first; the order is the lanes' index everywhere.
+        lanes.sort_by(|a, b| b.0.cmp(&a.0));
+        for pair in lanes.windows(2) {
+            if pair[0].0 == pair[1].0 {
+                return Err(BuildError::DuplicatePriority {
+                    priority: pair[0].0,
+                });
+            }
+        }
+        for &(priority, weight, capacity) in &lanes {
+            if weight == 0 {
+                return Err(BuildError::ZeroWeight { priority });
+            }
+            if capacity == Capacity::Bounded(0) {
+                return Err(BuildError::ZeroCapacity { priority });
+            }
+        }
+        let sum: u64 = lanes.iter().map(|l| u64::from(l.1)).sum();
+        if sum > MAX_CYCLE {
+            return Err(BuildError::WeightsTooLarge {
+                sum,
+                limit: MAX_CYCLE,
+            });
+        }
+        let cpus = num_cpus::get().max(1);
+        let core = self.core_threads.unwrap_or(cpus);
+        let max = self.max_threads.unwrap_or_else(|| core.max(cpus));
+        if max == 0 {
+            return Err(BuildError::ZeroMaxThreads);
+        }
+        if core > max {
+            return Err(BuildError::CoreExceedsMax { core, max });
+        }
+        let config = PoolConfig {
+            core,
+            max,
+            keep_alive: self.keep_alive,
+            allow_core_timeout: self.allow_core_timeout,
+        };
+        Ok(Executor::from_shared(Shared::new(
+            self.name,
+            config,
+            self.picker,
+            &lanes,
+        )))
+    }
+}

@@ -1,0 +1,279 @@
+//! Errors of building an executor and of queueing a job.
+//!
+//! An [`EnqueueError`] always carries the job back: a job the executor did
+//! not accept is never dropped behind the caller's back.
+
+use crate::priority::Priority;
+use std::fmt;
+
+/// A setting that makes [`ExecutorBuilder::build`](crate::ExecutorBuilder::build)
+/// fail, naming the setting and the value.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{BuildError, Capacity, Executor, Priority};
+///
+/// let err = Executor::builder()
+///     .lane_weighted(Priority(5), 0, Capacity::Unbounded)
+///     .build()
+///     .unwrap_err();
+/// assert_eq!(err, BuildError::ZeroWeight { priority: Priority(5) });
+/// assert_eq!(err.to_string(), "lane 5: weight must be at least 1 (got 0)");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// No lane was declared; an executor needs at least one.
+    #[error("no lanes: declare at least one lane with .lane(priority, capacity)")]
+    NoLanes,
+    /// Two lanes share a priority.
+    #[error("lane {priority} is declared twice: each priority has one lane")]
+    DuplicatePriority {
+        /// The repeated priority.
+        priority: Priority,
+    },
+    /// A lane's weight is 0, which would starve it (or everything else).
+    #[error("lane {priority}: weight must be at least 1 (got 0)")]
+    ZeroWeight {
+        /// The lane.
+        priority: Priority,
+    },
+    /// A bounded lane of capacity 0 could never accept a job.
+    #[error(
+        "lane {priority}: capacity must be at least 1 (got 0); use Capacity::Unbounded for no limit"
+    )]
+    ZeroCapacity {
+        /// The lane.
+        priority: Priority,
+    },
+    /// `core_threads` is larger than `max_threads`.
+    #[error("core_threads ({core}) must not exceed max_threads ({max})")]
+    CoreExceedsMax {
+        /// The configured core thread count.
+        core: usize,
+        /// The configured maximum thread count.
+        max: usize,
+    },
+    /// `max_threads` is 0: no job could ever run.
+    #[error("max_threads must be at least 1 (got 0)")]
+    ZeroMaxThreads,
+    /// The weights add up to more than the picker's cycle can hold.
+    #[error(
+        "lane weights add up to {sum}, more than the limit of {limit}; give the lanes explicit smaller weights with .lane_weighted()"
+    )]
+    WeightsTooLarge {
+        /// The sum of all lane weights.
+        sum: u64,
+        /// The largest sum accepted.
+        limit: u64,
+    },
+    /// The operating system refused to start a prestarted thread.
+    #[error("could not start worker thread: {message}")]
+    Spawn {
+        /// The operating system's error.
+        message: String,
+    },
+}
+
+/// A job the executor did not accept, handed back with the reason.
+///
+/// `Debug` and `Display` do not need `F: Debug`; get the job back with
+/// [`into_inner`](EnqueueError::into_inner).
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{Capacity, Executor, Priority};
+///
+/// let exec = Executor::builder()
+///     .lane(Priority(10), Capacity::Unbounded)
+///     .lane(Priority(1), Capacity::Unbounded)
+///     .build()
+///     .unwrap();
+/// let err = exec.enqueue(Priority(5), || "hello").unwrap_err();
+/// assert!(err.is_unknown_priority());
+/// assert_eq!(err.to_string(), "no lane for priority 5 (lanes: 10, 1)");
+/// let job = err.into_inner();
+/// assert_eq!(job(), "hello");
+/// ```
+#[non_exhaustive]
+pub enum EnqueueError<F> {
+    /// The lane was full: [`try_enqueue`](crate::Executor::try_enqueue), or
+    /// [`enqueue_timeout`](crate::Executor::enqueue_timeout) ran out of time.
+    Full {
+        /// The lane's priority.
+        priority: Priority,
+        /// The lane's capacity.
+        capacity: usize,
+        /// The job, unrun.
+        job: F,
+    },
+    /// No lane has this priority.
+    UnknownPriority {
+        /// The priority asked for.
+        priority: Priority,
+        /// The priorities that have lanes, highest first.
+        known: Vec<Priority>,
+        /// The job, unrun.
+        job: F,
+    },
+    /// The executor is shutting down or shut down.
+    ShutDown {
+        /// The priority asked for.
+        priority: Priority,
+        /// The job, unrun.
+        job: F,
+    },
+}
+
+impl<F> EnqueueError<F> {
+    /// The job, unrun.
+    ///
+    /// # Examples
+    ///
+    /// See [`EnqueueError`].
+    pub fn into_inner(self) -> F {
+        match self {
+            EnqueueError::Full { job, .. }
+            | EnqueueError::UnknownPriority { job, .. }
+            | EnqueueError::ShutDown { job, .. } => job,
+        }
+    }
+
+    /// The priority the job was offered at.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
+    /// assert_eq!(exec.enqueue(Priority(2), || ()).unwrap_err().priority(), Priority(2));
+    /// ```
+    pub fn priority(&self) -> Priority {
+        match self {
+            EnqueueError::Full { priority, .. }
+            | EnqueueError::UnknownPriority { priority, .. }
+            | EnqueueError::ShutDown { priority, .. } => *priority,
+        }
+    }
+
+    /// Was the lane full?
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder()
+    ///     .core_threads(0)
+    ///     .max_threads(1)
+    ///     .lane(Priority(1), Capacity::Bounded(1))
+    ///     .build()
+    ///     .unwrap();
+    /// let pending = exec.shutdown_now(); // nothing runs from here on
+    /// assert!(pending.is_empty());
+    /// assert!(!exec.try_enqueue(Priority(1), || ()).unwrap_err().is_full());
+    /// ```
+    pub fn is_full(&self) -> bool {
+        matches!(self, EnqueueError::Full { .. })
+    }
+
+    /// Was there no lane for the priority?
+    ///
+    /// # Examples
+    ///
+    /// See [`EnqueueError`].
+    pub fn is_unknown_priority(&self) -> bool {
+        matches!(self, EnqueueError::UnknownPriority { .. })
+    }
+
+    /// Was the executor shut down?
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
+    /// let _ = exec.shutdown_now();
+    /// assert!(exec.enqueue(Priority(1), || ()).unwrap_err().is_shut_down());
+    /// ```
+    pub fn is_shut_down(&self) -> bool {
+        matches!(self, EnqueueError::ShutDown { .. })
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            EnqueueError::Full { .. } => "Full",
+            EnqueueError::UnknownPriority { .. } => "UnknownPriority",
+            EnqueueError::ShutDown { .. } => "ShutDown",
+        }
+    }
+}
+
+impl<F> fmt::Debug for EnqueueError<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct(self.kind());
+        d.field("priority", &self.priority());
+        match self {
+            EnqueueError::Full { capacity, .. } => {
+                d.field("capacity", capacity);
+            }
+            EnqueueError::UnknownPriority { known, .. } => {
+                d.field("known", known);
+            }
+            EnqueueError::ShutDown { .. } => {}
+        }
+        d.finish_non_exhaustive()
+    }
+}
+
+impl<F> fmt::Display for EnqueueError<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EnqueueError::Full {
+                priority, capacity, ..
+            } => write!(f, "lane {priority} is full (capacity {capacity})"),
+            EnqueueError::UnknownPriority {
+                priority, known, ..
+            } => {
+                write!(f, "no lane for priority {priority} (lanes: ")?;
+                for (i, p) in known.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{p}")?;
+                }
+                f.write_str(")")
+            }
+            EnqueueError::ShutDown { priority, .. } => {
+                write!(f, "executor is shut down; job for lane {priority} refused")
+            }
+        }
+    }
+}
+
+impl<F> std::error::Error for EnqueueError<F> {}
+
+/// [`Executor::shutdown_timeout`](crate::Executor::shutdown_timeout) ran out
+/// of time. The workers go on draining in the background; nothing is
+/// dropped.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::ShutdownTimeout;
+///
+/// let t = ShutdownTimeout { queued: 3, running: 1 };
+/// assert_eq!(t.to_string(), "shutdown timed out with 3 jobs queued and 1 running");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("shutdown timed out with {queued} jobs queued and {running} running")]
+pub struct ShutdownTimeout {
+    /// Jobs still queued when the time ran out.
+    pub queued: usize,
+    /// Jobs running when the time ran out.
+    pub running: usize,
+}

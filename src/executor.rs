@@ -1,0 +1,373 @@
+//! The executor: the public face of the pool.
+
+use crate::error::{EnqueueError, ShutdownTimeout};
+use crate::handle::{JobHandle, PendingJob};
+use crate::metrics::{LaneMetrics, Metrics, ThreadMetrics};
+use crate::picker::Picker;
+use crate::pool::{Shared, Wait};
+use crate::priority::Priority;
+use crate::sync::Arc;
+use crate::sync::atomic::Ordering;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// A thread pool that runs jobs from one FIFO lane per priority, choosing
+/// between lanes by weighted round robin.
+///
+/// Build one with [`Executor::builder`]. Share it between threads by
+/// reference or in an `Arc`. Dropping it is a graceful
+/// [`shutdown`](Executor::shutdown): every queued job runs, then the threads
+/// are joined.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{Capacity, Executor, Priority};
+///
+/// let exec = Executor::builder()
+///     .name("visa")
+///     .lane(Priority(10), Capacity::Bounded(1000))
+///     .lane(Priority(1), Capacity::Bounded(1000))
+///     .build()?;
+///
+/// let urgent = exec.enqueue(Priority(10), || "priority visa").unwrap();
+/// let normal = exec.enqueue(Priority(1), || "standard visa").unwrap();
+/// assert_eq!(urgent.join(), Ok("priority visa"));
+/// assert_eq!(normal.join(), Ok("standard visa"));
+/// exec.shutdown();
+/// # Ok::<(), priority_executor::BuildError>(())
+/// ```
+pub struct Executor {
+    shared: Arc<Shared>,
+    /// Set when `shutdown_timeout` gave up waiting: `Drop` must not wait.
+    detached: bool,
+}
+
+impl Executor {
+    pub(crate) fn from_shared(shared: Arc<Shared>) -> Executor {
+        Executor {
+            shared,
+            detached: false,
+        }
+    }
+
+    /// The executor's name.
+    ///
+    /// # Examples
+    ///
+    /// See [`Executor`].
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// The priorities that have lanes, highest first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder()
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .lane(Priority(10), Capacity::Unbounded)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(exec.priorities(), vec![Priority(10), Priority(1)]);
+    /// ```
+    pub fn priorities(&self) -> Vec<Priority> {
+        self.shared.priorities()
+    }
+
+    /// The picker choosing between lanes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Picker, Priority};
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
+    /// assert_eq!(exec.picker(), Picker::Smooth);
+    /// ```
+    pub fn picker(&self) -> Picker {
+        self.shared.picker()
+    }
+
+    /// Queues `job` in the lane of `priority` and returns a handle to its
+    /// result. Blocks while that lane is full (backpressure).
+    ///
+    /// # Errors
+    ///
+    /// [`EnqueueError::UnknownPriority`] if no lane has this priority,
+    /// [`EnqueueError::ShutDown`] if the executor is shutting down (also
+    /// when that happens while this call waits for a slot). The job is in
+    /// the error.
+    ///
+    /// # Examples
+    ///
+    /// See [`Executor`].
+    pub fn enqueue<F, T>(&self, priority: Priority, job: F) -> Result<JobHandle<T>, EnqueueError<F>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        self.shared.submit(priority, job, Wait::Forever)
+    }
+
+    /// Like [`enqueue`](Executor::enqueue), but never blocks.
+    ///
+    /// # Errors
+    ///
+    /// As [`enqueue`](Executor::enqueue), and [`EnqueueError::Full`] if the
+    /// lane is full.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use std::sync::mpsc;
+    ///
+    /// let exec = Executor::builder()
+    ///     .core_threads(1)
+    ///     .max_threads(1)
+    ///     .lane(Priority(1), Capacity::Bounded(1))
+    ///     .build()
+    ///     .unwrap();
+    /// let (started_tx, started) = mpsc::channel();
+    /// let (release, gate) = mpsc::channel::<()>();
+    /// exec.enqueue(Priority(1), move || {
+    ///     started_tx.send(()).unwrap();
+    ///     gate.recv().ok();
+    /// })
+    /// .unwrap();
+    /// started.recv().unwrap(); // the worker is busy, the lane empty
+    /// exec.try_enqueue(Priority(1), || ()).unwrap(); // fills the lane
+    /// let err = exec.try_enqueue(Priority(1), || ()).unwrap_err();
+    /// assert!(err.is_full());
+    /// release.send(()).unwrap();
+    /// ```
+    pub fn try_enqueue<F, T>(
+        &self,
+        priority: Priority,
+        job: F,
+    ) -> Result<JobHandle<T>, EnqueueError<F>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        self.shared.submit(priority, job, Wait::No)
+    }
+
+    /// Like [`enqueue`](Executor::enqueue), but waits at most `timeout` for
+    /// a slot in a full lane.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_enqueue`](Executor::try_enqueue); `Full` once the time has
+    /// run out.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use std::time::Duration;
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Bounded(8)).build().unwrap();
+    /// let handle = exec
+    ///     .enqueue_timeout(Priority(1), || 1, Duration::from_millis(100))
+    ///     .unwrap();
+    /// assert_eq!(handle.join(), Ok(1));
+    /// ```
+    pub fn enqueue_timeout<F, T>(
+        &self,
+        priority: Priority,
+        job: F,
+        timeout: Duration,
+    ) -> Result<JobHandle<T>, EnqueueError<F>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let wait = match Instant::now().checked_add(timeout) {
+            Some(deadline) => Wait::Until(deadline),
+            None => Wait::Forever,
+        };
+        self.shared.submit(priority, job, wait)
+    }
+
+    /// Starts the core threads now instead of on demand; returns how many
+    /// were started.
+    ///
+    /// # Examples
+    ///
+    /// See [`ThreadMetrics`].
+    pub fn prestart_core_threads(&self) -> usize {
+        self.shared.prestart_core()
+    }
+
+    /// A snapshot of the counters, per lane and for the threads. Lock-free:
+    /// relaxed atomic loads only.
+    ///
+    /// # Examples
+    ///
+    /// See [`Metrics`].
+    pub fn metrics(&self) -> Metrics {
+        let lanes = self
+            .shared
+            .lanes
+            .iter()
+            .map(|lane| {
+                let c = &lane.counters;
+                LaneMetrics {
+                    priority: lane.priority,
+                    weight: lane.weight,
+                    capacity: lane.capacity,
+                    queued: lane.queued(),
+                    submitted: c.submitted.load(Ordering::Relaxed),
+                    dispatched: c.dispatched.load(Ordering::Relaxed),
+                    completed: c.completed.load(Ordering::Relaxed),
+                    panicked: c.panicked.load(Ordering::Relaxed),
+                    rejected: c.rejected.load(Ordering::Relaxed),
+                    handed_back: c.handed_back.load(Ordering::Relaxed),
+                }
+            })
+            .collect();
+        let (live, idle, peak) = self.shared.thread_counts();
+        Metrics {
+            name: self.shared.name.clone(),
+            lanes,
+            threads: ThreadMetrics {
+                live,
+                idle,
+                busy: live - idle,
+                peak,
+            },
+        }
+    }
+
+    /// Workers asleep right now (a subset of the idle ones).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
+    /// assert_eq!(exec.sleeping_threads(), 0); // no thread has started yet
+    /// ```
+    pub fn sleeping_threads(&self) -> usize {
+        self.shared.sleepers()
+    }
+
+    /// Has shutdown begun (no new job is accepted)?
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
+    /// assert!(!exec.is_shutdown());
+    /// let _ = exec.shutdown_now();
+    /// assert!(exec.is_shutdown());
+    /// ```
+    pub fn is_shutdown(&self) -> bool {
+        self.shared.is_closed()
+    }
+
+    /// Stops accepting jobs, runs every job already queued, and joins the
+    /// threads. Producers blocked on a full lane get their job back as
+    /// [`EnqueueError::ShutDown`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
+    /// let ran = Arc::new(AtomicUsize::new(0));
+    /// for _ in 0..100 {
+    ///     let ran = ran.clone();
+    ///     let _detached = exec.enqueue(Priority(1), move || ran.fetch_add(1, Ordering::Relaxed));
+    /// }
+    /// exec.shutdown();
+    /// assert_eq!(ran.load(Ordering::Relaxed), 100);
+    /// ```
+    pub fn shutdown(self) {
+        drop(self);
+    }
+
+    /// Like [`shutdown`](Executor::shutdown), but waits at most `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// [`ShutdownTimeout`] with the jobs still queued and running when the
+    /// time ran out. The threads go on draining in the background: nothing
+    /// queued is dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use std::time::Duration;
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
+    /// let _detached = exec.enqueue(Priority(1), || ());
+    /// assert!(exec.shutdown_timeout(Duration::from_secs(10)).is_ok());
+    /// ```
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Result<(), ShutdownTimeout> {
+        self.shared.close();
+        let deadline = Instant::now().checked_add(timeout);
+        if self.shared.wait_exited(deadline) {
+            self.shared.join_threads();
+            Ok(())
+        } else {
+            self.detached = true;
+            let m = self.metrics();
+            Err(ShutdownTimeout {
+                queued: m.queued(),
+                running: m.threads.busy,
+            })
+        }
+    }
+
+    /// Stops at once: no new job is accepted, workers start no further job,
+    /// and every job that never started is handed back, highest priority
+    /// first. Jobs already running finish; dropping the executor afterwards
+    /// joins their threads.
+    ///
+    /// A [`PendingJob`] can be [run](PendingJob::run) or dropped (its handle
+    /// then resolves [`JobError::Cancelled`](crate::JobError::Cancelled)).
+    ///
+    /// # Examples
+    ///
+    /// See [`PendingJob`].
+    pub fn shutdown_now(&self) -> Vec<PendingJob> {
+        self.shared.stop_now()
+    }
+}
+
+impl Drop for Executor {
+    fn drop(&mut self) {
+        if self.detached {
+            return;
+        }
+        self.shared.close();
+        self.shared.wait_exited(None);
+        self.shared.join_threads();
+    }
+}
+
+impl fmt::Debug for Executor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Executor")
+            .field("name", &self.shared.name)
+            .field("picker", &self.picker())
+            .field("priorities", &self.priorities())
+            .field("core_threads", &self.shared.config.core)
+            .field("max_threads", &self.shared.config.max)
+            .field("keep_alive", &self.shared.config.keep_alive)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,235 @@
+//! One lane: the FIFO sub-queue of one priority, its capacity and counters.
+//!
+//! # Counters
+//!
+//! - `ready` counts jobs that are in the queue and not yet claimed. A
+//!   producer increments it *after* its push; a worker claims a job by
+//!   decrementing it (never below zero) *before* its pop. A successful claim
+//!   therefore guarantees the pop finds a job, and a lane whose `ready` is
+//!   zero has nothing a worker could take. It is also the `queued` figure of
+//!   the metrics, and the value the sleep protocol re-checks (see
+//!   `sleep/README.md`).
+//! - `occupied` (bounded lanes only) counts slots in use: a producer
+//!   reserves one before it pushes, a worker frees it after its pop. Blocked
+//!   producers wait on `space`; a worker takes that lock only when
+//!   `space_waiters` says someone waits.
+
+use crate::job::Task;
+use crate::priority::{Capacity, Priority};
+use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use crate::sync::queue::Queue;
+use crate::sync::{Condvar, Mutex, lock, spin_hint, yield_now};
+use crossbeam_utils::CachePadded;
+use std::time::Instant;
+
+/// Why a producer could not get a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NoSlot {
+    Full,
+    Closed,
+}
+
+pub(crate) struct Lane {
+    pub(crate) priority: Priority,
+    pub(crate) weight: u32,
+    pub(crate) capacity: Capacity,
+    queue: Queue<Task>,
+    ready: CachePadded<AtomicUsize>,
+    occupied: CachePadded<AtomicUsize>,
+    space_waiters: AtomicUsize,
+    space: Mutex<()>,
+    space_freed: Condvar,
+    pub(crate) counters: LaneCounters,
+}
+
+/// Metric counters, split by the side that writes them so producers and
+/// workers do not share a cache line.
+#[derive(Default)]
+pub(crate) struct LaneCounters {
+    pub(crate) submitted: CachePadded<AtomicU64>,
+    pub(crate) rejected: AtomicU64,
+    pub(crate) dispatched: CachePadded<AtomicU64>,
+    pub(crate) completed: AtomicU64,
+    pub(crate) panicked: AtomicU64,
+    pub(crate) handed_back: AtomicU64,
+}
+
+impl Lane {
+    pub(crate) fn new(priority: Priority, weight: u32, capacity: Capacity) -> Lane {
+        Lane {
+            priority,
+            weight,
+            capacity,
+            queue: Queue::new(),
+            ready: CachePadded::new(AtomicUsize::new(0)),
+            occupied: CachePadded::new(AtomicUsize::new(0)),
+            space_waiters: AtomicUsize::new(0),
+            space: Mutex::new(()),
+            space_freed: Condvar::new(),
+            counters: LaneCounters::default(),
+        }
+    }
+
+    // ===== producer side =====
+
+    /// Takes a slot if one is free; never blocks.
+    #[inline]
+    pub(crate) fn try_reserve(&self) -> bool {
+        let Capacity::Bounded(cap) = self.capacity else {
+            return true;
+        };
+        let mut cur = self.occupied.load(Ordering::Relaxed);
+        loop {
+            if cur >= cap {
+                return false;
+            }
+            // ORDERING: SeqCst pairs with the load of `space_waiters` in
+            // `release_slot` (a Dekker pair, see `reserve`).
+            match self.occupied.compare_exchange_weak(
+                cur,
+                cur + 1,
+                Ordering::SeqCst,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+
+    /// Takes a slot, waiting while the lane is full until `deadline` (or for
+    /// ever when `None`) or until `closed()` turns true.
+    #[cold]
+    pub(crate) fn reserve_blocking(
+        &self,
+        deadline: Option<Instant>,
+        closed: impl Fn() -> bool,
+    ) -> Result<(), NoSlot> {
+        let mut guard = lock(&self.space);
+        // ORDERING: register as a waiter *before* re-checking for space. A
+        // worker frees a slot and then loads `space_waiters`, both SeqCst:
+        // either it sees this waiter and notifies under the lock, or this
+        // re-check sees the freed slot.
+        self.space_waiters.fetch_add(1, Ordering::SeqCst);
+        let outcome = loop {
+            if closed() {
+                break Err(NoSlot::Closed);
+            }
+            if self.try_reserve() {
+                break Ok(());
+            }
+            match deadline {
+                None => {
+                    guard = match self.space_freed.wait(guard) {
+                        Ok(g) => g,
+                        Err(p) => p.into_inner(),
+                    }
+                }
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        break Err(NoSlot::Full);
+                    }
+                    guard = match self.space_freed.wait_timeout(guard, deadline - now) {
+                        Ok((g, _)) => g,
+                        Err(p) => p.into_inner().0,
+                    };
+                }
+            }
+        };
+        self.space_waiters.fetch_sub(1, Ordering::SeqCst);
+        drop(guard);
+        outcome
+    }
+
+    /// Publishes a job for which a slot was reserved.
+    #[inline]
+    pub(crate) fn push(&self, task: Task) {
+        self.queue.push(task);
+        // ORDERING: SeqCst so the sleep protocol's check of `sleepers` that
+        // follows cannot be ordered before this increment (Dekker pair with
+        // a worker's registration then re-check, see sleep/README.md).
+        self.ready.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Wakes every producer blocked on this lane (at shutdown).
+    pub(crate) fn wake_producers(&self) {
+        let _guard = lock(&self.space);
+        self.space_freed.notify_all();
+    }
+
+    // ===== worker side =====
+
+    /// Does the lane hold an unclaimed job? A peek: it claims nothing.
+    #[inline]
+    pub(crate) fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::SeqCst) > 0
+    }
+
+    /// Unclaimed jobs in the lane.
+    pub(crate) fn queued(&self) -> usize {
+        self.ready.load(Ordering::Relaxed)
+    }
+
+    /// Claims one job of the lane if there is one. After `true`, the caller
+    /// must call [`Lane::take_claimed`].
+    #[inline]
+    pub(crate) fn try_claim(&self) -> bool {
+        let mut cur = self.ready.load(Ordering::Acquire);
+        loop {
+            if cur == 0 {
+                return false;
+            }
+            match self.ready.compare_exchange_weak(
+                cur,
+                cur - 1,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+
+    /// Pops the job a successful [`Lane::try_claim`] reserved and frees its
+    /// slot.
+    #[inline]
+    pub(crate) fn take_claimed(&self) -> Task {
+        let mut spins = 0u32;
+        let task = loop {
+            // A claim is backed by a completed push, so the queue holds a
+            // job for us; an empty pop is a concurrent pop that took the job
+            // ahead of ours in the queue while its own job is still being
+            // linked in.
+            if let Some(task) = self.queue.pop() {
+                break task;
+            }
+            spins += 1;
+            if spins < 64 {
+                spin_hint();
+            } else {
+                yield_now();
+            }
+        };
+        if self.capacity.limit().is_some() {
+            self.release_slot();
+        }
+        task
+    }
+
+    #[inline]
+    fn release_slot(&self) {
+        // ORDERING: see `reserve_blocking`.
+        self.occupied.fetch_sub(1, Ordering::SeqCst);
+        if self.space_waiters.load(Ordering::SeqCst) > 0 {
+            self.notify_space();
+        }
+    }
+
+    #[cold]
+    fn notify_space(&self) {
+        let _guard = lock(&self.space);
+        self.space_freed.notify_one();
+    }
+}

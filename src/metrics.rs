@@ -1,0 +1,140 @@
+//! A snapshot of an executor's counters, per lane and for its threads.
+//!
+//! Taking one reads relaxed atomics and takes no lock; the figures are each
+//! exact but not taken at one instant.
+
+use crate::priority::{Capacity, Priority};
+
+/// Counters of one executor, as returned by
+/// [`Executor::metrics`](crate::Executor::metrics).
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{Capacity, Executor, Priority};
+///
+/// let exec = Executor::builder()
+///     .lane(Priority(10), Capacity::Bounded(100))
+///     .lane(Priority(1), Capacity::Unbounded)
+///     .build()
+///     .unwrap();
+/// exec.enqueue(Priority(10), || ()).unwrap().join().unwrap();
+/// let m = exec.metrics();
+/// let high = m.lane(Priority(10)).unwrap();
+/// assert_eq!((high.submitted, high.completed), (1, 1));
+/// assert_eq!(m.lane(Priority(1)).unwrap().submitted, 0);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Metrics {
+    /// The executor's name.
+    pub name: String,
+    /// One entry per lane, highest priority first.
+    pub lanes: Vec<LaneMetrics>,
+    /// The worker threads.
+    pub threads: ThreadMetrics,
+}
+
+impl Metrics {
+    /// The lane of a priority, if there is one.
+    ///
+    /// # Examples
+    ///
+    /// See [`Metrics`].
+    pub fn lane(&self, priority: Priority) -> Option<&LaneMetrics> {
+        self.lanes.iter().find(|l| l.priority == priority)
+    }
+
+    /// Jobs accepted in all lanes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
+    /// exec.enqueue(Priority(1), || ()).unwrap().join().unwrap();
+    /// assert_eq!(exec.metrics().submitted(), 1);
+    /// ```
+    pub fn submitted(&self) -> u64 {
+        self.lanes.iter().map(|l| l.submitted).sum()
+    }
+
+    /// Jobs queued in all lanes, not yet started.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
+    /// assert_eq!(exec.metrics().queued(), 0);
+    /// ```
+    pub fn queued(&self) -> usize {
+        self.lanes.iter().map(|l| l.queued).sum()
+    }
+}
+
+/// Counters of one lane.
+///
+/// Once an executor has shut down, for every lane
+/// `submitted == completed + panicked + handed_back`: nothing is lost.
+///
+/// # Examples
+///
+/// See [`Metrics`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LaneMetrics {
+    /// The lane's priority.
+    pub priority: Priority,
+    /// The lane's weight in the picker.
+    pub weight: u32,
+    /// The lane's capacity.
+    pub capacity: Capacity,
+    /// Jobs waiting in the lane now.
+    pub queued: usize,
+    /// Jobs accepted into the lane.
+    pub submitted: u64,
+    /// Jobs taken from the lane by a worker.
+    pub dispatched: u64,
+    /// Jobs that ran to completion.
+    pub completed: u64,
+    /// Jobs that panicked (the panic was caught).
+    pub panicked: u64,
+    /// Jobs refused because the lane was full (handed back to the caller).
+    pub rejected: u64,
+    /// Jobs handed back unrun by `shutdown_now`.
+    pub handed_back: u64,
+}
+
+/// Counts of an executor's worker threads.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{Capacity, Executor, Priority};
+///
+/// let exec = Executor::builder()
+///     .core_threads(2)
+///     .max_threads(4)
+///     .lane(Priority(1), Capacity::Unbounded)
+///     .build()
+///     .unwrap();
+/// assert_eq!(exec.prestart_core_threads(), 2);
+/// let t = exec.metrics().threads;
+/// assert_eq!(t.live, 2);
+/// assert!(t.peak >= 2);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ThreadMetrics {
+    /// Worker threads alive now.
+    pub live: usize,
+    /// Workers not running a job (searching or asleep).
+    pub idle: usize,
+    /// Workers running a job.
+    pub busy: usize,
+    /// The most workers ever alive at once.
+    pub peak: usize,
+}

@@ -1,0 +1,537 @@
+//! The pool's shared state, the producer's path and the worker loop.
+//!
+//! The sleep/wake and shutdown rules this file implements are written down
+//! in `sleep/README.md`; the numbers in the comments refer to them.
+
+use crate::error::EnqueueError;
+use crate::handle::{JobHandle, PendingJob};
+use crate::job::{Outcome, new_job};
+use crate::lane::{Lane, NoSlot};
+use crate::picker::{Picker, Schedule};
+use crate::priority::{Capacity, Priority};
+use crate::sleep::{Sleep, Wake};
+use crate::sync::atomic::{AtomicUsize, Ordering};
+use crate::sync::{Arc, Condvar, Mutex, lock, spin_hint, thread, yield_now};
+use crossbeam_utils::CachePadded;
+use std::time::{Duration, Instant};
+
+/// Bit of `Shared::state` set once the executor stops accepting jobs; the
+/// rest of the word counts producers inside `submit`.
+const CLOSED: usize = 1;
+const PRODUCER: usize = 2;
+
+/// Rounds an idle worker looks for work before it goes to sleep.
+const SPIN_ROUNDS: u32 = 32;
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PoolConfig {
+    pub(crate) core: usize,
+    pub(crate) max: usize,
+    pub(crate) keep_alive: Duration,
+    pub(crate) allow_core_timeout: bool,
+}
+
+/// How long a producer may wait for a slot in a full lane.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Wait {
+    No,
+    Forever,
+    Until(Instant),
+}
+
+pub(crate) struct Shared {
+    pub(crate) name: String,
+    pub(crate) config: PoolConfig,
+    pub(crate) lanes: Box<[Lane]>,
+    schedule: Schedule,
+    /// `CLOSED` bit plus `PRODUCER` per producer in `submit` (rule 5).
+    state: CachePadded<AtomicUsize>,
+    /// Non-zero once `shutdown_now` ran: workers start nothing more.
+    stopped: AtomicUsize,
+    sleep: Sleep,
+    live: CachePadded<AtomicUsize>,
+    idle: AtomicUsize,
+    peak: AtomicUsize,
+    next_id: AtomicUsize,
+    threads: Mutex<Vec<thread::JoinHandle<()>>>,
+    exited: Mutex<()>,
+    all_exited: Condvar,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        name: String,
+        config: PoolConfig,
+        picker: Picker,
+        lanes: &[(Priority, u32, Capacity)],
+    ) -> Arc<Shared> {
+        let weights: Vec<u32> = lanes.iter().map(|l| l.1).collect();
+        Arc::new(Shared {
+            name,
+            config,
+            lanes: lanes.iter().map(|&(p, w, c)| Lane::new(p, w, c)).collect(),
+            schedule: Schedule::new(picker, &weights),
+            state: CachePadded::new(AtomicUsize::new(0)),
+            stopped: AtomicUsize::new(0),
+            sleep: Sleep::new(),
+            live: CachePadded::new(AtomicUsize::new(0)),
+            idle: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+            next_id: AtomicUsize::new(1),
+            threads: Mutex::new(Vec::new()),
+            exited: Mutex::new(()),
+            all_exited: Condvar::new(),
+        })
+    }
+
+    pub(crate) fn picker(&self) -> Picker {
+        self.schedule.kind()
+    }
+
+    /// The lane of a priority. Lanes are sorted highest first.
+    #[inline]
+    pub(crate) fn lane_index(&self, priority: Priority) -> Option<usize> {
+        self.lanes
+            .binary_search_by(|lane| priority.cmp(&lane.priority))
+            .ok()
+    }
+
+    pub(crate) fn priorities(&self) -> Vec<Priority> {
+        self.lanes.iter().map(|l| l.priority).collect()
+    }
+
+    // ===== producer side =====
+
+    /// Queues `job` in the lane of `priority`.
+    #[inline]
+    pub(crate) fn submit<F, T>(
+        self: &Arc<Self>,
+        priority: Priority,
+        job: F,
+        wait: Wait,
+    ) -> Result<JobHandle<T>, EnqueueError<F>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let Some(index) = self.lane_index(priority) else {
+            return Err(EnqueueError::UnknownPriority {
+                priority,
+                known: self.priorities(),
+                job,
+            });
+        };
+        let lane = &self.lanes[index];
+        // Rule 5: count ourselves in before looking at CLOSED.
+        let before = self.state.fetch_add(PRODUCER, Ordering::SeqCst);
+        let _in_flight = InFlight(&self.state);
+        if before & CLOSED != 0 {
+            return Err(EnqueueError::ShutDown { priority, job });
+        }
+        if !lane.try_reserve() {
+            let deadline = match wait {
+                Wait::No => None,
+                Wait::Forever => Some(None),
+                Wait::Until(deadline) => Some(Some(deadline)),
+            };
+            let outcome = match deadline {
+                None => Err(NoSlot::Full),
+                Some(deadline) => lane.reserve_blocking(deadline, || self.is_closed()),
+            };
+            match outcome {
+                Ok(()) => {}
+                Err(NoSlot::Full) => {
+                    lane.counters.rejected.fetch_add(1, Ordering::Relaxed);
+                    return Err(EnqueueError::Full {
+                        priority,
+                        capacity: lane.capacity.limit().unwrap_or(usize::MAX),
+                        job,
+                    });
+                }
+                Err(NoSlot::Closed) => return Err(EnqueueError::ShutDown { priority, job }),
+            }
+        }
+        let (task, completion) = new_job(job);
+        lane.counters.submitted.fetch_add(1, Ordering::Relaxed);
+        lane.push(task);
+        self.after_publish();
+        Ok(JobHandle::new(completion))
+    }
+
+    /// Rules 1 and 3: wake a sleeper, or add a thread if none is idle.
+    #[inline]
+    fn after_publish(self: &Arc<Self>) {
+        if self.sleep.wake_one() {
+            return;
+        }
+        let live = self.live.load(Ordering::SeqCst);
+        if live < self.config.core
+            || (live < self.config.max && self.idle.load(Ordering::SeqCst) == 0)
+        {
+            self.spawn_worker();
+        }
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.state.load(Ordering::SeqCst) & CLOSED != 0
+    }
+
+    fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst) != 0
+    }
+
+    // ===== threads =====
+
+    /// Starts one worker if the pool is below `max`. Returns whether it did.
+    #[cold]
+    pub(crate) fn spawn_worker(self: &Arc<Self>) -> bool {
+        let mut live = self.live.load(Ordering::SeqCst);
+        loop {
+            if live >= self.config.max {
+                return false;
+            }
+            match self.live.compare_exchange_weak(
+                live,
+                live + 1,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => break,
+                Err(actual) => live = actual,
+            }
+        }
+        self.peak.fetch_max(live + 1, Ordering::Relaxed);
+        // A new worker starts out idle: it is about to look for work, so
+        // other producers need not start one more for the same job.
+        self.idle.fetch_add(1, Ordering::SeqCst);
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let shared = Arc::clone(self);
+        let spawned = thread::Builder::new()
+            .name(format!("{}-{}", self.name, id))
+            .spawn(move || worker_main(shared));
+        match spawned {
+            Ok(handle) => {
+                let mut threads = lock(&self.threads);
+                #[cfg(not(loom))]
+                threads.retain(|h| !h.is_finished());
+                threads.push(handle);
+                true
+            }
+            Err(_) => {
+                // Nothing to report to: the job stays queued for the
+                // workers there are, and the next job tries again.
+                self.idle.fetch_sub(1, Ordering::SeqCst);
+                self.release_live();
+                false
+            }
+        }
+    }
+
+    /// Starts threads until `core` are alive; returns how many it started.
+    pub(crate) fn prestart_core(self: &Arc<Self>) -> usize {
+        let mut started = 0;
+        while self.live.load(Ordering::SeqCst) < self.config.core && !self.is_closed() {
+            if !self.spawn_worker() {
+                break;
+            }
+            started += 1;
+        }
+        started
+    }
+
+    fn release_live(&self) {
+        if self.live.fetch_sub(1, Ordering::SeqCst) == 1 {
+            let _guard = lock(&self.exited);
+            self.all_exited.notify_all();
+        }
+    }
+
+    // ===== worker side =====
+
+    /// Claims the next job the picker chooses, unless `shutdown_now` ran.
+    #[inline]
+    fn next_task(&self) -> Option<(usize, crate::job::Task)> {
+        if self.is_stopped() {
+            return None;
+        }
+        let lanes = &self.lanes;
+        let lane = self.schedule.pick(
+            lanes.len(),
+            |l| lanes[l].is_ready(),
+            |l| lanes[l].try_claim(),
+        )?;
+        let task = lanes[lane].take_claimed();
+        lanes[lane]
+            .counters
+            .dispatched
+            .fetch_add(1, Ordering::Relaxed);
+        Some((lane, task))
+    }
+
+    #[inline]
+    fn any_ready(&self) -> bool {
+        self.lanes.iter().any(Lane::is_ready)
+    }
+
+    /// Rule 5: closed, no producer in flight, nothing queued.
+    fn drained(&self) -> bool {
+        self.state.load(Ordering::SeqCst) == CLOSED && !self.any_ready()
+    }
+
+    fn should_wake(&self) -> bool {
+        self.is_stopped() || self.any_ready() || self.state.load(Ordering::SeqCst) == CLOSED
+    }
+
+    /// An idle worker's search: spin a little, then sleep. Returns a job, or
+    /// `None` when this worker should exit (its place already given up if it
+    /// retired).
+    fn find_work(&self, place: &mut Place) -> Option<(usize, crate::job::Task)> {
+        loop {
+            if let Some(found) = self.next_task() {
+                return Some(found);
+            }
+            if self.is_stopped() || self.drained() {
+                return None;
+            }
+            let mut spun = false;
+            for round in 0..SPIN_ROUNDS {
+                if self.any_ready() {
+                    spun = true;
+                    break;
+                }
+                if round < SPIN_ROUNDS / 2 {
+                    spin_hint();
+                } else {
+                    yield_now();
+                }
+            }
+            if spun {
+                continue;
+            }
+            let may_time_out = self.config.allow_core_timeout
+                || self.live.load(Ordering::Relaxed) > self.config.core;
+            let keep_alive = may_time_out.then_some(self.config.keep_alive);
+            match self.sleep.sleep(keep_alive, || self.should_wake()) {
+                Wake::Recheck | Wake::Woken => {}
+                Wake::TimedOut => {
+                    if self.try_retire(place) {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Rule 4: give up this worker's place if the pool may shrink, then
+    /// re-check for work and take the place back if some appeared.
+    fn try_retire(&self, place: &mut Place) -> bool {
+        let floor = if self.config.allow_core_timeout {
+            0
+        } else {
+            self.config.core
+        };
+        let mut live = self.live.load(Ordering::SeqCst);
+        loop {
+            if live <= floor {
+                return false;
+            }
+            match self.live.compare_exchange_weak(
+                live,
+                live - 1,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => break,
+                Err(actual) => live = actual,
+            }
+        }
+        self.idle.fetch_sub(1, Ordering::SeqCst);
+        if self.any_ready() && !self.is_stopped() {
+            let mut live = self.live.load(Ordering::SeqCst);
+            while live < self.config.max {
+                match self.live.compare_exchange_weak(
+                    live,
+                    live + 1,
+                    Ordering::SeqCst,
+                    Ordering::SeqCst,
+                ) {
+                    Ok(_) => {
+                        self.idle.fetch_add(1, Ordering::SeqCst);
+                        return false;
+                    }
+                    Err(actual) => live = actual,
+                }
+            }
+            // The pool is full again: a worker alive will take the job.
+        }
+        *place = Place::Retired;
+        if live == 1 {
+            let _guard = lock(&self.exited);
+            self.all_exited.notify_all();
+        }
+        true
+    }
+
+    // ===== shutdown =====
+
+    /// Rule 5: stop accepting, wake blocked producers, wait until no
+    /// producer is in flight, wake every sleeper. Idempotent.
+    pub(crate) fn close(self: &Arc<Self>) {
+        self.state.fetch_or(CLOSED, Ordering::SeqCst);
+        for lane in self.lanes.iter() {
+            lane.wake_producers();
+        }
+        let mut spins = 0u32;
+        while self.state.load(Ordering::SeqCst) != CLOSED {
+            spins += 1;
+            if spins < 64 {
+                spin_hint();
+            } else {
+                yield_now();
+            }
+        }
+        self.sleep.wake_all();
+        // Jobs accepted while no worker was alive still need one.
+        if self.any_ready() && self.live.load(Ordering::SeqCst) == 0 && !self.is_stopped() {
+            self.spawn_worker();
+        }
+    }
+
+    /// Stops workers from starting jobs and takes every unclaimed job,
+    /// highest priority first.
+    pub(crate) fn stop_now(self: &Arc<Self>) -> Vec<PendingJob> {
+        self.stopped.store(1, Ordering::SeqCst);
+        self.close();
+        let mut pending = Vec::new();
+        for lane in self.lanes.iter() {
+            while lane.try_claim() {
+                let task = lane.take_claimed();
+                lane.counters.handed_back.fetch_add(1, Ordering::Relaxed);
+                pending.push(PendingJob::new(lane.priority, task));
+            }
+        }
+        pending
+    }
+
+    /// Waits until every worker has exited, or until `deadline`. Returns
+    /// whether they all did. A worker thread calling this (a job dropping
+    /// the last handle to its own executor) does not wait for itself.
+    pub(crate) fn wait_exited(&self, deadline: Option<Instant>) -> bool {
+        let own = usize::from(self.is_own_worker());
+        let mut guard = lock(&self.exited);
+        loop {
+            if self.live.load(Ordering::SeqCst) <= own {
+                return true;
+            }
+            guard = match deadline {
+                None => match self.all_exited.wait(guard) {
+                    Ok(g) => g,
+                    Err(p) => p.into_inner(),
+                },
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return false;
+                    }
+                    match self.all_exited.wait_timeout(guard, deadline - now) {
+                        Ok((g, _)) => g,
+                        Err(p) => p.into_inner().0,
+                    }
+                }
+            };
+        }
+    }
+
+    /// Joins every worker thread that has been started (after
+    /// [`Shared::wait_exited`], so none blocks for long).
+    pub(crate) fn join_threads(&self) {
+        let me = thread::current().id();
+        let handles = std::mem::take(&mut *lock(&self.threads));
+        for handle in handles {
+            if handle.thread().id() != me {
+                // A worker's panic is already counted; nothing to add here.
+                let _ = handle.join();
+            }
+        }
+    }
+
+    fn is_own_worker(&self) -> bool {
+        let me = thread::current().id();
+        lock(&self.threads).iter().any(|h| h.thread().id() == me)
+    }
+
+    // ===== metrics =====
+
+    pub(crate) fn thread_counts(&self) -> (usize, usize, usize) {
+        let live = self.live.load(Ordering::Relaxed);
+        let idle = self.idle.load(Ordering::Relaxed).min(live);
+        (live, idle, self.peak.load(Ordering::Relaxed))
+    }
+
+    pub(crate) fn sleepers(&self) -> usize {
+        self.sleep.sleepers()
+    }
+}
+
+/// Decrements the in-flight producer count when `submit` returns.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.0.fetch_sub(PRODUCER, Ordering::SeqCst);
+    }
+}
+
+/// Where a worker stands in the thread counts, so its exit undoes exactly
+/// what it holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Idle,
+    Busy,
+    Retired,
+}
+
+struct WorkerExit<'a> {
+    shared: &'a Shared,
+    place: Place,
+}
+
+impl Drop for WorkerExit<'_> {
+    fn drop(&mut self) {
+        match self.place {
+            Place::Retired => {}
+            Place::Idle => {
+                self.shared.idle.fetch_sub(1, Ordering::SeqCst);
+                self.shared.release_live();
+            }
+            Place::Busy => self.shared.release_live(),
+        }
+    }
+}
+
+fn worker_main(shared: Arc<Shared>) {
+    let mut exit = WorkerExit {
+        shared: &shared,
+        place: Place::Idle,
+    };
+    while let Some((lane, task)) = shared.find_work(&mut exit.place) {
+        shared.idle.fetch_sub(1, Ordering::SeqCst);
+        exit.place = Place::Busy;
+        run(&shared.lanes[lane], task);
+        while let Some((lane, task)) = shared.next_task() {
+            run(&shared.lanes[lane], task);
+        }
+        exit.place = Place::Idle;
+        shared.idle.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[inline]
+fn run(lane: &Lane, task: crate::job::Task) {
+    let counter = match task.run() {
+        Outcome::Completed => &lane.counters.completed,
+        Outcome::Panicked => &lane.counters.panicked,
+    };
+    counter.fetch_add(1, Ordering::Relaxed);
+}
