@@ -48,6 +48,8 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod builder;
+mod config;
+mod config_error;
 mod error;
 mod executor;
 mod handle;
@@ -58,10 +60,14 @@ mod metrics;
 mod picker;
 mod pool;
 mod priority;
+mod registry;
+mod rules;
+mod sequence;
 mod sleep;
 mod sync;
 
 pub use builder::ExecutorBuilder;
+pub use config_error::{ConfigError, ConfigErrorKind};
 pub use error::{BuildError, EnqueueError, ShutdownTimeout};
 pub use executor::Executor;
 pub use handle::{JobError, JobHandle, PendingJob};
@@ -69,3 +75,8 @@ pub use message::{Message, MessageBuilder};
 pub use metrics::{LaneMetrics, Metrics, ThreadMetrics};
 pub use picker::{Picker, UnknownPicker};
 pub use priority::{Capacity, Priority};
+pub use registry::{Executors, Reload};
+pub use rules::Rules;
+pub use sequence::{
+    SequenceError, SequenceErrorKind, SequenceFailure, SequenceHandle, SequenceMetrics, UnknownName,
+};
