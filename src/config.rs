@@ -337,7 +337,8 @@ fn build_issue(raw: &Spanned<RawExecutor>, err: BuildError) -> Issue {
             None => Issue::missing(
                 table,
                 "no lanes (declare at least one [[executors.NAME.lanes]] with a priority)",
-            ),
+            )
+            .with_field("lanes"),
         },
         BuildError::DuplicatePriority { priority } => {
             let span = lanes

@@ -243,6 +243,12 @@ pub(crate) struct Issue {
     /// against an executor's lanes is placed in the rule but names the
     /// executor).
     pub(crate) executor: Option<String>,
+    /// Overrides the key found from the span (a missing key has no span of
+    /// its own).
+    pub(crate) field: Option<String>,
+    /// For serde's type and value errors, which know neither the key nor
+    /// the text of the value: `detail` follows `KEY = VALUE ` once placed.
+    pub(crate) quote_value: bool,
     pub(crate) source: Option<Box<dyn Error + Send + Sync + 'static>>,
 }
 
@@ -253,6 +259,8 @@ impl Issue {
             span: Some(span),
             detail: detail.into(),
             executor: None,
+            field: None,
+            quote_value: false,
             source: None,
         }
     }
@@ -271,6 +279,11 @@ impl Issue {
         }
     }
 
+    pub(crate) fn with_field(mut self, field: &str) -> Self {
+        self.field = Some(field.to_owned());
+        self
+    }
+
     pub(crate) fn with_executor(mut self, executor: &str) -> Self {
         self.executor = Some(executor.to_owned());
         self
@@ -285,6 +298,8 @@ impl Issue {
     /// and rewords it to name what is allowed.
     pub(crate) fn from_toml(err: &toml::de::Error) -> Self {
         let message = err.message().trim();
+        let mut field = None;
+        let mut quote_value = false;
         let (kind, detail) = if let Some(rest) = message.strip_prefix("unknown field `") {
             let (key, allowed) = rest.split_once('`').unwrap_or((rest, ""));
             let allowed = allowed
@@ -299,22 +314,26 @@ impl Issue {
             (ConfigErrorKind::UnknownKey, detail)
         } else if let Some(rest) = message.strip_prefix("invalid type: ") {
             let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, "?"));
+            let found = found.split(' ').next().unwrap_or(found);
+            quote_value = true;
             (
                 ConfigErrorKind::WrongType,
-                format!("wrong type: found {found}, expected {}", friendly(expected)),
+                format!(
+                    "has the wrong type: expected {}, found {}",
+                    friendly(expected),
+                    friendly_found(found)
+                ),
             )
         } else if let Some(rest) = message.strip_prefix("invalid value: ") {
-            let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, "?"));
+            let expected = rest.split_once(", expected ").map_or("?", |(_, e)| e);
+            quote_value = true;
             (
                 ConfigErrorKind::InvalidValue,
-                format!(
-                    "{} is not allowed (expected {})",
-                    found.replace('`', ""),
-                    friendly(expected)
-                ),
+                format!("is not allowed (expected {})", friendly(expected)),
             )
         } else if let Some(rest) = message.strip_prefix("missing field `") {
             let key = rest.split('`').next().unwrap_or(rest);
+            field = Some(key.to_owned());
             (ConfigErrorKind::MissingKey, format!("missing key `{key}`"))
         } else if message.starts_with("duplicate field `") {
             (
@@ -333,6 +352,8 @@ impl Issue {
             span: err.span(),
             detail,
             executor: None,
+            field,
+            quote_value,
             source: None,
         }
     }
@@ -364,7 +385,42 @@ impl Issue {
             error.field = context.field.clone();
             error.scope = context.scope(self.executor.as_deref());
         }
+        if self.field.is_some() {
+            error.field = self.field;
+        }
+        if self.quote_value {
+            let value = quote(source, span);
+            error.detail = match &error.field {
+                Some(field) => format!("{field} = {value} {}", error.detail),
+                None => format!("{value} {}", error.detail),
+            };
+        }
         ConfigError(Box::new(error))
+    }
+}
+
+/// The text of a value as written, shortened to one line.
+fn quote(source: &str, span: Range<usize>) -> String {
+    let text = source.get(span).unwrap_or("").trim();
+    let line = text.lines().next().unwrap_or("");
+    if line.chars().count() > 40 || line.len() < text.len() {
+        let short: String = line.chars().take(40).collect();
+        format!("{short}...")
+    } else {
+        line.to_owned()
+    }
+}
+
+/// Names the type serde found as a reader of TOML would.
+fn friendly_found(found: &str) -> &'static str {
+    match found {
+        "string" => "a string",
+        "integer" => "an integer",
+        "floating" => "a float",
+        "boolean" => "a boolean",
+        "map" => "a table",
+        "sequence" => "an array",
+        _ => "another type",
     }
 }
 

@@ -235,7 +235,8 @@ pub(crate) fn compile(name: &str, raw: &RawRules) -> Result<Rules, Issue> {
             return Err(Issue::missing(
                 entry.span(),
                 "this `when` entry has no `priority = N` (the priority a matching message gets)",
-            ));
+            )
+            .with_field("priority"));
         };
         let condition = condition(entry.get_ref(), entry.span())?;
         when.push((Priority(*priority.get_ref()), condition));
@@ -286,7 +287,8 @@ fn condition(raw: &RawCondition, span: Range<usize>) -> Result<Condition, Issue>
             Err(Issue::missing(
                 span,
                 "equals, matches and exists need header = \"NAME\" to say which property they test",
-            ))
+            )
+            .with_field("header"))
         }
         [] => Err(Issue::missing(
             span,
