@@ -171,7 +171,9 @@ impl Error for Panicked {}
 ///
 /// `ran` counts finished runs, failed or not; `failed` counts runs that
 /// returned an error or panicked; `panicked` the panics among them. Once
-/// every handle has been joined, `ran == enqueued`.
+/// every handle has been joined, `ran == enqueued`, unless
+/// [`Executor::shutdown_now`](crate::Executor::shutdown_now) handed jobs
+/// back unrun.
 ///
 /// # Examples
 ///
