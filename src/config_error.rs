@@ -375,6 +375,14 @@ impl Issue {
             return ConfigError(Box::new(error));
         };
         error.position = Some(line_column(source, span.start));
+        if error.detail.is_empty() {
+            // The parser gives no message for some characters (a control
+            // character in a comment): name the character.
+            error.detail = match source.get(span.start..).and_then(|s| s.chars().next()) {
+                Some(c) => format!("unexpected character {c:?} (not valid TOML here)"),
+                None => "unexpected end of the text (not valid TOML)".to_owned(),
+            };
+        }
         // Parsed again only for an error, and only if the text parses; a
         // syntax error has no structure to name.
         if let Some(context) = Context::find(source, span.start) {
