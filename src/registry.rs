@@ -263,7 +263,7 @@ impl Executors {
     // ===== Sequences, fault handlers, hooks =====
 
     /// Registers the sequence `name`, replacing one of the same name (its
-    /// counters carry on).
+    /// counters and fault handler carry on).
     ///
     /// # Examples
     ///
@@ -381,6 +381,8 @@ impl Executors {
     /// `BeforeExecuteHandler`). It runs on the enqueuing thread after the
     /// rules chose a priority, and may read and change the message and the
     /// priority. A priority with no lane is then refused with the message.
+    /// The hook runs inside the enqueue call, so a panicking hook panics the
+    /// caller.
     ///
     /// # Errors
     ///

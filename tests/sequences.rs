@@ -550,3 +550,55 @@ fn unknown_names_for_fault_handlers_are_errors() {
     assert_eq!(err.known(), ["visa"]);
     executors.shutdown();
 }
+
+#[test]
+fn the_registry_and_its_errors_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Executors>();
+    send_sync::<priority_executor::SequenceError>();
+    send_sync::<SequenceFailure>();
+    send_sync::<priority_executor::ConfigError>();
+}
+
+#[test]
+fn producers_on_many_threads_share_one_registry() {
+    let mut executors = Executors::from_toml_str(VISA).expect("valid");
+    let ran = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&ran);
+    executors.register_sequence("count", move |_m: Message| {
+        count.fetch_add(1, Ordering::SeqCst);
+        Ok::<(), io::Error>(())
+    });
+    let executors = Arc::new(executors);
+    let producers: Vec<_> = (0..4)
+        .map(|t| {
+            let executors = Arc::clone(&executors);
+            std::thread::spawn(move || {
+                (0..250)
+                    .map(|i| {
+                        let m = if (t + i) % 2 == 0 {
+                            message(&[("PRIORITYID", "ABC")])
+                        } else {
+                            message(&[])
+                        };
+                        executors
+                            .enqueue_sequence("visa", "count", m)
+                            .expect("queued")
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for producer in producers {
+        for handle in producer.join().expect("producer") {
+            handle.join().expect("no panic").expect("ok");
+        }
+    }
+    assert_eq!(ran.load(Ordering::SeqCst), 1000);
+    let metrics = executors.get("visa").expect("declared").metrics();
+    // `submitted`: the core counts `completed` just after resolving the
+    // handle, so it may lag a join.
+    assert_eq!(metrics.lane(Priority(10)).map(|l| l.submitted), Some(500));
+    assert_eq!(metrics.lane(Priority(1)).map(|l| l.submitted), Some(500));
+    Arc::into_inner(executors).expect("last owner").shutdown();
+}
