@@ -197,7 +197,7 @@ impl ExecutorBuilder {
         }
         let mut lanes = self.lanes;
         // Highest priority first; the order is the lanes' index everywhere.
-        lanes.sort_by(|a, b| b.0.cmp(&a.0));
+        lanes.sort_by_key(|l| std::cmp::Reverse(l.0));
         for pair in lanes.windows(2) {
             if pair[0].0 == pair[1].0 {
                 return Err(BuildError::DuplicatePriority {

@@ -346,6 +346,32 @@ impl Executor {
     pub fn shutdown_now(&self) -> Vec<PendingJob> {
         self.shared.stop_now()
     }
+
+    /// After [`shutdown_now`](Executor::shutdown_now), waits up to
+    /// `timeout` for the jobs still running to finish and every worker to
+    /// exit (Java's `awaitTermination`). Returns whether they all did;
+    /// returns `false` at once if shutdown has not begun, since workers of
+    /// a running executor do not exit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use std::time::Duration;
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
+    /// let _detached = exec.enqueue(Priority(1), || ());
+    /// assert!(!exec.await_termination(Duration::from_secs(1)));
+    /// let _pending = exec.shutdown_now();
+    /// assert!(exec.await_termination(Duration::from_secs(30)));
+    /// assert_eq!(exec.metrics().threads.live, 0);
+    /// ```
+    pub fn await_termination(&self, timeout: Duration) -> bool {
+        if !self.shared.is_closed() {
+            return false;
+        }
+        self.shared.wait_exited(Instant::now().checked_add(timeout))
+    }
 }
 
 impl Drop for Executor {

@@ -208,7 +208,8 @@ impl PendingJob {
     ///
     /// See [`PendingJob`].
     pub fn run(self) {
-        let _: Outcome = self.task.run();
+        // Counted as handed back already; the pool's counters stay as they are.
+        self.task.run(&|_: Outcome| {});
     }
 }
 

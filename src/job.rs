@@ -27,7 +27,9 @@ pub(crate) enum Outcome {
 
 /// A job type-erased for the lanes: run it, or resolve it without running.
 pub(crate) trait RawJob: Send + Sync {
-    fn run(&self) -> Outcome;
+    /// Runs the job; `record` sees the outcome before the handle does, so
+    /// counters are up to date once `join` returns.
+    fn run(&self, record: &dyn Fn(Outcome));
     fn resolve_unrun(&self, error: JobError);
 }
 
@@ -98,7 +100,7 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
-    fn run(&self) -> Outcome {
+    fn run(&self, record: &dyn Fn(Outcome)) {
         let job = {
             let mut state = lock(&self.state);
             match std::mem::replace(&mut state.stage, Stage::Running) {
@@ -106,22 +108,22 @@ where
                 other => {
                     // Already resolved: never run a job twice.
                     state.stage = other;
-                    return Outcome::Completed;
+                    return;
                 }
             }
         };
         match catch_unwind(AssertUnwindSafe(job)) {
             Ok(value) => {
+                record(Outcome::Completed);
                 self.finish(Ok(value));
-                Outcome::Completed
             }
             Err(payload) => {
                 let message = panic_message(payload.as_ref());
                 // The payload may itself panic when dropped; keep that on
                 // this side of the worker's loop.
                 let _ = catch_unwind(AssertUnwindSafe(move || drop(payload)));
+                record(Outcome::Panicked);
                 self.finish(Err(JobError::Panicked { message }));
-                Outcome::Panicked
             }
         }
     }
@@ -204,12 +206,12 @@ pub(crate) struct Task {
 }
 
 impl Task {
-    /// Runs the job on the current thread, catching a panic.
+    /// Runs the job on the current thread, catching a panic; `record`
+    /// sees the outcome before the job's handle does.
     #[inline]
-    pub(crate) fn run(mut self) -> Outcome {
-        match self.raw.take() {
-            Some(raw) => raw.run(),
-            None => Outcome::Completed,
+    pub(crate) fn run(mut self, record: &dyn Fn(Outcome)) {
+        if let Some(raw) = self.raw.take() {
+            raw.run(record);
         }
     }
 }

@@ -171,6 +171,12 @@ impl Lane {
         self.ready.load(Ordering::Relaxed)
     }
 
+    /// As [`Lane::queued`], ordered with the thread counts (rule 3).
+    #[inline]
+    pub(crate) fn queued_seqcst(&self) -> usize {
+        self.ready.load(Ordering::SeqCst)
+    }
+
     /// Claims one job of the lane if there is one. After `true`, the caller
     /// must call [`Lane::take_claimed`].
     #[inline]

@@ -165,11 +165,19 @@ impl Shared {
             return;
         }
         let live = self.live.load(Ordering::SeqCst);
-        if live < self.config.core
-            || (live < self.config.max && self.idle.load(Ordering::SeqCst) == 0)
-        {
+        if live >= self.config.max {
+            return;
+        }
+        // Below core every job adds a thread (as Java's pool does); above
+        // it, a thread is added when more jobs wait than workers are idle.
+        if live < self.config.core || self.queued() > self.idle.load(Ordering::SeqCst) {
             self.spawn_worker();
         }
+    }
+
+    /// Unclaimed jobs in all lanes.
+    fn queued(&self) -> usize {
+        self.lanes.iter().map(|l| l.queued_seqcst()).sum()
     }
 
     pub(crate) fn is_closed(&self) -> bool {
@@ -529,9 +537,11 @@ fn worker_main(shared: Arc<Shared>) {
 
 #[inline]
 fn run(lane: &Lane, task: crate::job::Task) {
-    let counter = match task.run() {
-        Outcome::Completed => &lane.counters.completed,
-        Outcome::Panicked => &lane.counters.panicked,
-    };
-    counter.fetch_add(1, Ordering::Relaxed);
+    task.run(&|outcome| {
+        let counter = match outcome {
+            Outcome::Completed => &lane.counters.completed,
+            Outcome::Panicked => &lane.counters.panicked,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    });
 }
