@@ -9,7 +9,10 @@
 
 use crate::config_error::{ConfigError, Issue};
 use crate::rules::{self, RawRules, Rules};
-use crate::{BuildError, Capacity, Executor, ExecutorBuilder, Picker, Priority};
+use crate::{
+    BuildError, Capacity, Executor, ExecutorBuilder, LaneConfig, MaxRunning, Picker, Priority,
+    RejectionPolicy,
+};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 use std::collections::BTreeMap;
@@ -51,6 +54,42 @@ struct RawLane {
     priority: Spanned<u32>,
     capacity: Option<Spanned<RawCapacity>>,
     weight: Option<Spanned<u32>>,
+    max_running: Option<Spanned<RawMaxRunning>>,
+    promote_after: Option<Spanned<String>>,
+    when_full: Option<Spanned<String>>,
+}
+
+/// `max_running = 4` (threads) or `max_running = "20%"` (of max_threads).
+#[derive(Clone, Copy, Debug)]
+struct RawMaxRunning(MaxRunning);
+
+impl<'de> Deserialize<'de> for RawMaxRunning {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct MaxRunningVisitor;
+        impl Visitor<'_> for MaxRunningVisitor {
+            type Value = RawMaxRunning;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number of threads >= 1 or a percentage such as \"20%\"")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawMaxRunning, E> {
+                usize::try_from(v)
+                    .map(|n| RawMaxRunning(MaxRunning::Threads(n)))
+                    .map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawMaxRunning, E> {
+                usize::try_from(v)
+                    .map(|n| RawMaxRunning(MaxRunning::Threads(n)))
+                    .map_err(|_| E::invalid_value(de::Unexpected::Unsigned(v), &self))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawMaxRunning, E> {
+                v.strip_suffix('%')
+                    .and_then(|n| n.trim().parse::<u8>().ok())
+                    .map(|p| RawMaxRunning(MaxRunning::Percent(p)))
+                    .ok_or_else(|| E::invalid_value(de::Unexpected::Str(v), &self))
+            }
+        }
+        deserializer.deserialize_any(MaxRunningVisitor)
+    }
 }
 
 /// `capacity = 1000` or `capacity = "unbounded"` (the same as omitting it).
@@ -98,8 +137,8 @@ pub(crate) struct ExecutorSpec {
     keep_alive: Option<Duration>,
     allow_core_timeout: Option<bool>,
     picker: Option<Picker>,
-    /// Priority, explicit weight, capacity; in the file's order.
-    lanes: Vec<(Priority, Option<u32>, Capacity)>,
+    /// In the file's order.
+    lanes: Vec<(Priority, LaneConfig)>,
 }
 
 /// One executor of a parsed file, ready to build.
@@ -183,20 +222,56 @@ fn check(source: &str) -> Result<Checked, Issue> {
     Ok((executors, rule_sets))
 }
 
+/// Parses the duration `key = text`.
+fn duration(key: &str, text: &Spanned<String>) -> Result<Duration, Issue> {
+    humantime::parse_duration(text.get_ref()).map_err(|err| {
+        Issue::invalid(
+            text.span(),
+            format!(
+                "{key} = {:?} is not a duration: {err} (expected a duration such as \
+                 \"5s\", \"250ms\" or \"1m 30s\")",
+                text.get_ref()
+            ),
+        )
+        .with_source(err)
+    })
+}
+
+fn lane(raw: &RawLane) -> Result<(Priority, LaneConfig), Issue> {
+    let priority = Priority(*raw.priority.get_ref());
+    let mut lane = LaneConfig::new(priority);
+    if let Some(weight) = &raw.weight {
+        lane = lane.weight(*weight.get_ref());
+    }
+    if let Some(capacity) = &raw.capacity {
+        lane = lane.capacity(capacity.get_ref().0);
+    }
+    if let Some(limit) = &raw.max_running {
+        lane = lane.max_running(limit.get_ref().0);
+    }
+    if let Some(after) = &raw.promote_after {
+        lane = lane.promote_after(duration("promote_after", after)?);
+    }
+    if let Some(policy) = &raw.when_full {
+        let parsed = policy.get_ref().parse::<RejectionPolicy>().map_err(|_| {
+            Issue::invalid(
+                policy.span(),
+                format!(
+                    "when_full = {:?} is not a policy (allowed: block, reject, caller-runs, \
+                     discard-oldest)",
+                    policy.get_ref()
+                ),
+            )
+        })?;
+        lane = lane.when_full(parsed);
+    }
+    Ok((priority, lane))
+}
+
 fn spec(raw: &RawExecutor) -> Result<ExecutorSpec, Issue> {
     let keep_alive = match &raw.keep_alive {
         None => None,
-        Some(text) => Some(humantime::parse_duration(text.get_ref()).map_err(|err| {
-            Issue::invalid(
-                text.span(),
-                format!(
-                    "keep_alive = {:?} is not a duration: {err} (expected a duration such as \
-                     \"5s\", \"250ms\" or \"1m 30s\")",
-                    text.get_ref()
-                ),
-            )
-            .with_source(err)
-        })?),
+        Some(text) => Some(duration("keep_alive", text)?),
     };
     let picker = match &raw.picker {
         None => None,
@@ -215,17 +290,8 @@ fn spec(raw: &RawExecutor) -> Result<ExecutorSpec, Issue> {
         .lanes
         .iter()
         .flat_map(|lanes| lanes.get_ref())
-        .map(|lane| {
-            let lane = lane.get_ref();
-            (
-                Priority(*lane.priority.get_ref()),
-                lane.weight.as_ref().map(|w| *w.get_ref()),
-                lane.capacity
-                    .as_ref()
-                    .map_or(Capacity::Unbounded, |c| c.get_ref().0),
-            )
-        })
-        .collect();
+        .map(|l| lane(l.get_ref()))
+        .collect::<Result<_, _>>()?;
     Ok(ExecutorSpec {
         core_threads: raw.core_threads.as_ref().map(|n| *n.get_ref()),
         max_threads: raw.max_threads.as_ref().map(|n| *n.get_ref()),
@@ -249,13 +315,13 @@ fn check_rule_priorities(
     };
     for priority in rules::priorities(raw.get_ref()) {
         let p = Priority(*priority.get_ref());
-        if !spec.lanes.iter().any(|(lane, _, _)| *lane == p) {
+        if !spec.lanes.iter().any(|(lane, _)| *lane == p) {
             return Err(Issue::invalid(
                 priority.span(),
                 format!(
                     "priority = {p} names no lane of executor {executor:?}, which uses these \
                      rules (lanes: {})",
-                    list(spec.lanes.iter().map(|(l, _, _)| l.to_string()), "none")
+                    list(spec.lanes.iter().map(|(l, _)| l.to_string()), "none")
                 ),
             )
             .with_executor(executor));
@@ -295,11 +361,8 @@ impl ExecutorSpec {
         if let Some(picker) = self.picker {
             builder = builder.picker(picker);
         }
-        for &(priority, weight, capacity) in &self.lanes {
-            builder = match weight {
-                Some(weight) => builder.lane_weighted(priority, weight, capacity),
-                None => builder.lane(priority, capacity),
-            };
+        for (_, lane) in &self.lanes {
+            builder = builder.lane_config(lane.clone());
         }
         builder
     }
@@ -328,6 +391,8 @@ fn build_issue(raw: &Spanned<RawExecutor>, err: BuildError) -> Issue {
             .find(|l| *l.priority.get_ref() == p.0)
     };
     let value_span = |value: &Option<Spanned<usize>>| value.as_ref().map(Spanned::span);
+    let lane_key =
+        |p: Priority, key: fn(&RawLane) -> Option<std::ops::Range<usize>>| lane(p).and_then(key);
     let issue = match &err {
         BuildError::NoLanes => match &raw.lanes {
             Some(lanes) => Issue::invalid(
@@ -403,7 +468,21 @@ fn build_issue(raw: &Spanned<RawExecutor>, err: BuildError) -> Issue {
                  smaller explicit weights: only their ratios matter)"
             ),
         ),
-        _ => Issue::start(table, format!("the executor could not start: {err}")),
+        BuildError::ZeroMaxRunning { priority } => Issue::invalid(
+            lane_key(*priority, |l| l.max_running.as_ref().map(Spanned::span)).unwrap_or(table),
+            "max_running = 0 is not allowed (at least 1 thread, or a percentage such as \"20%\")",
+        ),
+        BuildError::BadMaxRunningPercent { priority, percent } => Issue::invalid(
+            lane_key(*priority, |l| l.max_running.as_ref().map(Spanned::span)).unwrap_or(table),
+            format!("max_running = \"{percent}%\" is not allowed (a percentage is 1% to 100%)"),
+        ),
+        BuildError::ZeroPromoteAfter { priority } => Issue::invalid(
+            lane_key(*priority, |l| l.promote_after.as_ref().map(Spanned::span)).unwrap_or(table),
+            "promote_after must be longer than zero (omit it for no aging)",
+        ),
+        BuildError::Spawn { .. } => {
+            Issue::start(table, format!("the executor could not start: {err}"))
+        }
     };
     issue.with_source(err)
 }

@@ -362,3 +362,41 @@ fn the_shipped_file_loads() {
 }
 
 use std::error::Error as _;
+
+#[test]
+fn lane_policies_load_and_their_mistakes_are_placed() {
+    let executors = Executors::from_toml_str(
+        "[executors.e]\nmax_threads = 10\n\
+         [[executors.e.lanes]]\npriority = 10\n\
+         [[executors.e.lanes]]\npriority = 1\ncapacity = 5\nmax_running = \"20%\"\n\
+         promote_after = \"2s\"\nwhen_full = \"discard-oldest\"\n",
+    )
+    .expect("valid");
+    let metrics = executors.get("e").expect("declared").metrics();
+    let lane = metrics
+        .lane(priority_executor::Priority(1))
+        .expect("lane 1");
+    assert_eq!(lane.max_running, Some(2));
+    executors.shutdown();
+
+    let err = load_err("[executors.e]\n[[executors.e.lanes]]\npriority = 1\nmax_running = 0\n");
+    assert_eq!((err.line(), err.field()), (Some(4), Some("max_running")));
+    let err =
+        load_err("[executors.e]\n[[executors.e.lanes]]\npriority = 1\nmax_running = \"150%\"\n");
+    assert_eq!((err.line(), err.field()), (Some(4), Some("max_running")));
+    assert!(err.detail().contains("1% to 100%"), "{err}");
+    let err =
+        load_err("[executors.e]\n[[executors.e.lanes]]\npriority = 1\npromote_after = \"0s\"\n");
+    assert_eq!((err.line(), err.field()), (Some(4), Some("promote_after")));
+    let err =
+        load_err("[executors.e]\n[[executors.e.lanes]]\npriority = 1\nwhen_full = \"drop\"\n");
+    assert_eq!(
+        (err.line(), err.column(), err.field()),
+        (Some(4), Some(13), Some("when_full"))
+    );
+    assert!(
+        err.detail()
+            .contains("allowed: block, reject, caller-runs, discard-oldest"),
+        "{err}"
+    );
+}

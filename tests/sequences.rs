@@ -602,3 +602,37 @@ fn producers_on_many_threads_share_one_registry() {
     assert_eq!(metrics.lane(Priority(1)).map(|l| l.submitted), Some(500));
     Arc::into_inner(executors).expect("last owner").shutdown();
 }
+
+#[test]
+fn a_rejecting_lane_hands_the_message_back_from_the_blocking_call() {
+    let mut executors = Executors::from_toml_str(
+        "[executors.e]\ncore_threads = 1\nmax_threads = 1\n\
+         lanes = [{ priority = 1, capacity = 1, when_full = \"reject\" }]\n",
+    )
+    .expect("valid");
+    let gate = Gate::default();
+    let held = gate.clone();
+    let (started_tx, started_rx) = mpsc::channel();
+    let started_tx = Mutex::new(started_tx);
+    executors.register_sequence("hold", move |_m: Message| {
+        let _ = started_tx.lock().expect("lock").send(());
+        held.wait();
+        Ok::<(), io::Error>(())
+    });
+    let first = executors
+        .enqueue_sequence("e", "hold", Message::new())
+        .expect("queued");
+    started_rx.recv().expect("worker held");
+    let second = executors
+        .enqueue_sequence("e", "hold", Message::new())
+        .expect("room for one");
+    let err = executors
+        .enqueue_sequence("e", "hold", Message::builder().body("third").build())
+        .unwrap_err();
+    assert!(matches!(err.kind(), SequenceErrorKind::Full { .. }));
+    assert_eq!(err.into_message().body(), b"third");
+    gate.open();
+    first.join().expect("no panic").expect("ok");
+    second.join().expect("no panic").expect("ok");
+    executors.shutdown();
+}
