@@ -400,3 +400,14 @@ fn lane_policies_load_and_their_mistakes_are_placed() {
         "{err}"
     );
 }
+
+#[test]
+fn a_pattern_that_would_escape_its_anchors_is_refused() {
+    // Wrapped as ^(?:...)$, "a)|(b" would compile to an unanchored
+    // alternation; checked alone it is unbalanced.
+    let err = load_err(
+        "[rules.r]\n[[rules.r.when]]\npriority = 1\nheader = \"h\"\nmatches = \"a)|(b\"\n",
+    );
+    assert_eq!((err.line(), err.field()), (Some(5), Some("matches")));
+    assert!(err.detail().contains("not a valid regex"), "{err}");
+}

@@ -296,3 +296,80 @@ fn reload_from_a_path_and_shutdown_waits_for_retired_executors() {
     assert!(reload.is_drained());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn reloads_while_producers_run_lose_nothing() {
+    use std::sync::RwLock;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let config = |max: usize| {
+        format!(
+            "[executors.a]\ncore_threads = 1\nmax_threads = {max}\nlanes = [{{ priority = 2 }}, {{ priority = 1 }}]\n"
+        )
+    };
+    let mut executors = Executors::from_toml_str(&config(1)).expect("valid");
+    let ran = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&ran);
+    executors.register_sequence("count", move |_m: Message| {
+        count.fetch_add(1, Ordering::SeqCst);
+        Ok::<(), io::Error>(())
+    });
+    let registry = Arc::new(RwLock::new(executors));
+
+    // Lock-step: each producer queues 50 messages, then waits while the
+    // main thread reloads, so every reload falls between queued batches.
+    let (tick_tx, tick_rx) = mpsc::channel();
+    let mut acks = Vec::new();
+    let producers: Vec<_> = (0..2)
+        .map(|p| {
+            let registry = Arc::clone(&registry);
+            let tick_tx = tick_tx.clone();
+            let (ack_tx, ack_rx) = mpsc::channel::<()>();
+            acks.push(ack_tx);
+            std::thread::spawn(move || {
+                let mut handles = Vec::new();
+                for _ in 0..10 {
+                    for _ in 0..50 {
+                        handles.push(
+                            registry
+                                .read()
+                                .expect("lock")
+                                .enqueue_sequence("a", "count", Message::new())
+                                .expect("executor a is always there"),
+                        );
+                    }
+                    tick_tx.send(p).expect("main listens");
+                    ack_rx.recv().expect("main acks");
+                }
+                handles
+            })
+        })
+        .collect();
+    let mut reloads = Vec::new();
+    for i in 0..20 {
+        let p: usize = tick_rx.recv().expect("a producer ticks");
+        // Every reload changes `a`, so it is replaced each time.
+        let reload = registry
+            .write()
+            .expect("lock")
+            .reload_toml_str(&config(2 + i % 2))
+            .expect("valid");
+        assert_eq!(reload.replaced(), ["a"]);
+        reloads.push(reload);
+        acks[p].send(()).expect("producer waits");
+    }
+    for producer in producers {
+        for handle in producer.join().expect("producer") {
+            handle.join().expect("no panic").expect("ok");
+        }
+    }
+    for reload in &reloads {
+        reload.wait();
+    }
+    assert_eq!(ran.load(Ordering::SeqCst), 1000);
+    let registry = Arc::into_inner(registry).expect("last owner");
+    let executors = registry.into_inner().expect("lock");
+    let count = executors.sequence_metrics("count").expect("registered");
+    assert_eq!((count.enqueued, count.ran), (1000, 1000));
+    executors.shutdown();
+}
