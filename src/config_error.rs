@@ -339,7 +339,8 @@ impl Issue {
             let key = rest.split('`').next().unwrap_or(rest);
             field = Some(key.to_owned());
             (ConfigErrorKind::MissingKey, format!("missing key `{key}`"))
-        } else if message.starts_with("duplicate field `") {
+        } else if let Some(rest) = message.strip_prefix("duplicate field `") {
+            field = rest.split('`').next().map(str::to_owned);
             (
                 ConfigErrorKind::InvalidValue,
                 format!(

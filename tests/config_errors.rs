@@ -411,3 +411,12 @@ fn a_pattern_that_would_escape_its_anchors_is_refused() {
     assert_eq!((err.line(), err.field()), (Some(5), Some("matches")));
     assert!(err.detail().contains("not a valid regex"), "{err}");
 }
+
+#[test]
+fn header_and_property_are_one_key() {
+    let err = load_err(
+        "[rules.r]\n[[rules.r.when]]\npriority = 1\nheader = \"a\"\nproperty = \"b\"\nequals = \"x\"\n",
+    );
+    assert_eq!((err.rule(), err.field()), (Some("r"), Some("header")));
+    assert!(err.detail().contains("same key"), "{err}");
+}
