@@ -173,7 +173,7 @@ impl Error for Panicked {}
 /// returned an error or panicked; `panicked` the panics among them. Once
 /// every handle has been joined, `ran == enqueued`, unless
 /// [`Executor::shutdown_now`](crate::Executor::shutdown_now) handed jobs
-/// back unrun.
+/// back unrun or a `when_full = "discard-oldest"` lane pushed some out.
 ///
 /// # Examples
 ///
