@@ -420,3 +420,15 @@ fn header_and_property_are_one_key() {
     assert_eq!((err.rule(), err.field()), (Some("r"), Some("header")));
     assert!(err.detail().contains("same key"), "{err}");
 }
+
+#[test]
+fn windows_line_endings_and_a_byte_order_mark() {
+    let text = "\u{feff}[executors.e]\r\nlanes = [{ priority = 1 }]\r\npicker = \"fair\"\r\n";
+    let err = load_err(text);
+    assert_eq!(
+        (err.line(), err.column(), err.field()),
+        (Some(3), Some(10), Some("picker"))
+    );
+    let executors = Executors::from_toml_str(&text.replace("fair", "classic")).expect("valid");
+    executors.shutdown();
+}
