@@ -2,7 +2,7 @@
 //! column, with the executor or rule, the key, the value and what is
 //! allowed.
 
-use priority_executor::{ConfigError, ConfigErrorKind, Executors};
+use priority_executor::{Capacity, ConfigError, ConfigErrorKind, Executors, Picker, Priority};
 use std::path::PathBuf;
 
 fn load_err(toml: &str) -> ConfigError {
@@ -358,6 +358,14 @@ fn the_shipped_file_loads() {
         executors.rules("visa_priority_exec").map(|r| r.name()),
         Some("visa")
     );
+    // The settings reached the builder.
+    let visa = executors.get("visa_priority_exec").expect("declared");
+    assert_eq!(visa.picker(), Picker::Smooth);
+    assert_eq!(visa.priorities(), [Priority(10), Priority(1)]);
+    let metrics = visa.metrics();
+    let lane = |p| metrics.lane(Priority(p)).map(|l| (l.weight, l.capacity));
+    assert_eq!(lane(10), Some((10, Capacity::Bounded(1000))));
+    assert_eq!(lane(1), Some((1, Capacity::Bounded(1000))));
     executors.shutdown();
 }
 
@@ -373,9 +381,7 @@ fn lane_policies_load_and_their_mistakes_are_placed() {
     )
     .expect("valid");
     let metrics = executors.get("e").expect("declared").metrics();
-    let lane = metrics
-        .lane(priority_executor::Priority(1))
-        .expect("lane 1");
+    let lane = metrics.lane(Priority(1)).expect("lane 1");
     assert_eq!(lane.max_running, Some(2));
     executors.shutdown();
 
