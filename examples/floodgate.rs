@@ -475,18 +475,29 @@ fn chart(path: &Path, runs: &[(&str, &[LaneStats; 2])]) -> Result<(), String> {
             .configure_mesh()
             .x_desc("seconds since the flood arrived")
             .y_desc("% of the class completed")
+            .y_label_formatter(&|v| format!("{v:.0}%"))
             .draw()?;
-        let colours = [RED, BLUE];
+        // The executor's classes solid, the FIFO pool's dashed in other
+        // colours (on a FIFO pool the two classes' curves lie on top of
+        // each other).
+        let colours = [
+            [RED, BLUE],
+            [RGBColor(230, 140, 0), RGBColor(100, 100, 100)],
+        ];
         for (run, (name, stats)) in runs.iter().enumerate() {
             for (lane, s) in stats.iter().enumerate() {
-                let colour = colours[lane].mix(if run == 0 { 1.0 } else { 0.45 });
-                let style = colour.stroke_width(if run == 0 { 3 } else { 2 });
+                let style = colours[run.min(1)][lane].stroke_width(if run == 0 { 3 } else { 2 });
                 let label = format!(
                     "{} ({name})",
                     [Class::Priority, Class::Standard][lane].label()
                 );
-                chart
-                    .draw_series(LineSeries::new(s.curve.iter().copied(), style))?
+                let points = s.curve.iter().copied();
+                let drawn = if run == 0 {
+                    chart.draw_series(LineSeries::new(points, style))?
+                } else {
+                    chart.draw_series(DashedLineSeries::new(points, 8, 6, style))?
+                };
+                drawn
                     .label(label)
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
             }
