@@ -158,14 +158,9 @@ fn default_executor(picker: Option<Picker>) -> Result<Executor, String> {
 }
 
 fn executor_for(options: &Options) -> Result<(Executor, String), String> {
-    let found = match &options.config {
-        Some(path) => Some(path.clone()),
-        None => Some(PathBuf::from("executors.toml")).filter(|p| p.is_file()),
-    };
-    match found {
+    match &options.config {
         Some(path) => Err(format!(
-            "{}: reading executors from a file is not supported by this build yet; \
-             run without --config (and move the file aside) to use the built-in {DEFAULT_EXECUTOR}",
+            "--config {}: reading executors from a file is not supported by this build yet",
             path.display()
         )),
         None if options.executor != DEFAULT_EXECUTOR => Err(format!(
@@ -589,7 +584,7 @@ fn run(options: &Options) -> Result<(), String> {
     let bars = progress_bars(&multi, "priority executor", counts);
     let timeline = flood(&target, &classes, options.work, &bars)?;
     let threads = target.executor.metrics().threads.peak.max(1);
-    let picker = format!("{:?}", options.picker.unwrap_or_default()).to_lowercase();
+    let picker = target.executor.picker().as_str();
     let PriorityTarget { executor, .. } = target;
     executor.shutdown();
     let executor_stats = stats(&timeline, &classes);
