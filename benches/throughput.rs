@@ -7,7 +7,7 @@
 
 mod pools;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::measurement::WallTime;
 use criterion::{
@@ -15,32 +15,13 @@ use criterion::{
     criterion_main,
 };
 
-use pools::{Latch, PickerKind, Pool, Spec, Workload, spin_for};
+use pools::{Latch, Pool, Spec, Workload, flood_once, thread_counts, throughput_specs};
 
 /// Trivial jobs per measured iteration.
 const TRIVIAL_JOBS: usize = 50_000;
 /// Jobs of about 1 us per measured iteration.
 const WORK_JOBS: usize = 20_000;
 const WORK: Duration = Duration::from_micros(1);
-
-/// Every pool in the comparison, with the lane mix its producer sends.
-fn specs() -> Vec<Spec> {
-    let mut specs = vec![
-        Spec::this_crate(&[1], PickerKind::Smooth),
-        Spec::this_crate(&[10, 1], PickerKind::Smooth),
-        Spec::this_crate(&[10, 5, 1], PickerKind::Smooth),
-    ];
-    specs.extend(Spec::fifo_peers());
-    specs.push(Spec::heap(&[10, 1]));
-    specs
-}
-
-/// The thread counts every pool runs with: the machine's cores, and 4 to
-/// show oversubscription.
-fn thread_counts() -> Vec<usize> {
-    let cores = pools::cores();
-    if cores == 4 { vec![4] } else { vec![cores, 4] }
-}
 
 struct Flood<'g, 'c> {
     group: &'g mut BenchmarkGroup<'c, WallTime>,
@@ -59,47 +40,11 @@ impl Workload for Flood<'_, '_> {
         let id = BenchmarkId::new(&spec.name, format!("{}threads", self.threads));
         self.group.bench_function(id, |b| {
             b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    latch.reset(jobs);
-                    let start = Instant::now();
-                    if producers == 1 {
-                        produce(pool, spec, jobs, work, latch);
-                    } else {
-                        std::thread::scope(|s| {
-                            for p in 0..producers {
-                                let share = jobs / producers + usize::from(p < jobs % producers);
-                                s.spawn(move || produce(pool, spec, share, work, latch));
-                            }
-                        });
-                    }
-                    latch.wait();
-                    total += start.elapsed();
-                }
-                total
+                (0..iters)
+                    .map(|_| flood_once(pool, spec, producers, jobs, work, latch))
+                    .sum()
             });
         });
-    }
-}
-
-#[inline]
-fn produce<P: Pool>(
-    pool: &P,
-    spec: &Spec,
-    jobs: usize,
-    work: Option<Duration>,
-    latch: &'static Latch,
-) {
-    let mut lanes = spec.lanes();
-    for _ in 0..jobs {
-        let lane = lanes.next_lane();
-        match work {
-            None => pool.spawn(lane, move || latch.count_down()),
-            Some(d) => pool.spawn(lane, move || {
-                spin_for(d);
-                latch.count_down();
-            }),
-        }
     }
 }
 
@@ -118,7 +63,7 @@ fn group<'c>(c: &'c mut Criterion, name: &str, jobs: usize) -> BenchmarkGroup<'c
 fn run_all(c: &mut Criterion, name: &str, producers: usize, jobs: usize, work: Option<Duration>) {
     let mut group = group(c, name, jobs);
     for threads in thread_counts() {
-        for spec in specs() {
+        for spec in throughput_specs() {
             let mut flood = Flood {
                 group: &mut group,
                 threads,

@@ -215,3 +215,72 @@ pub fn median<T: PartialOrd + Copy>(xs: &mut [T]) -> T {
     xs.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     xs[xs.len() / 2]
 }
+
+/// Every pool of the throughput comparison, with the lane mix its producer
+/// sends.
+pub fn throughput_specs() -> Vec<Spec> {
+    let mut specs = vec![
+        Spec::this_crate(&[1], PickerKind::Smooth),
+        Spec::this_crate(&[10, 1], PickerKind::Smooth),
+        Spec::this_crate(&[10, 5, 1], PickerKind::Smooth),
+    ];
+    specs.extend(Spec::fifo_peers());
+    specs.push(Spec::heap(&[10, 1]));
+    specs
+}
+
+/// The thread counts every pool runs with: the machine's cores, and 4 to
+/// show oversubscription.
+pub fn thread_counts() -> Vec<usize> {
+    let cores = cores();
+    if cores == 4 { vec![4] } else { vec![cores, 4] }
+}
+
+/// Sends `jobs` jobs to `pool` following the spec's lane mix; each counts
+/// `latch` down, after spinning for `work` if given.
+#[inline]
+pub fn produce<P: Pool>(
+    pool: &P,
+    spec: &Spec,
+    jobs: usize,
+    work: Option<Duration>,
+    latch: &'static Latch,
+) {
+    let mut lanes = spec.lanes();
+    for _ in 0..jobs {
+        let lane = lanes.next_lane();
+        match work {
+            None => pool.spawn(lane, move || latch.count_down()),
+            Some(d) => pool.spawn(lane, move || {
+                spin_for(d);
+                latch.count_down();
+            }),
+        }
+    }
+}
+
+/// Runs `jobs` jobs from `producers` threads and returns the time until the
+/// last one has run.
+pub fn flood_once<P: Pool>(
+    pool: &P,
+    spec: &Spec,
+    producers: usize,
+    jobs: usize,
+    work: Option<Duration>,
+    latch: &'static Latch,
+) -> Duration {
+    latch.reset(jobs);
+    let start = Instant::now();
+    if producers == 1 {
+        produce(pool, spec, jobs, work, latch);
+    } else {
+        std::thread::scope(|s| {
+            for p in 0..producers {
+                let share = jobs / producers + usize::from(p < jobs % producers);
+                s.spawn(move || produce(pool, spec, share, work, latch));
+            }
+        });
+    }
+    latch.wait();
+    start.elapsed()
+}
