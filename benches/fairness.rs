@@ -14,6 +14,8 @@ mod pools;
 
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
+use priority_executor::Picker;
+
 use pools::{CratePool, Gate, Latch, PickerKind, Pool, sync::block_workers};
 
 /// Jobs queued per lane: enough for this many full cycles of the largest weight.
@@ -57,7 +59,7 @@ struct Report {
     /// Largest |dispatches - weight| of any lane over any window of one cycle
     /// (sum of weights) of consecutive dispatches.
     cycle_deviation: u64,
-    /// The first cycle, one letter per dispatch (A = lane 0).
+    /// The first cycle, one letter per dispatch (H = lane 0, then M, L).
     first_cycle: String,
 }
 
@@ -108,7 +110,7 @@ fn analyse(seq: &[usize], weights: &[u32], queued_per_lane: u64) -> Report {
     let first_cycle = prefix
         .iter()
         .take(window)
-        .map(|&l| char::from(b'A' + l as u8))
+        .map(|&l| lane_letter(l, lanes))
         .collect();
     Report {
         counts,
@@ -116,6 +118,28 @@ fn analyse(seq: &[usize], weights: &[u32], queued_per_lane: u64) -> Report {
         cycle_deviation,
         first_cycle,
     }
+}
+
+/// H for the top lane, L for the bottom one, M between.
+fn lane_letter(lane: usize, lanes: usize) -> char {
+    match lane {
+        0 => 'H',
+        l if l + 1 == lanes => 'L',
+        _ => 'M',
+    }
+}
+
+/// The lag the picker's own cycle ([`Picker::cycle`]) has when followed from
+/// its start: what the measured lag is if the log starts at a cycle
+/// boundary. Strict follows no cycle.
+fn design_lag(picker: PickerKind, weights: &[u32]) -> Option<f64> {
+    let picker = match picker {
+        PickerKind::Smooth => Picker::Smooth,
+        PickerKind::Classic => Picker::Classic,
+        PickerKind::Strict => return None,
+    };
+    let cycle = picker.cycle(weights);
+    Some(analyse(&cycle, weights, u64::MAX).max_lag)
 }
 
 fn run(threads: usize, weights: &[u32], picker: PickerKind) -> Report {
@@ -159,21 +183,24 @@ fn main() {
     thread_counts.dedup();
     println!("fairness: every lane saturated, {CYCLES} cycles queued per lane");
     println!(
-        "{:<8} {:<8} {:>7} {:<24} {:>8} {:>10}  first cycle",
-        "weights", "picker", "threads", "dispatch ratio", "max lag", "cycle dev"
+        "{:<8} {:<8} {:>7} {:<20} {:>8} {:>9} {:>10}  first cycle",
+        "weights", "picker", "threads", "dispatch ratio", "max lag", "cycle lag", "cycle dev"
     );
     for weights in [&[10u32, 1][..], &[10, 5, 1][..]] {
         let name: Vec<String> = weights.iter().map(u32::to_string).collect();
         for picker in PickerKind::ALL {
             for &threads in &thread_counts {
                 let report = run(threads, weights, picker);
+                let design = design_lag(picker, weights)
+                    .map_or_else(|| "-".to_string(), |lag| format!("{lag:.2}"));
                 println!(
-                    "{:<8} {:<8} {:>7} {:<24} {:>8.2} {:>10}  {}",
+                    "{:<8} {:<8} {:>7} {:<20} {:>8.2} {:>9} {:>10}  {}",
                     name.join(":"),
                     picker.as_str(),
                     threads,
                     ratio(&report.counts),
                     report.max_lag,
+                    design,
                     report.cycle_deviation,
                     report.first_cycle
                 );
