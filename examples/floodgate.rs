@@ -234,8 +234,9 @@ fn classes(jobs: usize, ratio: usize) -> Vec<Class> {
 /// Anything that can take the flood: the executor or the FIFO pool.
 trait Target: Sync {
     fn submit(&self, class: Class, job: Box<dyn FnOnce() + Send>) -> Result<(), String>;
-    /// Returns once every submitted job has run.
-    fn finish(&self);
+    /// Returns once every submitted job has run; an error if one did not
+    /// complete.
+    fn finish(&self) -> Result<(), String>;
 }
 
 struct PriorityTarget {
@@ -262,12 +263,18 @@ impl Target for PriorityTarget {
         Ok(())
     }
 
-    fn finish(&self) {
+    fn finish(&self) -> Result<(), String> {
         let handles = std::mem::take(&mut *self.handles.lock().unwrap_or_else(|e| e.into_inner()));
-        for handle in handles {
-            if let Err(e) = handle.join() {
-                eprintln!("floodgate: an application failed: {e}");
-            }
+        let failed = handles
+            .into_iter()
+            .map(|handle| handle.join())
+            .filter(Result::is_err)
+            .count();
+        match failed {
+            0 => Ok(()),
+            n => Err(format!(
+                "{n} applications did not complete on the priority executor"
+            )),
         }
     }
 }
@@ -280,8 +287,12 @@ impl Target for FifoTarget {
         Ok(())
     }
 
-    fn finish(&self) {
+    fn finish(&self) -> Result<(), String> {
         self.0.join();
+        match self.0.panic_count() {
+            0 => Ok(()),
+            n => Err(format!("{n} applications panicked on the FIFO pool")),
+        }
     }
 }
 
@@ -310,7 +321,7 @@ fn flood(
             }),
         )?;
     }
-    target.finish();
+    target.finish()?;
     for bar in bars {
         bar.finish();
     }
@@ -454,6 +465,10 @@ fn chart(path: &Path, runs: &[(&str, &[LaneStats; 2])]) -> Result<(), String> {
         .fold(0.0f64, f64::max)
         .max(1e-3)
         * 1.02;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("{}: cannot create the chart's folder: {e}", dir.display()))?;
+    }
     let root = SVGBackend::new(path, (900, 520)).into_drawing_area();
     let draw = || -> Result<(), Box<dyn std::error::Error>> {
         root.fill(&WHITE)?;
