@@ -167,10 +167,7 @@ fn executor_for(options: &Options) -> Result<(Executor, String), String> {
             "--executor: no executor named '{}' (no executors file, built-in: {DEFAULT_EXECUTOR})",
             options.executor
         )),
-        None => Ok((
-            default_executor(options.picker)?,
-            format!("built-in {DEFAULT_EXECUTOR}"),
-        )),
+        None => Ok((default_executor(options.picker)?, "built-in".to_string())),
     }
 }
 
@@ -576,17 +573,22 @@ fn run(options: &Options) -> Result<(), String> {
         });
 
     println!(
-        "{} ({source}): lanes {}, {} applications ({} priority, {} standard), {} us each",
+        "After the holiday, {} visa applications arrive at once: {} priority, {} standard, \
+         {} us of processing each.",
+        options.jobs,
+        counts[0],
+        counts[1],
+        options.work.as_micros()
+    );
+    println!(
+        "Executor {} ({source}): lanes {}, picker {}.",
         executor.name(),
         priorities
             .iter()
             .map(ToString::to_string)
             .collect::<Vec<_>>()
             .join(" and "),
-        options.jobs,
-        counts[0],
-        counts[1],
-        options.work.as_micros()
+        executor.picker()
     );
 
     let name = executor.name().to_string();
@@ -630,10 +632,16 @@ fn run(options: &Options) -> Result<(), String> {
         "* share of the dispatches made while both classes had applications waiting \
          (configured: {configured:.1}% priority)"
     );
+    let (ours, theirs) = (executor_stats[0].done_at, fifo_stats[0].done_at);
+    println!(
+        "last priority application done after {} on the priority executor, {} on the FIFO pool",
+        fmt_duration(ours),
+        fmt_duration(theirs)
+    );
     let (ours, theirs) = (executor_stats[0].p99, fifo_stats[0].p99);
     if ours > Duration::ZERO {
         println!(
-            "priority p99 wait: {} on the priority executor vs {} on the FIFO pool ({:.0}x shorter)",
+            "priority p99 wait: {} on the priority executor, {} on the FIFO pool ({:.1}x shorter)",
             fmt_duration(ours),
             fmt_duration(theirs),
             theirs.as_secs_f64() / ours.as_secs_f64()
