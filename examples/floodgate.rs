@@ -678,3 +678,83 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Parsed, UsageError> {
+        parse_args(args.iter().map(|a| a.to_string()))
+    }
+
+    fn error(args: &[&str]) -> String {
+        match parse(args) {
+            Err(UsageError(e)) => e,
+            Ok(_) => panic!("{args:?} should be refused"),
+        }
+    }
+
+    #[test]
+    fn flags_and_defaults() {
+        let Ok(Parsed::Run(o)) = parse(&[
+            "--jobs",
+            "10",
+            "--ratio=3",
+            "--picker",
+            "strict",
+            "--no-progress",
+        ]) else {
+            panic!("valid flags refused");
+        };
+        assert_eq!(
+            (o.jobs, o.ratio, o.picker, o.progress),
+            (10, 3, Some(Picker::Strict), false)
+        );
+        assert_eq!(o.work, Duration::from_micros(2000));
+        assert_eq!(o.executor, DEFAULT_EXECUTOR);
+        assert!(matches!(parse(&["-h"]), Ok(Parsed::Help)));
+    }
+
+    #[test]
+    fn usage_errors_name_the_flag_and_value() {
+        assert!(error(&["--jobs"]).starts_with("--jobs needs a value"));
+        assert!(error(&["--jobs", "0"]).contains("--jobs: '0'"));
+        assert!(error(&["--ratio", "x"]).contains("--ratio: 'x'"));
+        assert!(error(&["--work-us", "-5"]).contains("--work-us: '-5'"));
+        assert!(error(&["--picker", "fair"]).contains("--picker"));
+        assert!(error(&["--no-progress=yes"]).contains("--no-progress takes no value"));
+        assert!(error(&["--frobnicate"]).contains("'--frobnicate'"));
+    }
+
+    #[test]
+    fn one_priority_application_per_ratio_standard_ones() {
+        let c = classes(10, 4);
+        assert_eq!(c.iter().filter(|&&x| x == Class::Priority).count(), 2);
+        assert_eq!(c[4], Class::Priority);
+        assert_eq!(c[9], Class::Priority);
+    }
+
+    #[test]
+    fn shares_count_only_dispatches_while_both_classes_wait() {
+        // Four applications offered at t=0; the priority ones start first,
+        // so the last standard start (t=4) has no priority one waiting.
+        let classes = [
+            Class::Priority,
+            Class::Standard,
+            Class::Priority,
+            Class::Standard,
+        ];
+        let timeline = Timeline::new(4);
+        for (i, start) in [1u64, 3, 2, 4].into_iter().enumerate() {
+            timeline.started[i].store(start, Ordering::Relaxed);
+            timeline.finished[i].store(start + 1, Ordering::Relaxed);
+        }
+        let [priority, standard] = stats(&timeline, &classes);
+        // Dispatches at t=1, 2 (priority, standard waiting) and t=3
+        // (standard, nothing of priority waiting any more).
+        assert_eq!(priority.contended_share, 1.0);
+        assert_eq!(standard.contended_share, 0.0);
+        assert_eq!(priority.p99, Duration::from_nanos(2));
+        assert_eq!(standard.done_at, Duration::from_nanos(5));
+    }
+}
