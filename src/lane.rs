@@ -14,7 +14,9 @@
 //!   producers wait on `space`; a worker takes that lock only when
 //!   `space_waiters` says someone waits.
 
+use crate::clock::{dur_ns, now_ns};
 use crate::job::Task;
+use crate::policy::{LaneConfig, RejectionPolicy};
 use crate::priority::{Capacity, Priority};
 use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crate::sync::queue::Queue;
@@ -33,6 +35,14 @@ pub(crate) struct Lane {
     pub(crate) priority: Priority,
     pub(crate) weight: u32,
     pub(crate) capacity: Capacity,
+    pub(crate) when_full: RejectionPolicy,
+    /// Most jobs of this lane running at once (`usize::MAX`: no cap).
+    pub(crate) max_running: usize,
+    running: AtomicUsize,
+    /// Aging threshold in ns (0: no aging) and when the current head job
+    /// became the head (crate clock).
+    promote_after_ns: u64,
+    head_since_ns: AtomicU64,
     queue: Queue<Task>,
     ready: CachePadded<AtomicUsize>,
     occupied: CachePadded<AtomicUsize>,
@@ -52,14 +62,27 @@ pub(crate) struct LaneCounters {
     pub(crate) completed: AtomicU64,
     pub(crate) panicked: AtomicU64,
     pub(crate) handed_back: AtomicU64,
+    pub(crate) expired: AtomicU64,
+    pub(crate) discarded: AtomicU64,
+    pub(crate) retried: AtomicU64,
+    pub(crate) dead_lettered: AtomicU64,
+    pub(crate) caller_ran: AtomicU64,
+    pub(crate) promoted: AtomicU64,
 }
 
 impl Lane {
-    pub(crate) fn new(priority: Priority, weight: u32, capacity: Capacity) -> Lane {
+    pub(crate) fn new(config: &LaneConfig, max_threads: usize) -> Lane {
         Lane {
-            priority,
-            weight,
-            capacity,
+            priority: config.priority,
+            weight: config.weight,
+            capacity: config.capacity,
+            when_full: config.when_full,
+            max_running: config
+                .max_running
+                .map_or(usize::MAX, |m| m.resolve(max_threads)),
+            running: AtomicUsize::new(0),
+            promote_after_ns: config.promote_after.map_or(0, |d| dur_ns(d).max(1)),
+            head_since_ns: AtomicU64::new(0),
             queue: Queue::new(),
             ready: CachePadded::new(AtomicUsize::new(0)),
             occupied: CachePadded::new(AtomicUsize::new(0)),
@@ -149,7 +172,19 @@ impl Lane {
         // ORDERING: SeqCst so the sleep protocol's check of `sleepers` that
         // follows cannot be ordered before this increment (Dekker pair with
         // a worker's registration then re-check, see sleep/README.md).
-        self.ready.fetch_add(1, Ordering::SeqCst);
+        let before = self.ready.fetch_add(1, Ordering::SeqCst);
+        if before == 0 && self.ages() {
+            self.head_since_ns.store(now_ns(), Ordering::Relaxed);
+        }
+    }
+
+    /// Publishes a retry: it was accepted long ago, so it takes a slot even
+    /// if the lane is full (the producers it crowds out just wait longer).
+    pub(crate) fn push_retry(&self, task: Task) {
+        if self.capacity.limit().is_some() {
+            self.occupied.fetch_add(1, Ordering::SeqCst);
+        }
+        self.push(task);
     }
 
     /// Wakes every producer blocked on this lane (at shutdown).
@@ -169,6 +204,86 @@ impl Lane {
     /// Unclaimed jobs in the lane.
     pub(crate) fn queued(&self) -> usize {
         self.ready.load(Ordering::Relaxed)
+    }
+
+    /// As [`Lane::queued`], ordered with the thread counts (rule 3).
+    #[inline]
+    pub(crate) fn queued_seqcst(&self) -> usize {
+        self.ready.load(Ordering::SeqCst)
+    }
+
+    /// Could a worker start one of this lane's jobs now (queued, and the
+    /// lane below its cap on running jobs)?
+    #[inline]
+    pub(crate) fn is_claimable(&self) -> bool {
+        self.is_ready()
+            && (self.max_running == usize::MAX
+                || self.running.load(Ordering::SeqCst) < self.max_running)
+    }
+
+    /// Claims a job to run it: as [`Lane::try_claim`], but also takes a
+    /// running slot on a capped lane (released by [`Lane::finished_running`]).
+    #[inline]
+    pub(crate) fn try_claim_to_run(&self) -> bool {
+        if self.max_running == usize::MAX {
+            return self.try_claim();
+        }
+        let mut cur = self.running.load(Ordering::SeqCst);
+        loop {
+            if cur >= self.max_running {
+                return false;
+            }
+            match self.running.compare_exchange_weak(
+                cur,
+                cur + 1,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => break,
+                Err(actual) => cur = actual,
+            }
+        }
+        if self.try_claim() {
+            true
+        } else {
+            self.running.fetch_sub(1, Ordering::SeqCst);
+            false
+        }
+    }
+
+    /// A job claimed with [`Lane::try_claim_to_run`] is done (or was not
+    /// run after all). Returns whether the lane has a job this frees a
+    /// place for.
+    #[inline]
+    pub(crate) fn finished_running(&self) -> bool {
+        if self.max_running == usize::MAX {
+            return false;
+        }
+        self.running.fetch_sub(1, Ordering::SeqCst);
+        self.is_ready()
+    }
+
+    /// Jobs of this lane running now (tracked for capped lanes only).
+    pub(crate) fn running(&self) -> Option<usize> {
+        (self.max_running != usize::MAX).then(|| self.running.load(Ordering::Relaxed))
+    }
+
+    /// Does this lane age its jobs?
+    #[inline]
+    pub(crate) fn ages(&self) -> bool {
+        self.promote_after_ns != 0
+    }
+
+    /// Has the head job waited at the head past the aging threshold?
+    #[inline]
+    pub(crate) fn head_overdue(&self, now: u64) -> bool {
+        now.saturating_sub(self.head_since_ns.load(Ordering::Relaxed)) >= self.promote_after_ns
+    }
+
+    /// A job left the head of the lane: the next one is the head from now.
+    #[inline]
+    pub(crate) fn new_head(&self, now: u64) {
+        self.head_since_ns.store(now, Ordering::Relaxed);
     }
 
     /// Claims one job of the lane if there is one. After `true`, the caller

@@ -3,16 +3,21 @@
 //! The sleep/wake and shutdown rules this file implements are written down
 //! in `sleep/README.md`; the numbers in the comments refer to them.
 
+use crate::clock::{now_ns, to_ns};
 use crate::error::EnqueueError;
-use crate::handle::{JobHandle, PendingJob};
-use crate::job::{Outcome, new_job};
+use crate::handle::{JobError, JobHandle, PendingJob};
+use crate::hooks::{ExpiredJob, Hooks, JobInfo};
+use crate::job::{Body, JobMeta, JobOutcome, RunCtx, Task, new_job};
 use crate::lane::{Lane, NoSlot};
 use crate::picker::{Picker, Schedule};
-use crate::priority::{Capacity, Priority};
+use crate::policy::{LaneConfig, RejectionPolicy};
+use crate::priority::Priority;
 use crate::sleep::{Sleep, Wake};
 use crate::sync::atomic::{AtomicUsize, Ordering};
 use crate::sync::{Arc, Condvar, Mutex, lock, spin_hint, thread, yield_now};
+use crate::timer::{Entry, Timer};
 use crossbeam_utils::CachePadded;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
 /// Bit of `Shared::state` set once the executor stops accepting jobs; the
@@ -44,6 +49,12 @@ pub(crate) struct Shared {
     pub(crate) config: PoolConfig,
     pub(crate) lanes: Box<[Lane]>,
     schedule: Schedule,
+    pub(crate) hooks: Hooks,
+    /// Stamp every job with its enqueue time (hooks report waits).
+    stamp_jobs: bool,
+    /// Some lane ages its jobs: check for overdue heads before each pick.
+    aging: bool,
+    timer: Timer,
     /// `CLOSED` bit plus `PRODUCER` per producer in `submit` (rule 5).
     state: CachePadded<AtomicUsize>,
     /// Non-zero once `shutdown_now` ran: workers start nothing more.
@@ -63,14 +74,20 @@ impl Shared {
         name: String,
         config: PoolConfig,
         picker: Picker,
-        lanes: &[(Priority, u32, Capacity)],
+        lanes: &[LaneConfig],
+        hooks: Hooks,
     ) -> Arc<Shared> {
-        let weights: Vec<u32> = lanes.iter().map(|l| l.1).collect();
+        let weights: Vec<u32> = lanes.iter().map(|l| l.weight).collect();
+        let lanes: Box<[Lane]> = lanes.iter().map(|l| Lane::new(l, config.max)).collect();
         Arc::new(Shared {
             name,
             config,
-            lanes: lanes.iter().map(|&(p, w, c)| Lane::new(p, w, c)).collect(),
+            aging: lanes.iter().any(Lane::ages),
+            lanes,
             schedule: Schedule::new(picker, &weights),
+            stamp_jobs: hooks.need_clock(),
+            hooks,
+            timer: Timer::default(),
             state: CachePadded::new(AtomicUsize::new(0)),
             stopped: AtomicUsize::new(0),
             sleep: Sleep::new(),
@@ -102,23 +119,26 @@ impl Shared {
 
     // ===== producer side =====
 
-    /// Queues `job` in the lane of `priority`.
+    /// Queues a job in the lane of `priority`. `payload` is what the
+    /// caller gave (handed back in errors); `into_body` wraps it for the
+    /// lane.
     #[inline]
-    pub(crate) fn submit<F, T>(
+    pub(crate) fn submit<P, B>(
         self: &Arc<Self>,
         priority: Priority,
-        job: F,
+        payload: P,
+        deadline: Option<Instant>,
         wait: Wait,
-    ) -> Result<JobHandle<T>, EnqueueError<F>>
+        into_body: impl FnOnce(P) -> B,
+    ) -> Result<JobHandle<B::Output>, EnqueueError<P>>
     where
-        F: FnOnce() -> T + Send + 'static,
-        T: Send + 'static,
+        B: Body,
     {
         let Some(index) = self.lane_index(priority) else {
             return Err(EnqueueError::UnknownPriority {
                 priority,
                 known: self.priorities(),
-                job,
+                job: payload,
             });
         };
         let lane = &self.lanes[index];
@@ -126,36 +146,107 @@ impl Shared {
         let before = self.state.fetch_add(PRODUCER, Ordering::SeqCst);
         let _in_flight = InFlight(&self.state);
         if before & CLOSED != 0 {
-            return Err(EnqueueError::ShutDown { priority, job });
+            return Err(EnqueueError::ShutDown {
+                priority,
+                job: payload,
+            });
         }
         if !lane.try_reserve() {
-            let deadline = match wait {
-                Wait::No => None,
-                Wait::Forever => Some(None),
-                Wait::Until(deadline) => Some(Some(deadline)),
-            };
-            let outcome = match deadline {
-                None => Err(NoSlot::Full),
-                Some(deadline) => lane.reserve_blocking(deadline, || self.is_closed()),
-            };
-            match outcome {
+            match self.when_full(lane, wait) {
                 Ok(()) => {}
+                Err(NoSlot::Closed) => {
+                    return Err(EnqueueError::ShutDown {
+                        priority,
+                        job: payload,
+                    });
+                }
+                Err(NoSlot::Full)
+                    if lane.when_full == RejectionPolicy::CallerRuns
+                        && !matches!(wait, Wait::No) =>
+                {
+                    return Ok(self.run_on_caller(index, payload, deadline, into_body));
+                }
                 Err(NoSlot::Full) => {
                     lane.counters.rejected.fetch_add(1, Ordering::Relaxed);
                     return Err(EnqueueError::Full {
                         priority,
                         capacity: lane.capacity.limit().unwrap_or(usize::MAX),
-                        job,
+                        job: payload,
                     });
                 }
-                Err(NoSlot::Closed) => return Err(EnqueueError::ShutDown { priority, job }),
             }
         }
-        let (task, completion) = new_job(job);
+        let (task, completion) = new_job(into_body(payload), self.meta(deadline));
         lane.counters.submitted.fetch_add(1, Ordering::Relaxed);
         lane.push(task);
         self.after_publish();
         Ok(JobHandle::new(completion))
+    }
+
+    #[inline]
+    fn meta(&self, deadline: Option<Instant>) -> JobMeta {
+        let deadline_ns = deadline.map_or(0, to_ns);
+        JobMeta {
+            enqueued_ns: if self.stamp_jobs || deadline_ns != 0 {
+                now_ns()
+            } else {
+                0
+            },
+            deadline_ns,
+        }
+    }
+
+    /// The lane is full: apply its rejection policy. `Ok` means a slot was
+    /// reserved after all.
+    #[cold]
+    fn when_full(&self, lane: &Lane, wait: Wait) -> Result<(), NoSlot> {
+        let deadline = match (wait, lane.when_full) {
+            (Wait::No, _) | (_, RejectionPolicy::Reject | RejectionPolicy::CallerRuns) => {
+                return Err(NoSlot::Full);
+            }
+            (_, RejectionPolicy::DiscardOldest) => return self.discard_oldest(lane),
+            (Wait::Forever, RejectionPolicy::Block) => None,
+            (Wait::Until(deadline), RejectionPolicy::Block) => Some(deadline),
+        };
+        lane.reserve_blocking(deadline, || self.is_closed())
+    }
+
+    /// Pushes the lane's oldest queued job out (its handle resolves
+    /// `Discarded`) until a slot is free.
+    fn discard_oldest(&self, lane: &Lane) -> Result<(), NoSlot> {
+        loop {
+            if self.is_closed() {
+                return Err(NoSlot::Closed);
+            }
+            if lane.try_claim() {
+                let oldest = lane.take_claimed();
+                lane.counters.discarded.fetch_add(1, Ordering::Relaxed);
+                oldest.resolve(JobError::Discarded);
+            }
+            if lane.try_reserve() {
+                return Ok(());
+            }
+            // Every slot is held by a producer between reserve and push.
+            yield_now();
+        }
+    }
+
+    /// Caller-runs: the job runs here, on the producer's thread.
+    #[cold]
+    fn run_on_caller<P, B: Body>(
+        self: &Arc<Self>,
+        index: usize,
+        payload: P,
+        deadline: Option<Instant>,
+        into_body: impl FnOnce(P) -> B,
+    ) -> JobHandle<B::Output> {
+        let lane = &self.lanes[index];
+        let (task, completion) = new_job(into_body(payload), self.meta(deadline));
+        lane.counters.submitted.fetch_add(1, Ordering::Relaxed);
+        lane.counters.caller_ran.fetch_add(1, Ordering::Relaxed);
+        lane.counters.dispatched.fetch_add(1, Ordering::Relaxed);
+        self.run_task(index, task);
+        JobHandle::new(completion)
     }
 
     /// Rules 1 and 3: wake a sleeper, or add a thread if none is idle.
@@ -165,11 +256,19 @@ impl Shared {
             return;
         }
         let live = self.live.load(Ordering::SeqCst);
-        if live < self.config.core
-            || (live < self.config.max && self.idle.load(Ordering::SeqCst) == 0)
-        {
+        if live >= self.config.max {
+            return;
+        }
+        // Below core every job adds a thread (as Java's pool does); above
+        // it, a thread is added when more jobs wait than workers are idle.
+        if live < self.config.core || self.queued() > self.idle.load(Ordering::SeqCst) {
             self.spawn_worker();
         }
+    }
+
+    /// Unclaimed jobs in all lanes.
+    fn queued(&self) -> usize {
+        self.lanes.iter().map(|l| l.queued_seqcst()).sum()
     }
 
     pub(crate) fn is_closed(&self) -> bool {
@@ -250,22 +349,45 @@ impl Shared {
 
     /// Claims the next job the picker chooses, unless `shutdown_now` ran.
     #[inline]
-    fn next_task(&self) -> Option<(usize, crate::job::Task)> {
+    fn next_task(&self) -> Option<(usize, Task)> {
         if self.is_stopped() {
             return None;
         }
         let lanes = &self.lanes;
-        let lane = self.schedule.pick(
-            lanes.len(),
-            |l| lanes[l].is_ready(),
-            |l| lanes[l].try_claim(),
-        )?;
-        let task = lanes[lane].take_claimed();
-        lanes[lane]
-            .counters
-            .dispatched
-            .fetch_add(1, Ordering::Relaxed);
+        let promoted = if self.aging {
+            self.overdue_lane()
+        } else {
+            None
+        };
+        let lane = match promoted {
+            Some(lane) => lane,
+            None => self.schedule.pick(
+                lanes.len(),
+                |l| lanes[l].is_claimable(),
+                |l| lanes[l].try_claim_to_run(),
+            )?,
+        };
+        let chosen = &lanes[lane];
+        let task = chosen.take_claimed();
+        if chosen.ages() {
+            chosen.new_head(now_ns());
+        }
+        chosen.counters.dispatched.fetch_add(1, Ordering::Relaxed);
         Some((lane, task))
+    }
+
+    /// Aging: a lane whose head job has waited past its threshold, claimed.
+    #[cold]
+    fn overdue_lane(&self) -> Option<usize> {
+        let now = now_ns();
+        let lane = self.lanes.iter().position(|lane| {
+            lane.ages() && lane.is_claimable() && lane.head_overdue(now) && lane.try_claim_to_run()
+        })?;
+        self.lanes[lane]
+            .counters
+            .promoted
+            .fetch_add(1, Ordering::Relaxed);
+        Some(lane)
     }
 
     #[inline]
@@ -273,19 +395,152 @@ impl Shared {
         self.lanes.iter().any(Lane::is_ready)
     }
 
-    /// Rule 5: closed, no producer in flight, nothing queued.
+    #[inline]
+    fn any_claimable(&self) -> bool {
+        self.lanes.iter().any(Lane::is_claimable)
+    }
+
+    /// Runs a task a worker claimed, then frees its running slot.
+    #[inline]
+    fn execute(self: &Arc<Self>, index: usize, task: Task) {
+        self.run_task(index, task);
+        if self.lanes[index].finished_running() {
+            // A capped lane has room again and work: a sleeper may take it.
+            self.sleep.wake_one();
+        }
+    }
+
+    /// Runs a task: expiry check, hooks, the job, retry.
+    #[inline]
+    fn run_task(self: &Arc<Self>, index: usize, task: Task) {
+        let meta = task.meta();
+        if meta.enqueued_ns == 0 {
+            self.run_attempt(index, task, None);
+        } else {
+            self.execute_timed(index, task, meta);
+        }
+    }
+
+    #[cold]
+    fn execute_timed(self: &Arc<Self>, index: usize, task: Task, meta: JobMeta) {
+        let lane = &self.lanes[index];
+        let now = now_ns();
+        let waited = Duration::from_nanos(now.saturating_sub(meta.enqueued_ns));
+        if meta.deadline_ns != 0 && now > meta.deadline_ns {
+            lane.counters.expired.fetch_add(1, Ordering::Relaxed);
+            if let Some(hook) = &self.hooks.expired {
+                let job = ExpiredJob {
+                    priority: lane.priority,
+                    waited,
+                };
+                let _ = catch_unwind(AssertUnwindSafe(|| hook(job)));
+            }
+            task.resolve(JobError::Expired);
+            return;
+        }
+        let info = JobInfo {
+            priority: lane.priority,
+            waited,
+        };
+        if let Some(hook) = &self.hooks.before {
+            let _ = catch_unwind(AssertUnwindSafe(|| hook(&info)));
+        }
+        self.run_attempt(index, task, Some(&info));
+    }
+
+    #[inline]
+    fn run_attempt(self: &Arc<Self>, index: usize, task: Task, info: Option<&JobInfo>) {
+        let lane = &self.lanes[index];
+        let record = |outcome: JobOutcome| {
+            let c = &lane.counters;
+            let counter = match outcome {
+                JobOutcome::Completed => &c.completed,
+                JobOutcome::Panicked => &c.panicked,
+                JobOutcome::Retrying => &c.retried,
+                JobOutcome::DeadLettered => &c.dead_lettered,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+            if let (Some(hook), Some(info)) = (&self.hooks.after, info) {
+                let _ = catch_unwind(AssertUnwindSafe(|| hook(info, outcome)));
+            }
+        };
+        let ctx = RunCtx {
+            priority: lane.priority,
+            record: &record,
+            dead_letter: self.hooks.dead_letter.as_deref(),
+        };
+        if let Some((task, delay, priority)) = task.run(&ctx) {
+            let target = priority.and_then(|p| self.lane_index(p)).unwrap_or(index);
+            self.retry(target, task, delay);
+        }
+    }
+
+    /// Re-queues a retry now, or after `delay` through the timer.
+    #[cold]
+    fn retry(self: &Arc<Self>, lane: usize, task: Task, delay: Duration) {
+        let task = if delay.is_zero() {
+            task
+        } else {
+            let due = Instant::now()
+                .checked_add(delay)
+                .unwrap_or_else(Instant::now);
+            match self.timer.schedule(due, lane, task) {
+                Ok(false) => return,
+                Ok(true) => {
+                    self.start_timer();
+                    return;
+                }
+                Err(task) => task,
+            }
+        };
+        self.lanes[lane].push_retry(task);
+        self.after_publish();
+    }
+
+    #[cold]
+    fn start_timer(self: &Arc<Self>) {
+        let owner = Arc::clone(self);
+        let deliver = Arc::clone(self);
+        let spawned = crate::timer::spawn(
+            format!("{}-timer", self.name),
+            move || owner.timer.next(),
+            move |entries: Vec<Entry>| {
+                let n = entries.len();
+                for entry in entries {
+                    deliver.lanes[entry.lane].push_retry(entry.task);
+                    deliver.after_publish();
+                }
+                deliver.timer.delivered(n);
+            },
+        );
+        match spawned {
+            Ok(handle) => lock(&self.threads).push(handle),
+            Err(_) => {
+                // No timer thread: retries skip their backoff.
+                for entry in self.timer.flush(true) {
+                    self.lanes[entry.lane].push_retry(entry.task);
+                    self.after_publish();
+                }
+            }
+        }
+    }
+
+    /// Rule 5: closed, no producer in flight, nothing queued, no retry
+    /// waiting out its backoff.
     fn drained(&self) -> bool {
-        self.state.load(Ordering::SeqCst) == CLOSED && !self.any_ready()
+        self.state.load(Ordering::SeqCst) == CLOSED
+            && self.timer.pending() == 0
+            && !self.any_ready()
     }
 
     fn should_wake(&self) -> bool {
-        self.is_stopped() || self.any_ready() || self.state.load(Ordering::SeqCst) == CLOSED
+        self.is_stopped() || self.any_claimable() || self.state.load(Ordering::SeqCst) == CLOSED
     }
 
     /// An idle worker's search: spin a little, then sleep. Returns a job, or
     /// `None` when this worker should exit (its place already given up if it
     /// retired).
-    fn find_work(&self, place: &mut Place) -> Option<(usize, crate::job::Task)> {
+    fn find_work(&self, place: &mut Place) -> Option<(usize, Task)> {
         loop {
             if let Some(found) = self.next_task() {
                 return Some(found);
@@ -295,7 +550,7 @@ impl Shared {
             }
             let mut spun = false;
             for round in 0..SPIN_ROUNDS {
-                if self.any_ready() {
+                if self.any_claimable() {
                     spun = true;
                     break;
                 }
@@ -391,6 +646,10 @@ impl Shared {
             }
         }
         self.sleep.wake_all();
+        // Retries waiting out a backoff are re-queued now.
+        for entry in self.timer.flush(false) {
+            self.lanes[entry.lane].push_retry(entry.task);
+        }
         // Jobs accepted while no worker was alive still need one.
         if self.any_ready() && self.live.load(Ordering::SeqCst) == 0 && !self.is_stopped() {
             self.spawn_worker();
@@ -401,8 +660,14 @@ impl Shared {
     /// highest priority first.
     pub(crate) fn stop_now(self: &Arc<Self>) -> Vec<PendingJob> {
         self.stopped.store(1, Ordering::SeqCst);
+        let delayed = self.timer.flush(true);
         self.close();
         let mut pending = Vec::new();
+        for entry in delayed {
+            let lane = &self.lanes[entry.lane];
+            lane.counters.handed_back.fetch_add(1, Ordering::Relaxed);
+            pending.push(PendingJob::new(lane.priority, entry.task));
+        }
         for lane in self.lanes.iter() {
             while lane.try_claim() {
                 let task = lane.take_claimed();
@@ -518,20 +783,11 @@ fn worker_main(shared: Arc<Shared>) {
     while let Some((lane, task)) = shared.find_work(&mut exit.place) {
         shared.idle.fetch_sub(1, Ordering::SeqCst);
         exit.place = Place::Busy;
-        run(&shared.lanes[lane], task);
+        shared.execute(lane, task);
         while let Some((lane, task)) = shared.next_task() {
-            run(&shared.lanes[lane], task);
+            shared.execute(lane, task);
         }
-        exit.place = Place::Idle;
         shared.idle.fetch_add(1, Ordering::SeqCst);
+        exit.place = Place::Idle;
     }
-}
-
-#[inline]
-fn run(lane: &Lane, task: crate::job::Task) {
-    let counter = match task.run() {
-        Outcome::Completed => &lane.counters.completed,
-        Outcome::Panicked => &lane.counters.panicked,
-    };
-    counter.fetch_add(1, Ordering::Relaxed);
 }
