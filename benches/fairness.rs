@@ -6,7 +6,9 @@
 //! a gate while every lane is filled, then released; each job records its
 //! lane in a shared log. With one worker the log order is exactly the
 //! picker's dispatch order; with more, two jobs dispatched back to back may
-//! log in either order, which can show up as a lag of a job or so.
+//! log in either order, which can show up as a lag of a job or so, and a
+//! worker preempted between its claim and its log entry (the machine is
+//! shared) logs its job late.
 //!
 //! `cargo bench --bench fairness`
 
@@ -63,15 +65,20 @@ struct Report {
     first_cycle: String,
 }
 
-fn analyse(seq: &[usize], weights: &[u32], queued_per_lane: u64) -> Report {
+/// `in_flight`: how many dispatched jobs may not have logged yet (workers
+/// minus one), so the saturated prefix ends that many jobs early: a worker
+/// preempted between claiming a lane's last job and logging it must not make
+/// the lane look busy long after it was empty.
+fn analyse(seq: &[usize], weights: &[u32], queued_per_lane: u64, in_flight: u64) -> Report {
     let lanes = weights.len();
     let total_weight: u32 = weights.iter().sum();
     // The saturated prefix ends with the dispatch that empties a lane.
+    let last = queued_per_lane.saturating_sub(in_flight).max(1);
     let mut counts = vec![0u64; lanes];
     let mut end = seq.len();
     for (i, &lane) in seq.iter().enumerate() {
         counts[lane] += 1;
-        if counts[lane] == queued_per_lane {
+        if counts[lane] == last {
             end = i + 1;
             break;
         }
@@ -139,7 +146,7 @@ fn design_lag(picker: PickerKind, weights: &[u32]) -> Option<f64> {
         PickerKind::Strict => return None,
     };
     let cycle = picker.cycle(weights);
-    Some(analyse(&cycle, weights, u64::MAX).max_lag)
+    Some(analyse(&cycle, weights, u64::MAX, 0).max_lag)
 }
 
 fn run(threads: usize, weights: &[u32], picker: PickerKind) -> Report {
@@ -162,7 +169,7 @@ fn run(threads: usize, weights: &[u32], picker: PickerKind) -> Report {
         gate.open();
         done.wait();
     }
-    analyse(&log.sequence(), weights, per_lane)
+    analyse(&log.sequence(), weights, per_lane, threads as u64 - 1)
 }
 
 fn ratio(counts: &[u64]) -> String {
