@@ -285,7 +285,7 @@ impl Executor {
                     weight: lane.weight,
                     capacity: lane.capacity,
                     queued: lane.queued(),
-                    submitted: c.submitted.load(Ordering::Relaxed),
+                    submitted: lane.submitted(),
                     dispatched: c.dispatched.load(Ordering::Relaxed),
                     completed: c.completed.load(Ordering::Relaxed),
                     panicked: c.panicked.load(Ordering::Relaxed),

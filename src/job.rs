@@ -356,6 +356,15 @@ pub(crate) struct Task {
 }
 
 impl Task {
+    /// A place-holder with no job (see `Lane::push_tombstone`).
+    pub(crate) fn tombstone() -> Task {
+        Task { raw: None }
+    }
+
+    pub(crate) fn is_tombstone(&self) -> bool {
+        self.raw.is_none()
+    }
+
     /// Runs one attempt on the current thread, catching a panic. Returns
     /// the task again when it asks to be retried.
     #[inline]

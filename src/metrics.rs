@@ -95,7 +95,10 @@ pub struct LaneMetrics {
     pub capacity: Capacity,
     /// Jobs waiting in the lane now.
     pub queued: usize,
-    /// Jobs accepted into the lane.
+    /// Jobs accepted into the lane. Derived from the other counters so
+    /// that `enqueue` keeps no counter of its own: exact whenever the lane
+    /// is quiet, it may trail by the few jobs a worker is taking at the
+    /// instant of the snapshot.
     pub submitted: u64,
     /// Jobs taken from the lane by a worker.
     pub dispatched: u64,

@@ -20,10 +20,10 @@ use crossbeam_utils::CachePadded;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
-/// Bit of `Shared::state` set once the executor stops accepting jobs; the
-/// rest of the word counts producers inside `submit`.
+/// `Shared::state` once the executor stops accepting jobs. The lanes'
+/// own closed bits decide which jobs were accepted (rule 5); this flag
+/// wakes blocked producers and tells idle workers to drain and exit.
 const CLOSED: usize = 1;
-const PRODUCER: usize = 2;
 
 /// Rounds an idle worker looks for work before it goes to sleep.
 const SPIN_ROUNDS: u32 = 32;
@@ -55,7 +55,7 @@ pub(crate) struct Shared {
     /// Some lane ages its jobs: check for overdue heads before each pick.
     aging: bool,
     timer: Timer,
-    /// `CLOSED` bit plus `PRODUCER` per producer in `submit` (rule 5).
+    /// 0, or `CLOSED` once shutdown began.
     state: CachePadded<AtomicUsize>,
     /// Non-zero once `shutdown_now` ran: workers start nothing more.
     stopped: AtomicUsize,
@@ -142,15 +142,6 @@ impl Shared {
             });
         };
         let lane = &self.lanes[index];
-        // Rule 5: count ourselves in before looking at CLOSED.
-        let before = self.state.fetch_add(PRODUCER, Ordering::SeqCst);
-        let _in_flight = InFlight(&self.state);
-        if before & CLOSED != 0 {
-            return Err(EnqueueError::ShutDown {
-                priority,
-                job: payload,
-            });
-        }
         if !lane.try_reserve() {
             match self.when_full(lane, wait) {
                 Ok(()) => {}
@@ -176,8 +167,16 @@ impl Shared {
                 }
             }
         }
+        // Rule 5: the job is accepted if its slot opens before the lane
+        // closes.
+        if !lane.open_slot() {
+            lane.push_tombstone();
+            return Err(EnqueueError::ShutDown {
+                priority,
+                job: payload,
+            });
+        }
         let (task, completion) = new_job(into_body(payload), self.meta(deadline));
-        lane.counters.submitted.fetch_add(1, Ordering::Relaxed);
         lane.push(task);
         self.after_publish();
         Ok(JobHandle::new(completion))
@@ -218,8 +217,9 @@ impl Shared {
             if self.is_closed() {
                 return Err(NoSlot::Closed);
             }
-            if lane.try_claim() {
-                let oldest = lane.take_claimed();
+            if lane.try_claim()
+                && let Some(oldest) = lane.take_claimed()
+            {
                 lane.counters.discarded.fetch_add(1, Ordering::Relaxed);
                 oldest.resolve(JobError::Discarded);
             }
@@ -242,10 +242,17 @@ impl Shared {
     ) -> JobHandle<B::Output> {
         let lane = &self.lanes[index];
         let (task, completion) = new_job(into_body(payload), self.meta(deadline));
-        lane.counters.submitted.fetch_add(1, Ordering::Relaxed);
         lane.counters.caller_ran.fetch_add(1, Ordering::Relaxed);
         lane.counters.dispatched.fetch_add(1, Ordering::Relaxed);
-        self.run_task(index, task);
+        // Retries run here too, at once: a producer's thread re-queueing
+        // work could race a shutdown that has already let the workers go.
+        let mut next = self.run_task(index, task);
+        while let Some(retry) = next {
+            let counters = &self.lanes[retry.lane].counters;
+            counters.requeued.fetch_add(1, Ordering::Relaxed);
+            counters.dispatched.fetch_add(1, Ordering::Relaxed);
+            next = self.run_task(retry.lane, retry.task);
+        }
         JobHandle::new(completion)
     }
 
@@ -354,26 +361,32 @@ impl Shared {
             return None;
         }
         let lanes = &self.lanes;
-        let promoted = if self.aging {
-            self.overdue_lane()
-        } else {
-            None
-        };
-        let lane = match promoted {
-            Some(lane) => lane,
-            None => self.schedule.pick(
-                lanes.len(),
-                |l| lanes[l].is_claimable(),
-                |l| lanes[l].try_claim_to_run(),
-            )?,
-        };
-        let chosen = &lanes[lane];
-        let task = chosen.take_claimed();
-        if chosen.ages() {
-            chosen.new_head(now_ns());
+        loop {
+            let promoted = if self.aging {
+                self.overdue_lane()
+            } else {
+                None
+            };
+            let lane = match promoted {
+                Some(lane) => lane,
+                None => self.schedule.pick(
+                    lanes.len(),
+                    |l| lanes[l].is_claimable(),
+                    |l| lanes[l].try_claim_to_run(),
+                )?,
+            };
+            let chosen = &lanes[lane];
+            let Some(task) = chosen.take_claimed() else {
+                // A tombstone of a producer refused at shutdown.
+                chosen.finished_running();
+                continue;
+            };
+            if chosen.ages() {
+                chosen.new_head(now_ns());
+            }
+            chosen.counters.dispatched.fetch_add(1, Ordering::Relaxed);
+            return Some((lane, task));
         }
-        chosen.counters.dispatched.fetch_add(1, Ordering::Relaxed);
-        Some((lane, task))
     }
 
     /// Aging: a lane whose head job has waited past its threshold, claimed.
@@ -403,7 +416,9 @@ impl Shared {
     /// Runs a task a worker claimed, then frees its running slot.
     #[inline]
     fn execute(self: &Arc<Self>, index: usize, task: Task) {
-        self.run_task(index, task);
+        if let Some(retry) = self.run_task(index, task) {
+            self.retry(retry);
+        }
         if self.lanes[index].finished_running() {
             // A capped lane has room again and work: a sleeper may take it.
             self.sleep.wake_one();
@@ -412,17 +427,17 @@ impl Shared {
 
     /// Runs a task: expiry check, hooks, the job, retry.
     #[inline]
-    fn run_task(self: &Arc<Self>, index: usize, task: Task) {
+    fn run_task(self: &Arc<Self>, index: usize, task: Task) -> Option<Retry> {
         let meta = task.meta();
         if meta.enqueued_ns == 0 {
-            self.run_attempt(index, task, None);
+            self.run_attempt(index, task, None)
         } else {
-            self.execute_timed(index, task, meta);
+            self.execute_timed(index, task, meta)
         }
     }
 
     #[cold]
-    fn execute_timed(self: &Arc<Self>, index: usize, task: Task, meta: JobMeta) {
+    fn execute_timed(self: &Arc<Self>, index: usize, task: Task, meta: JobMeta) -> Option<Retry> {
         let lane = &self.lanes[index];
         let now = now_ns();
         let waited = Duration::from_nanos(now.saturating_sub(meta.enqueued_ns));
@@ -436,7 +451,7 @@ impl Shared {
                 let _ = catch_unwind(AssertUnwindSafe(|| hook(job)));
             }
             task.resolve(JobError::Expired);
-            return;
+            return None;
         }
         let info = JobInfo {
             priority: lane.priority,
@@ -445,11 +460,11 @@ impl Shared {
         if let Some(hook) = &self.hooks.before {
             let _ = catch_unwind(AssertUnwindSafe(|| hook(&info)));
         }
-        self.run_attempt(index, task, Some(&info));
+        self.run_attempt(index, task, Some(&info))
     }
 
     #[inline]
-    fn run_attempt(self: &Arc<Self>, index: usize, task: Task, info: Option<&JobInfo>) {
+    fn run_attempt(&self, index: usize, task: Task, info: Option<&JobInfo>) -> Option<Retry> {
         let lane = &self.lanes[index];
         let record = |outcome: JobOutcome| {
             let c = &lane.counters;
@@ -469,15 +484,14 @@ impl Shared {
             record: &record,
             dead_letter: self.hooks.dead_letter.as_deref(),
         };
-        if let Some((task, delay, priority)) = task.run(&ctx) {
-            let target = priority.and_then(|p| self.lane_index(p)).unwrap_or(index);
-            self.retry(target, task, delay);
-        }
+        let (task, delay, priority) = task.run(&ctx)?;
+        let lane = priority.and_then(|p| self.lane_index(p)).unwrap_or(index);
+        Some(Retry { lane, task, delay })
     }
 
     /// Re-queues a retry now, or after `delay` through the timer.
     #[cold]
-    fn retry(self: &Arc<Self>, lane: usize, task: Task, delay: Duration) {
+    fn retry(self: &Arc<Self>, Retry { lane, task, delay }: Retry) {
         let task = if delay.is_zero() {
             task
         } else {
@@ -528,13 +542,11 @@ impl Shared {
     /// Rule 5: closed, no producer in flight, nothing queued, no retry
     /// waiting out its backoff.
     fn drained(&self) -> bool {
-        self.state.load(Ordering::SeqCst) == CLOSED
-            && self.timer.pending() == 0
-            && !self.any_ready()
+        self.is_closed() && self.timer.pending() == 0 && !self.any_ready()
     }
 
     fn should_wake(&self) -> bool {
-        self.is_stopped() || self.any_claimable() || self.state.load(Ordering::SeqCst) == CLOSED
+        self.is_stopped() || self.any_claimable() || self.is_closed()
     }
 
     /// An idle worker's search: spin a little, then sleep. Returns a job, or
@@ -629,21 +641,13 @@ impl Shared {
 
     // ===== shutdown =====
 
-    /// Rule 5: stop accepting, wake blocked producers, wait until no
-    /// producer is in flight, wake every sleeper. Idempotent.
+    /// Rule 5: stop accepting, wake blocked producers and every sleeper.
+    /// Idempotent.
     pub(crate) fn close(self: &Arc<Self>) {
-        self.state.fetch_or(CLOSED, Ordering::SeqCst);
+        self.state.store(CLOSED, Ordering::SeqCst);
         for lane in self.lanes.iter() {
+            lane.close();
             lane.wake_producers();
-        }
-        let mut spins = 0u32;
-        while self.state.load(Ordering::SeqCst) != CLOSED {
-            spins += 1;
-            if spins < 64 {
-                spin_hint();
-            } else {
-                yield_now();
-            }
         }
         self.sleep.wake_all();
         // Retries waiting out a backoff are re-queued now.
@@ -666,13 +670,17 @@ impl Shared {
         for entry in delayed {
             let lane = &self.lanes[entry.lane];
             lane.counters.handed_back.fetch_add(1, Ordering::Relaxed);
+            lane.counters
+                .handed_back_delayed
+                .fetch_add(1, Ordering::Relaxed);
             pending.push(PendingJob::new(lane.priority, entry.task));
         }
         for lane in self.lanes.iter() {
             while lane.try_claim() {
-                let task = lane.take_claimed();
-                lane.counters.handed_back.fetch_add(1, Ordering::Relaxed);
-                pending.push(PendingJob::new(lane.priority, task));
+                if let Some(task) = lane.take_claimed() {
+                    lane.counters.handed_back.fetch_add(1, Ordering::Relaxed);
+                    pending.push(PendingJob::new(lane.priority, task));
+                }
             }
         }
         pending
@@ -738,14 +746,11 @@ impl Shared {
     }
 }
 
-/// Decrements the in-flight producer count when `submit` returns.
-struct InFlight<'a>(&'a AtomicUsize);
-
-impl Drop for InFlight<'_> {
-    #[inline]
-    fn drop(&mut self) {
-        self.0.fetch_sub(PRODUCER, Ordering::SeqCst);
-    }
+/// A failed attempt to be queued again.
+struct Retry {
+    lane: usize,
+    task: Task,
+    delay: Duration,
 }
 
 /// Where a worker stands in the thread counts, so its exit undoes exactly
