@@ -2,9 +2,13 @@
 
 use crate::error::BuildError;
 use crate::executor::Executor;
+use crate::hooks::{DeadLetter, ExpiredJob, Hooks, JobInfo};
+use crate::job::JobOutcome;
 use crate::picker::{MAX_CYCLE, Picker};
+use crate::policy::{LaneConfig, MaxRunning};
 use crate::pool::{PoolConfig, Shared};
 use crate::priority::{Capacity, Priority};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The default keep-alive of threads above `core_threads`.
@@ -43,7 +47,8 @@ pub struct ExecutorBuilder {
     keep_alive: Duration,
     allow_core_timeout: bool,
     picker: Picker,
-    lanes: Vec<(Priority, u32, Capacity)>,
+    lanes: Vec<LaneConfig>,
+    hooks: Hooks,
 }
 
 impl Executor {
@@ -61,6 +66,7 @@ impl Executor {
             allow_core_timeout: false,
             picker: Picker::default(),
             lanes: Vec::new(),
+            hooks: Hooks::default(),
         }
     }
 }
@@ -154,8 +160,76 @@ impl ExecutorBuilder {
     ///     .unwrap();
     /// assert_eq!(exec.metrics().lanes[0].weight, 4);
     /// ```
-    pub fn lane_weighted(mut self, priority: Priority, weight: u32, capacity: Capacity) -> Self {
-        self.lanes.push((priority, weight, capacity));
+    pub fn lane_weighted(self, priority: Priority, weight: u32, capacity: Capacity) -> Self {
+        self.lane_config(LaneConfig::new(priority).weight(weight).capacity(capacity))
+    }
+
+    /// Adds a lane with every setting: reserved workers, aging, rejection
+    /// policy.
+    ///
+    /// # Examples
+    ///
+    /// See [`LaneConfig`].
+    pub fn lane_config(mut self, lane: LaneConfig) -> Self {
+        self.lanes.push(lane);
+        self
+    }
+
+    /// Runs `hook` on the worker thread before each job, with its priority
+    /// and how long it waited (Java's `beforeExecute`). A panicking hook is
+    /// caught and ignored.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use std::sync::mpsc;
+    ///
+    /// let (tx, rx) = mpsc::channel();
+    /// let exec = Executor::builder()
+    ///     .lane(Priority(10), Capacity::Unbounded)
+    ///     .before_execute(move |info| tx.send(info.priority).unwrap())
+    ///     .build()
+    ///     .unwrap();
+    /// exec.enqueue(Priority(10), || ()).unwrap().join().unwrap();
+    /// assert_eq!(rx.recv().unwrap(), Priority(10));
+    /// ```
+    pub fn before_execute(mut self, hook: impl Fn(&JobInfo) + Send + Sync + 'static) -> Self {
+        self.hooks.before = Some(Arc::new(hook));
+        self
+    }
+
+    /// Runs `hook` on the worker thread after each job with its outcome
+    /// (Java's `afterExecute`), before the job's handle resolves.
+    ///
+    /// # Examples
+    ///
+    /// See [`JobInfo`].
+    pub fn after_execute(
+        mut self,
+        hook: impl Fn(&JobInfo, JobOutcome) + Send + Sync + 'static,
+    ) -> Self {
+        self.hooks.after = Some(Arc::new(hook));
+        self
+    }
+
+    /// Receives every retrying job whose last attempt failed.
+    ///
+    /// # Examples
+    ///
+    /// See [`DeadLetter`].
+    pub fn on_dead_letter(mut self, hook: impl Fn(DeadLetter) + Send + Sync + 'static) -> Self {
+        self.hooks.dead_letter = Some(Arc::new(hook));
+        self
+    }
+
+    /// Receives every job dropped unrun because its deadline passed.
+    ///
+    /// # Examples
+    ///
+    /// See [`ExpiredJob`].
+    pub fn on_expired(mut self, hook: impl Fn(ExpiredJob) + Send + Sync + 'static) -> Self {
+        self.hooks.expired = Some(Arc::new(hook));
         self
     }
 
@@ -197,23 +271,39 @@ impl ExecutorBuilder {
         }
         let mut lanes = self.lanes;
         // Highest priority first; the order is the lanes' index everywhere.
-        lanes.sort_by_key(|l| std::cmp::Reverse(l.0));
+        lanes.sort_by_key(|l| std::cmp::Reverse(l.priority));
         for pair in lanes.windows(2) {
-            if pair[0].0 == pair[1].0 {
+            if pair[0].priority == pair[1].priority {
                 return Err(BuildError::DuplicatePriority {
-                    priority: pair[0].0,
+                    priority: pair[0].priority,
                 });
             }
         }
-        for &(priority, weight, capacity) in &lanes {
-            if weight == 0 {
+        for lane in &lanes {
+            let priority = lane.priority;
+            if lane.weight == 0 {
                 return Err(BuildError::ZeroWeight { priority });
             }
-            if capacity == Capacity::Bounded(0) {
+            if lane.capacity == Capacity::Bounded(0) {
                 return Err(BuildError::ZeroCapacity { priority });
             }
+            match lane.max_running {
+                Some(MaxRunning::Threads(0)) => {
+                    return Err(BuildError::ZeroMaxRunning { priority });
+                }
+                Some(MaxRunning::Percent(p)) if p == 0 || p > 100 => {
+                    return Err(BuildError::BadMaxRunningPercent {
+                        priority,
+                        percent: p,
+                    });
+                }
+                _ => {}
+            }
+            if lane.promote_after == Some(std::time::Duration::ZERO) {
+                return Err(BuildError::ZeroPromoteAfter { priority });
+            }
         }
-        let sum: u64 = lanes.iter().map(|l| u64::from(l.1)).sum();
+        let sum: u64 = lanes.iter().map(|l| u64::from(l.weight)).sum();
         if sum > MAX_CYCLE {
             return Err(BuildError::WeightsTooLarge {
                 sum,
@@ -240,6 +330,7 @@ impl ExecutorBuilder {
             config,
             self.picker,
             &lanes,
+            self.hooks,
         )))
     }
 }

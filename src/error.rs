@@ -68,6 +68,27 @@ pub enum BuildError {
         /// The largest sum accepted.
         limit: u64,
     },
+    /// A lane's `max_running` is 0 threads: its jobs could never run.
+    #[error("lane {priority}: max_running must be at least 1 thread (got 0)")]
+    ZeroMaxRunning {
+        /// The lane.
+        priority: Priority,
+    },
+    /// A lane's `max_running` share is not between 1 and 100 percent.
+    #[error("lane {priority}: max_running must be 1 to 100 percent of max_threads (got {percent})")]
+    BadMaxRunningPercent {
+        /// The lane.
+        priority: Priority,
+        /// The percentage given.
+        percent: u8,
+    },
+    /// A lane's `promote_after` is zero, which would turn aging into FIFO
+    /// across lanes.
+    #[error("lane {priority}: promote_after must be longer than zero")]
+    ZeroPromoteAfter {
+        /// The lane.
+        priority: Priority,
+    },
     /// The operating system refused to start a prestarted thread.
     #[error("could not start worker thread: {message}")]
     Spawn {

@@ -2,8 +2,10 @@
 
 use crate::error::{EnqueueError, ShutdownTimeout};
 use crate::handle::{JobHandle, PendingJob};
+use crate::job::{Once, Retrying};
 use crate::metrics::{LaneMetrics, Metrics, ThreadMetrics};
 use crate::picker::Picker;
+use crate::policy::{Attempt, JobOptions, RetryPolicy};
 use crate::pool::{Shared, Wait};
 use crate::priority::Priority;
 use crate::sync::Arc;
@@ -110,7 +112,7 @@ impl Executor {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        self.shared.submit(priority, job, Wait::Forever)
+        self.shared.submit(priority, job, None, Wait::Forever, once)
     }
 
     /// Like [`enqueue`](Executor::enqueue), but never blocks.
@@ -154,7 +156,7 @@ impl Executor {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        self.shared.submit(priority, job, Wait::No)
+        self.shared.submit(priority, job, None, Wait::No, once)
     }
 
     /// Like [`enqueue`](Executor::enqueue), but waits at most `timeout` for
@@ -191,7 +193,68 @@ impl Executor {
             Some(deadline) => Wait::Until(deadline),
             None => Wait::Forever,
         };
-        self.shared.submit(priority, job, wait)
+        self.shared.submit(priority, job, None, wait, once)
+    }
+
+    /// Like [`enqueue`](Executor::enqueue), with per-job options: a
+    /// deadline or time to live after which the job is not started (its
+    /// handle resolves [`JobError::Expired`](crate::JobError::Expired), the
+    /// lane counts it, and the executor's
+    /// [`on_expired`](crate::ExecutorBuilder::on_expired) hook hears of it).
+    /// Expired jobs are dropped at dispatch, so they never hold up a lane.
+    ///
+    /// # Errors
+    ///
+    /// As [`enqueue`](Executor::enqueue).
+    ///
+    /// # Examples
+    ///
+    /// See [`JobOptions`].
+    pub fn enqueue_with<F, T>(
+        &self,
+        priority: Priority,
+        options: JobOptions,
+        job: F,
+    ) -> Result<JobHandle<T>, EnqueueError<F>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        self.shared
+            .submit(priority, job, options.deadline, Wait::Forever, once)
+    }
+
+    /// Queues a job that may fail and be tried again: `job` returns
+    /// `Err` (or panics) to ask for another attempt, which is queued again
+    /// (after the policy's backoff, at its retry priority) until
+    /// `max_retries` retries have failed too. Then the handle resolves
+    /// [`JobError::Failed`](crate::JobError::Failed) and the executor's
+    /// [`on_dead_letter`](crate::ExecutorBuilder::on_dead_letter) hook
+    /// receives it. Nothing is dropped silently.
+    ///
+    /// # Errors
+    ///
+    /// As [`enqueue`](Executor::enqueue).
+    ///
+    /// # Examples
+    ///
+    /// See [`Attempt`] and [`DeadLetter`](crate::DeadLetter).
+    pub fn enqueue_retrying<F, T, E>(
+        &self,
+        priority: Priority,
+        policy: RetryPolicy,
+        job: F,
+    ) -> Result<JobHandle<T>, EnqueueError<F>>
+    where
+        F: FnMut(Attempt) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: fmt::Display,
+    {
+        self.shared
+            .submit(priority, job, None, Wait::Forever, move |f| Retrying {
+                f,
+                policy,
+            })
     }
 
     /// Starts the core threads now instead of on demand; returns how many
@@ -222,12 +285,21 @@ impl Executor {
                     weight: lane.weight,
                     capacity: lane.capacity,
                     queued: lane.queued(),
-                    submitted: c.submitted.load(Ordering::Relaxed),
+                    submitted: lane.submitted(),
                     dispatched: c.dispatched.load(Ordering::Relaxed),
                     completed: c.completed.load(Ordering::Relaxed),
                     panicked: c.panicked.load(Ordering::Relaxed),
                     rejected: c.rejected.load(Ordering::Relaxed),
                     handed_back: c.handed_back.load(Ordering::Relaxed),
+                    expired: c.expired.load(Ordering::Relaxed),
+                    discarded: c.discarded.load(Ordering::Relaxed),
+                    retried: c.retried.load(Ordering::Relaxed),
+                    dead_lettered: c.dead_lettered.load(Ordering::Relaxed),
+                    caller_ran: c.caller_ran.load(Ordering::Relaxed),
+                    promoted: c.promoted.load(Ordering::Relaxed),
+                    running: lane.running(),
+                    max_running: (lane.max_running != usize::MAX).then_some(lane.max_running),
+                    when_full: lane.when_full,
                 }
             })
             .collect();
@@ -346,6 +418,32 @@ impl Executor {
     pub fn shutdown_now(&self) -> Vec<PendingJob> {
         self.shared.stop_now()
     }
+
+    /// After [`shutdown_now`](Executor::shutdown_now), waits up to
+    /// `timeout` for the jobs still running to finish and every worker to
+    /// exit (Java's `awaitTermination`). Returns whether they all did;
+    /// returns `false` at once if shutdown has not begun, since workers of
+    /// a running executor do not exit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use std::time::Duration;
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
+    /// let _detached = exec.enqueue(Priority(1), || ());
+    /// assert!(!exec.await_termination(Duration::from_secs(1)));
+    /// let _pending = exec.shutdown_now();
+    /// assert!(exec.await_termination(Duration::from_secs(30)));
+    /// assert_eq!(exec.metrics().threads.live, 0);
+    /// ```
+    pub fn await_termination(&self, timeout: Duration) -> bool {
+        if !self.shared.is_closed() {
+            return false;
+        }
+        self.shared.wait_exited(Instant::now().checked_add(timeout))
+    }
 }
 
 impl Drop for Executor {
@@ -370,4 +468,10 @@ impl fmt::Debug for Executor {
             .field("keep_alive", &self.shared.config.keep_alive)
             .finish_non_exhaustive()
     }
+}
+
+/// Wraps a plain closure as a job body.
+#[inline]
+fn once<F>(f: F) -> Once<F> {
+    Once(Some(f))
 }

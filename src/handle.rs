@@ -1,7 +1,7 @@
 //! What a caller holds after `enqueue`: the job's result, or the job itself
 //! when the executor hands it back.
 
-use crate::job::{Completion, Outcome, Task};
+use crate::job::{Completion, RunCtx, Task};
 use crate::priority::Priority;
 use std::fmt;
 use std::future::Future;
@@ -42,6 +42,21 @@ pub enum JobError {
     /// dropped, or its result was already taken.
     #[error("job was cancelled before it ran")]
     Cancelled,
+    /// The job's deadline passed before a worker started it; it never ran.
+    #[error("job expired before it started")]
+    Expired,
+    /// The job was pushed out of its full lane by a newer one
+    /// ([`RejectionPolicy::DiscardOldest`](crate::RejectionPolicy::DiscardOldest)); it never ran.
+    #[error("job was discarded from its full lane to make room for a newer one")]
+    Discarded,
+    /// Every attempt of a retrying job failed; it went to the dead letters.
+    #[error("job failed after {attempts} attempts: {message}")]
+    Failed {
+        /// How many times it ran.
+        attempts: u32,
+        /// The last attempt's error.
+        message: String,
+    },
 }
 
 /// The result of a queued job: wait for it with [`join`](JobHandle::join)
@@ -208,7 +223,17 @@ impl PendingJob {
     ///
     /// See [`PendingJob`].
     pub fn run(self) {
-        let _: Outcome = self.task.run();
+        // Counted as handed back already; the pool's counters stay as they are.
+        let ctx = RunCtx {
+            priority: self.priority,
+            record: &|_| {},
+            dead_letter: None,
+        };
+        let mut task = self.task;
+        while let Some((again, _, _)) = task.run(&ctx) {
+            // Retries of a handed-back job run here at once, without backoff.
+            task = again;
+        }
     }
 }
 

@@ -1,34 +1,86 @@
 //! A queued job and the slot its result lands in, in one allocation.
 //!
-//! `enqueue` allocates one `JobCell<F, T>` behind an `Arc`. The lane holds
-//! it as a [`Task`] (type-erased to run it), the caller's
+//! `enqueue` allocates one `JobCell<B>` behind an `Arc`. The lane holds it
+//! as a [`Task`] (type-erased to run it), the caller's
 //! [`JobHandle`](crate::JobHandle) holds it as a `Completion<T>` (type-erased
 //! to read the result). Neither side needs a second allocation.
 //!
-//! The cell's own lock is taken twice per job (to take the closure, then to
+//! The cell's own lock is taken twice per attempt (to take the body, then to
 //! store the result) and is never contended except by a handle being polled
 //! or joined at that moment. The handle's condition variable is notified
 //! only when someone is blocked in `join`, so a finished job costs no
 //! system call.
+//!
+//! A body is either a plain closure run once, or a retrying closure
+//! (`enqueue_retrying`) that may ask for further attempts; the cell keeps
+//! the body between attempts and the lane re-queues the same task.
 
 use crate::handle::JobError;
+use crate::hooks::DeadLetter;
+use crate::policy::{Attempt, RetryPolicy};
+use crate::priority::Priority;
 use crate::sync::{Condvar, Mutex, lock};
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::task::{Poll, Waker};
+use std::time::Duration;
 
-/// How a job that ran ended, for the lane's counters.
+/// How one run of a job ended, for the lane's counters and the hooks.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::JobOutcome;
+///
+/// assert_ne!(JobOutcome::Completed, JobOutcome::Panicked);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Outcome {
+#[non_exhaustive]
+pub enum JobOutcome {
+    /// The job returned a value.
     Completed,
+    /// The job panicked (caught; the worker lives on).
     Panicked,
+    /// The attempt failed and the job was queued again.
+    Retrying,
+    /// The last attempt failed; the job went to the dead letters.
+    DeadLettered,
 }
 
-/// A job type-erased for the lanes: run it, or resolve it without running.
+/// What the worker does with a task after running it.
+pub(crate) enum Disposition {
+    Finished,
+    Retry {
+        delay: Duration,
+        priority: Option<Priority>,
+    },
+}
+
+/// Fixed facts about a job, readable without its lock.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct JobMeta {
+    /// When it was queued (crate clock), or 0 if nobody needs to know.
+    pub(crate) enqueued_ns: u64,
+    /// When it expires (crate clock), or 0 for never.
+    pub(crate) deadline_ns: u64,
+}
+
+/// What a worker lends a job while it runs.
+pub(crate) struct RunCtx<'a> {
+    pub(crate) priority: Priority,
+    pub(crate) record: &'a dyn Fn(JobOutcome),
+    pub(crate) dead_letter: Option<&'a (dyn Fn(DeadLetter) + Send + Sync)>,
+}
+
+/// A job type-erased for the lanes.
 pub(crate) trait RawJob: Send + Sync {
-    fn run(&self) -> Outcome;
+    /// Runs one attempt; `ctx.record` sees the outcome before the handle
+    /// does, so counters are current once `join` returns.
+    fn run(&self, ctx: &RunCtx<'_>) -> Disposition;
+    /// Resolves the handle without running the job (dropping its body).
     fn resolve_unrun(&self, error: JobError);
+    fn meta(&self) -> JobMeta;
 }
 
 /// The result side of a job, type-erased for [`JobHandle`](crate::JobHandle).
@@ -41,44 +93,116 @@ pub(crate) trait Completion<T>: Send + Sync {
     fn is_finished(&self) -> bool;
 }
 
-enum Stage<F, T> {
-    Queued(F),
-    Running,
-    Done(Result<T, JobError>),
-    Taken,
+// ===== bodies =====
+
+/// What a cell runs: one attempt at a time.
+pub(crate) trait Body: Send + 'static {
+    type Output: Send + 'static;
+    /// Runs attempt `n` (1-based). `Err` carries the attempt's error.
+    fn attempt(&mut self, n: u32) -> Result<Self::Output, String>;
+    /// After failed attempt `n`: another attempt, or `None` to give up.
+    fn retry_after(&self, n: u32) -> Option<(Duration, Option<Priority>)>;
+    /// Whether failures are retried (a panic then counts as a failed
+    /// attempt rather than ending the job).
+    fn retries(&self) -> bool;
 }
 
-struct State<F, T> {
-    stage: Stage<F, T>,
-    waker: Option<Waker>,
-    joining: bool,
-}
+/// A plain closure, run once.
+pub(crate) struct Once<F>(pub(crate) Option<F>);
 
-pub(crate) struct JobCell<F, T> {
-    state: Mutex<State<F, T>>,
-    finished: Condvar,
-}
-
-/// Creates the cell for `job`: its task for a lane and its result side.
-pub(crate) fn new_job<F, T>(job: F) -> (Task, Arc<dyn Completion<T>>)
+impl<F, T> Body for Once<F>
 where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
+    type Output = T;
+
+    #[inline]
+    fn attempt(&mut self, _n: u32) -> Result<T, String> {
+        match self.0.take() {
+            Some(f) => Ok(f()),
+            None => Err("job body already consumed".to_owned()),
+        }
+    }
+
+    fn retry_after(&self, _n: u32) -> Option<(Duration, Option<Priority>)> {
+        None
+    }
+
+    fn retries(&self) -> bool {
+        false
+    }
+}
+
+/// A closure that may fail and be tried again under a [`RetryPolicy`].
+pub(crate) struct Retrying<F> {
+    pub(crate) f: F,
+    pub(crate) policy: RetryPolicy,
+}
+
+impl<F, T, E> Body for Retrying<F>
+where
+    F: FnMut(Attempt) -> Result<T, E> + Send + 'static,
+    T: Send + 'static,
+    E: std::fmt::Display,
+{
+    type Output = T;
+
+    fn attempt(&mut self, n: u32) -> Result<T, String> {
+        let last = n > self.policy.max_retries;
+        (self.f)(Attempt { number: n, last }).map_err(|e| e.to_string())
+    }
+
+    fn retry_after(&self, n: u32) -> Option<(Duration, Option<Priority>)> {
+        (n <= self.policy.max_retries)
+            .then(|| (self.policy.delay_after(n), self.policy.retry_priority))
+    }
+
+    fn retries(&self) -> bool {
+        true
+    }
+}
+
+// ===== the cell =====
+
+enum Stage<B: Body> {
+    Queued(B),
+    Running,
+    Done(Result<B::Output, JobError>),
+    Taken,
+}
+
+struct State<B: Body> {
+    stage: Stage<B>,
+    attempt: u32,
+    waker: Option<Waker>,
+    joining: bool,
+}
+
+pub(crate) struct JobCell<B: Body> {
+    state: Mutex<State<B>>,
+    finished: Condvar,
+    meta: JobMeta,
+}
+
+/// Creates the cell for `body`: its task for a lane and its result side.
+pub(crate) fn new_job<B: Body>(body: B, meta: JobMeta) -> (Task, Arc<dyn Completion<B::Output>>) {
     let cell = Arc::new(JobCell {
         state: Mutex::new(State {
-            stage: Stage::Queued(job),
+            stage: Stage::Queued(body),
+            attempt: 0,
             waker: None,
             joining: false,
         }),
         finished: Condvar::new(),
+        meta,
     });
     let raw: Arc<dyn RawJob> = cell.clone();
     (Task { raw: Some(raw) }, cell)
 }
 
-impl<F, T> JobCell<F, T> {
-    fn finish(&self, result: Result<T, JobError>) {
+impl<B: Body> JobCell<B> {
+    fn finish(&self, result: Result<B::Output, JobError>) {
         let mut state = lock(&self.state);
         state.stage = Stage::Done(result);
         let waker = state.waker.take();
@@ -93,62 +217,90 @@ impl<F, T> JobCell<F, T> {
     }
 }
 
-impl<F, T> RawJob for JobCell<F, T>
-where
-    F: FnOnce() -> T + Send + 'static,
-    T: Send + 'static,
-{
-    fn run(&self) -> Outcome {
-        let job = {
+impl<B: Body> RawJob for JobCell<B> {
+    fn run(&self, ctx: &RunCtx<'_>) -> Disposition {
+        let (mut body, attempt) = {
             let mut state = lock(&self.state);
             match std::mem::replace(&mut state.stage, Stage::Running) {
-                Stage::Queued(job) => job,
+                Stage::Queued(body) => {
+                    state.attempt += 1;
+                    (body, state.attempt)
+                }
                 other => {
                     // Already resolved: never run a job twice.
                     state.stage = other;
-                    return Outcome::Completed;
+                    return Disposition::Finished;
                 }
             }
         };
-        match catch_unwind(AssertUnwindSafe(job)) {
-            Ok(value) => {
+        let failure = match catch_unwind(AssertUnwindSafe(|| body.attempt(attempt))) {
+            Ok(Ok(value)) => {
+                (ctx.record)(JobOutcome::Completed);
+                drop(body);
                 self.finish(Ok(value));
-                Outcome::Completed
+                return Disposition::Finished;
             }
+            Ok(Err(error)) => error,
             Err(payload) => {
                 let message = panic_message(payload.as_ref());
                 // The payload may itself panic when dropped; keep that on
                 // this side of the worker's loop.
                 let _ = catch_unwind(AssertUnwindSafe(move || drop(payload)));
-                self.finish(Err(JobError::Panicked { message }));
-                Outcome::Panicked
+                if !body.retries() {
+                    (ctx.record)(JobOutcome::Panicked);
+                    drop(body);
+                    self.finish(Err(JobError::Panicked { message }));
+                    return Disposition::Finished;
+                }
+                format!("panicked: {message}")
             }
+        };
+        if let Some((delay, priority)) = body.retry_after(attempt) {
+            (ctx.record)(JobOutcome::Retrying);
+            lock(&self.state).stage = Stage::Queued(body);
+            return Disposition::Retry { delay, priority };
         }
+        (ctx.record)(JobOutcome::DeadLettered);
+        drop(body);
+        if let Some(dead_letter) = ctx.dead_letter {
+            let letter = DeadLetter {
+                priority: ctx.priority,
+                attempts: attempt,
+                error: failure.clone(),
+            };
+            let _ = catch_unwind(AssertUnwindSafe(|| dead_letter(letter)));
+        }
+        self.finish(Err(JobError::Failed {
+            attempts: attempt,
+            message: failure,
+        }));
+        Disposition::Finished
     }
 
     fn resolve_unrun(&self, error: JobError) {
-        let job = {
+        let body = {
             let mut state = lock(&self.state);
             match std::mem::replace(&mut state.stage, Stage::Running) {
-                Stage::Queued(job) => job,
+                Stage::Queued(body) => body,
                 other => {
                     state.stage = other;
                     return;
                 }
             }
         };
-        // Drop the closure outside the lock: its captures may do anything.
-        drop(job);
+        // Drop the body outside the lock: its captures may do anything.
+        drop(body);
         self.finish(Err(error));
+    }
+
+    #[inline]
+    fn meta(&self) -> JobMeta {
+        self.meta
     }
 }
 
-impl<F, T> Completion<T> for JobCell<F, T>
-where
-    F: Send,
-    T: Send,
-{
-    fn poll_result(&self, waker: Option<&Waker>) -> Poll<Result<T, JobError>> {
+impl<B: Body> Completion<B::Output> for JobCell<B> {
+    fn poll_result(&self, waker: Option<&Waker>) -> Poll<Result<B::Output, JobError>> {
         let mut state = lock(&self.state);
         match std::mem::replace(&mut state.stage, Stage::Taken) {
             Stage::Done(result) => Poll::Ready(result),
@@ -166,7 +318,7 @@ where
         }
     }
 
-    fn wait(&self) -> Result<T, JobError> {
+    fn wait(&self) -> Result<B::Output, JobError> {
         let mut state = lock(&self.state);
         loop {
             match std::mem::replace(&mut state.stage, Stage::Taken) {
@@ -204,13 +356,38 @@ pub(crate) struct Task {
 }
 
 impl Task {
-    /// Runs the job on the current thread, catching a panic.
+    /// A place-holder with no job (see `Lane::push_tombstone`).
+    pub(crate) fn tombstone() -> Task {
+        Task { raw: None }
+    }
+
+    pub(crate) fn is_tombstone(&self) -> bool {
+        self.raw.is_none()
+    }
+
+    /// Runs one attempt on the current thread, catching a panic. Returns
+    /// the task again when it asks to be retried.
     #[inline]
-    pub(crate) fn run(mut self) -> Outcome {
-        match self.raw.take() {
-            Some(raw) => raw.run(),
-            None => Outcome::Completed,
+    pub(crate) fn run(mut self, ctx: &RunCtx<'_>) -> Option<(Task, Duration, Option<Priority>)> {
+        let raw = self.raw.take()?;
+        match raw.run(ctx) {
+            Disposition::Finished => None,
+            Disposition::Retry { delay, priority } => {
+                Some((Task { raw: Some(raw) }, delay, priority))
+            }
         }
+    }
+
+    /// Resolves the handle with `error` without running the job.
+    pub(crate) fn resolve(mut self, error: JobError) {
+        if let Some(raw) = self.raw.take() {
+            raw.resolve_unrun(error);
+        }
+    }
+
+    #[inline]
+    pub(crate) fn meta(&self) -> JobMeta {
+        self.raw.as_ref().map(|r| r.meta()).unwrap_or_default()
     }
 }
 

@@ -2,19 +2,25 @@
 //!
 //! # Counters
 //!
-//! - `ready` counts jobs that are in the queue and not yet claimed. A
-//!   producer increments it *after* its push; a worker claims a job by
-//!   decrementing it (never below zero) *before* its pop. A successful claim
-//!   therefore guarantees the pop finds a job, and a lane whose `ready` is
-//!   zero has nothing a worker could take. It is also the `queued` figure of
-//!   the metrics, and the value the sleep protocol re-checks (see
-//!   `sleep/README.md`).
+//! - `ready` counts jobs accepted into the lane and not yet claimed, plus a
+//!   `CLOSED` bit. A producer *opens a slot* by incrementing it, then
+//!   pushes; the increment is the moment a job is accepted, and it returns
+//!   the `CLOSED` bit as it was, so a job is accepted if and only if it
+//!   counted itself before the lane closed (rule 5 of `sleep/README.md`). A
+//!   producer that finds the lane closed pushes an empty *tombstone* instead
+//!   (so every increment still has its push) and gets its job back. A
+//!   worker claims a job by decrementing the count (never below zero)
+//!   before its pop; the pop then finds a job, waiting a moment if the
+//!   producer is between its increment and its push. `ready` is the
+//!   `queued` figure of the metrics and what the sleep protocol re-checks.
 //! - `occupied` (bounded lanes only) counts slots in use: a producer
 //!   reserves one before it pushes, a worker frees it after its pop. Blocked
 //!   producers wait on `space`; a worker takes that lock only when
 //!   `space_waiters` says someone waits.
 
+use crate::clock::{dur_ns, now_ns};
 use crate::job::Task;
+use crate::policy::{LaneConfig, RejectionPolicy};
 use crate::priority::{Capacity, Priority};
 use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crate::sync::queue::Queue;
@@ -29,10 +35,22 @@ pub(crate) enum NoSlot {
     Closed,
 }
 
+/// Set in `ready` once the lane accepts no new job.
+const CLOSED: usize = 1 << (usize::BITS - 1);
+const COUNT: usize = !CLOSED;
+
 pub(crate) struct Lane {
     pub(crate) priority: Priority,
     pub(crate) weight: u32,
     pub(crate) capacity: Capacity,
+    pub(crate) when_full: RejectionPolicy,
+    /// Most jobs of this lane running at once (`usize::MAX`: no cap).
+    pub(crate) max_running: usize,
+    running: AtomicUsize,
+    /// Aging threshold in ns (0: no aging) and when the current head job
+    /// became the head (crate clock).
+    promote_after_ns: u64,
+    head_since_ns: AtomicU64,
     queue: Queue<Task>,
     ready: CachePadded<AtomicUsize>,
     occupied: CachePadded<AtomicUsize>,
@@ -46,20 +64,38 @@ pub(crate) struct Lane {
 /// workers do not share a cache line.
 #[derive(Default)]
 pub(crate) struct LaneCounters {
-    pub(crate) submitted: CachePadded<AtomicU64>,
-    pub(crate) rejected: AtomicU64,
+    pub(crate) rejected: CachePadded<AtomicU64>,
+    /// Retries pushed into this lane, and tombstones pushed and not yet
+    /// claimed: neither is a submission (see [`Lane::submitted`]).
+    pub(crate) requeued: AtomicU64,
+    tombstones: AtomicU64,
     pub(crate) dispatched: CachePadded<AtomicU64>,
     pub(crate) completed: AtomicU64,
     pub(crate) panicked: AtomicU64,
     pub(crate) handed_back: AtomicU64,
+    /// Of `handed_back`, those taken from the retry timer, not the queue.
+    pub(crate) handed_back_delayed: AtomicU64,
+    pub(crate) expired: AtomicU64,
+    pub(crate) discarded: AtomicU64,
+    pub(crate) retried: AtomicU64,
+    pub(crate) dead_lettered: AtomicU64,
+    pub(crate) caller_ran: AtomicU64,
+    pub(crate) promoted: AtomicU64,
 }
 
 impl Lane {
-    pub(crate) fn new(priority: Priority, weight: u32, capacity: Capacity) -> Lane {
+    pub(crate) fn new(config: &LaneConfig, max_threads: usize) -> Lane {
         Lane {
-            priority,
-            weight,
-            capacity,
+            priority: config.priority,
+            weight: config.weight,
+            capacity: config.capacity,
+            when_full: config.when_full,
+            max_running: config
+                .max_running
+                .map_or(usize::MAX, |m| m.resolve(max_threads)),
+            running: AtomicUsize::new(0),
+            promote_after_ns: config.promote_after.map_or(0, |d| dur_ns(d).max(1)),
+            head_since_ns: AtomicU64::new(0),
             queue: Queue::new(),
             ready: CachePadded::new(AtomicUsize::new(0)),
             occupied: CachePadded::new(AtomicUsize::new(0)),
@@ -156,14 +192,65 @@ impl Lane {
         outcome
     }
 
-    /// Publishes a job for which a slot was reserved.
+    /// Accepts one job into the lane unless it is closed: the caller must
+    /// then [`push`](Lane::push) the job, or on `false` (closed) a
+    /// [`tombstone`](Lane::push_tombstone).
     #[inline]
-    pub(crate) fn push(&self, task: Task) {
-        self.queue.push(task);
+    pub(crate) fn open_slot(&self) -> bool {
         // ORDERING: SeqCst so the sleep protocol's check of `sleepers` that
         // follows cannot be ordered before this increment (Dekker pair with
         // a worker's registration then re-check, see sleep/README.md).
-        self.ready.fetch_add(1, Ordering::SeqCst);
+        let before = self.ready.fetch_add(1, Ordering::SeqCst);
+        if before & COUNT == 0 && self.ages() {
+            self.head_since_ns.store(now_ns(), Ordering::Relaxed);
+        }
+        before & CLOSED == 0
+    }
+
+    /// Pushes the job for a slot opened with [`Lane::open_slot`].
+    #[inline]
+    pub(crate) fn push(&self, task: Task) {
+        self.queue.push(task);
+    }
+
+    /// Fills a slot that [`Lane::open_slot`] found closed.
+    #[cold]
+    pub(crate) fn push_tombstone(&self) {
+        self.counters.tombstones.fetch_add(1, Ordering::Relaxed);
+        self.queue.push(Task::tombstone());
+    }
+
+    /// Publishes a retry: it was accepted long ago, so it goes in even if
+    /// the lane is full or closed (the producers it crowds out just wait).
+    pub(crate) fn push_retry(&self, task: Task) {
+        if self.capacity.limit().is_some() {
+            self.occupied.fetch_add(1, Ordering::SeqCst);
+        }
+        self.counters.requeued.fetch_add(1, Ordering::Relaxed);
+        self.open_slot();
+        self.push(task);
+    }
+
+    /// Stops accepting jobs; what was accepted stays claimable.
+    pub(crate) fn close(&self) {
+        self.ready.fetch_or(CLOSED, Ordering::SeqCst);
+    }
+
+    /// Jobs accepted into the lane so far, derived from the worker-side
+    /// counters so that `enqueue` pays for no counter of its own: every
+    /// push is dispatched, handed back, discarded or still queued, and
+    /// retries and tombstones are pushes but not submissions. Exact while
+    /// the lane is quiet; may be off by the jobs in motion while it is not.
+    pub(crate) fn submitted(&self) -> u64 {
+        let c = &self.counters;
+        let queued = self.queued() as u64;
+        let pushed_out = c.dispatched.load(Ordering::Relaxed)
+            + c.discarded.load(Ordering::Relaxed)
+            + c.handed_back.load(Ordering::Relaxed)
+            - c.handed_back_delayed.load(Ordering::Relaxed);
+        (pushed_out + queued)
+            .saturating_sub(c.requeued.load(Ordering::Relaxed))
+            .saturating_sub(c.tombstones.load(Ordering::Relaxed))
     }
 
     /// Wakes every producer blocked on this lane (at shutdown).
@@ -177,12 +264,92 @@ impl Lane {
     /// Does the lane hold an unclaimed job? A peek: it claims nothing.
     #[inline]
     pub(crate) fn is_ready(&self) -> bool {
-        self.ready.load(Ordering::SeqCst) > 0
+        self.ready.load(Ordering::SeqCst) & COUNT > 0
     }
 
     /// Unclaimed jobs in the lane.
     pub(crate) fn queued(&self) -> usize {
-        self.ready.load(Ordering::Relaxed)
+        self.ready.load(Ordering::Relaxed) & COUNT
+    }
+
+    /// As [`Lane::queued`], ordered with the thread counts (rule 3).
+    #[inline]
+    pub(crate) fn queued_seqcst(&self) -> usize {
+        self.ready.load(Ordering::SeqCst) & COUNT
+    }
+
+    /// Could a worker start one of this lane's jobs now (queued, and the
+    /// lane below its cap on running jobs)?
+    #[inline]
+    pub(crate) fn is_claimable(&self) -> bool {
+        self.is_ready()
+            && (self.max_running == usize::MAX
+                || self.running.load(Ordering::SeqCst) < self.max_running)
+    }
+
+    /// Claims a job to run it: as [`Lane::try_claim`], but also takes a
+    /// running slot on a capped lane (released by [`Lane::finished_running`]).
+    #[inline]
+    pub(crate) fn try_claim_to_run(&self) -> bool {
+        if self.max_running == usize::MAX {
+            return self.try_claim();
+        }
+        let mut cur = self.running.load(Ordering::SeqCst);
+        loop {
+            if cur >= self.max_running {
+                return false;
+            }
+            match self.running.compare_exchange_weak(
+                cur,
+                cur + 1,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => break,
+                Err(actual) => cur = actual,
+            }
+        }
+        if self.try_claim() {
+            true
+        } else {
+            self.running.fetch_sub(1, Ordering::SeqCst);
+            false
+        }
+    }
+
+    /// A job claimed with [`Lane::try_claim_to_run`] is done (or was not
+    /// run after all). Returns whether the lane has a job this frees a
+    /// place for.
+    #[inline]
+    pub(crate) fn finished_running(&self) -> bool {
+        if self.max_running == usize::MAX {
+            return false;
+        }
+        self.running.fetch_sub(1, Ordering::SeqCst);
+        self.is_ready()
+    }
+
+    /// Jobs of this lane running now (tracked for capped lanes only).
+    pub(crate) fn running(&self) -> Option<usize> {
+        (self.max_running != usize::MAX).then(|| self.running.load(Ordering::Relaxed))
+    }
+
+    /// Does this lane age its jobs?
+    #[inline]
+    pub(crate) fn ages(&self) -> bool {
+        self.promote_after_ns != 0
+    }
+
+    /// Has the head job waited at the head past the aging threshold?
+    #[inline]
+    pub(crate) fn head_overdue(&self, now: u64) -> bool {
+        now.saturating_sub(self.head_since_ns.load(Ordering::Relaxed)) >= self.promote_after_ns
+    }
+
+    /// A job left the head of the lane: the next one is the head from now.
+    #[inline]
+    pub(crate) fn new_head(&self, now: u64) {
+        self.head_since_ns.store(now, Ordering::Relaxed);
     }
 
     /// Claims one job of the lane if there is one. After `true`, the caller
@@ -191,7 +358,7 @@ impl Lane {
     pub(crate) fn try_claim(&self) -> bool {
         let mut cur = self.ready.load(Ordering::Acquire);
         loop {
-            if cur == 0 {
+            if cur & COUNT == 0 {
                 return false;
             }
             match self.ready.compare_exchange_weak(
@@ -207,15 +374,16 @@ impl Lane {
     }
 
     /// Pops the job a successful [`Lane::try_claim`] reserved and frees its
-    /// slot.
+    /// slot. `None` is a tombstone: a refused producer's place, nothing to
+    /// run.
     #[inline]
-    pub(crate) fn take_claimed(&self) -> Task {
+    pub(crate) fn take_claimed(&self) -> Option<Task> {
         let mut spins = 0u32;
         let task = loop {
-            // A claim is backed by a completed push, so the queue holds a
-            // job for us; an empty pop is a concurrent pop that took the job
-            // ahead of ours in the queue while its own job is still being
-            // linked in.
+            // A claim is backed by an accepted job, so its push is done or
+            // about to be: the producer is between its `open_slot` and its
+            // `push`, or a concurrent pop took the job ahead of ours while
+            // its own job is still being linked in.
             if let Some(task) = self.queue.pop() {
                 break task;
             }
@@ -229,7 +397,11 @@ impl Lane {
         if self.capacity.limit().is_some() {
             self.release_slot();
         }
-        task
+        if task.is_tombstone() {
+            self.counters.tombstones.fetch_sub(1, Ordering::Relaxed);
+            return None;
+        }
+        Some(task)
     }
 
     #[inline]

@@ -41,29 +41,60 @@
 //!   run.
 //! - A panicking job is caught and reported in its handle; the worker lives.
 //! - Nothing is lost: a refused job is returned in the error; after
-//!   shutdown, for every lane `submitted == completed + panicked +
-//!   handed_back`.
+//!   shutdown, for every lane `submitted` equals
+//!   [`LaneMetrics::settled`] (completed, panicked, handed back, expired,
+//!   discarded or dead-lettered).
+//!
+//! # Policies
+//!
+//! Per lane ([`LaneConfig`]): reserved workers ([`MaxRunning`]), aging
+//! (`promote_after`), and what to do when full ([`RejectionPolicy`]). Per
+//! job: a deadline ([`JobOptions`], [`Executor::enqueue_with`]) and retries
+//! with backoff and a dead-letter hook ([`RetryPolicy`],
+//! [`Executor::enqueue_retrying`]). Hooks before and after each job
+//! ([`ExecutorBuilder::before_execute`]) see the priority, the wait and the
+//! outcome.
 
 #![deny(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod builder;
+mod clock;
+mod config;
+mod config_error;
 mod error;
 mod executor;
 mod handle;
+mod hooks;
 mod job;
 mod lane;
+mod message;
 mod metrics;
 mod picker;
+mod policy;
 mod pool;
 mod priority;
+mod registry;
+mod rules;
+mod sequence;
 mod sleep;
 mod sync;
+mod timer;
 
 pub use builder::ExecutorBuilder;
+pub use config_error::{ConfigError, ConfigErrorKind};
 pub use error::{BuildError, EnqueueError, ShutdownTimeout};
 pub use executor::Executor;
 pub use handle::{JobError, JobHandle, PendingJob};
+pub use hooks::{DeadLetter, ExpiredJob, JobInfo};
+pub use job::JobOutcome;
+pub use message::{Message, MessageBuilder};
 pub use metrics::{LaneMetrics, Metrics, ThreadMetrics};
 pub use picker::{Picker, UnknownPicker};
+pub use policy::{Attempt, JobOptions, LaneConfig, MaxRunning, RejectionPolicy, RetryPolicy};
 pub use priority::{Capacity, Priority};
+pub use registry::{Executors, Reload};
+pub use rules::Rules;
+pub use sequence::{
+    SequenceError, SequenceErrorKind, SequenceFailure, SequenceHandle, SequenceMetrics, UnknownName,
+};

@@ -3,6 +3,7 @@
 //! Taking one reads relaxed atomics and takes no lock; the figures are each
 //! exact but not taken at one instant.
 
+use crate::policy::RejectionPolicy;
 use crate::priority::{Capacity, Priority};
 
 /// Counters of one executor, as returned by
@@ -77,8 +78,8 @@ impl Metrics {
 
 /// Counters of one lane.
 ///
-/// Once an executor has shut down, for every lane
-/// `submitted == completed + panicked + handed_back`: nothing is lost.
+/// Once an executor has shut down, for every lane `submitted ==`
+/// [`settled()`](LaneMetrics::settled): nothing is lost.
 ///
 /// # Examples
 ///
@@ -94,7 +95,10 @@ pub struct LaneMetrics {
     pub capacity: Capacity,
     /// Jobs waiting in the lane now.
     pub queued: usize,
-    /// Jobs accepted into the lane.
+    /// Jobs accepted into the lane. Derived from the other counters so
+    /// that `enqueue` keeps no counter of its own: exact whenever the lane
+    /// is quiet, it may trail by the few jobs a worker is taking at the
+    /// instant of the snapshot.
     pub submitted: u64,
     /// Jobs taken from the lane by a worker.
     pub dispatched: u64,
@@ -106,6 +110,50 @@ pub struct LaneMetrics {
     pub rejected: u64,
     /// Jobs handed back unrun by `shutdown_now`.
     pub handed_back: u64,
+    /// Jobs not started because their deadline had passed.
+    pub expired: u64,
+    /// Jobs pushed out of the full lane by newer ones (discard-oldest).
+    pub discarded: u64,
+    /// Failed attempts that were queued again.
+    pub retried: u64,
+    /// Retrying jobs whose last attempt failed.
+    pub dead_lettered: u64,
+    /// Jobs run on the producer's thread because the lane was full
+    /// (caller-runs); included in `submitted` and `completed`/`panicked`.
+    pub caller_ran: u64,
+    /// Dispatches made ahead of the weighted order by aging.
+    pub promoted: u64,
+    /// Jobs of this lane running now (lanes with `max_running` only).
+    pub running: Option<usize>,
+    /// The lane's cap on running jobs, in threads, if it has one.
+    pub max_running: Option<usize>,
+    /// What `enqueue` does when the lane is full.
+    pub when_full: RejectionPolicy,
+}
+
+impl LaneMetrics {
+    /// Jobs accepted and since finished one way or another: completed,
+    /// panicked, handed back, expired, discarded or dead-lettered. Equal to
+    /// `submitted` once the lane is idle.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
+    /// exec.enqueue(Priority(1), || ()).unwrap().join().unwrap();
+    /// let lane = &exec.metrics().lanes[0];
+    /// assert_eq!(lane.settled(), lane.submitted);
+    /// ```
+    pub fn settled(&self) -> u64 {
+        self.completed
+            + self.panicked
+            + self.handed_back
+            + self.expired
+            + self.discarded
+            + self.dead_lettered
+    }
 }
 
 /// Counts of an executor's worker threads.

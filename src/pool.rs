@@ -3,22 +3,27 @@
 //! The sleep/wake and shutdown rules this file implements are written down
 //! in `sleep/README.md`; the numbers in the comments refer to them.
 
+use crate::clock::{now_ns, to_ns};
 use crate::error::EnqueueError;
-use crate::handle::{JobHandle, PendingJob};
-use crate::job::{Outcome, new_job};
+use crate::handle::{JobError, JobHandle, PendingJob};
+use crate::hooks::{ExpiredJob, Hooks, JobInfo};
+use crate::job::{Body, JobMeta, JobOutcome, RunCtx, Task, new_job};
 use crate::lane::{Lane, NoSlot};
 use crate::picker::{Picker, Schedule};
-use crate::priority::{Capacity, Priority};
+use crate::policy::{LaneConfig, RejectionPolicy};
+use crate::priority::Priority;
 use crate::sleep::{Sleep, Wake};
 use crate::sync::atomic::{AtomicUsize, Ordering};
 use crate::sync::{Arc, Condvar, Mutex, dekker_fence, lock, spin_hint, thread, yield_now};
+use crate::timer::{Entry, Timer};
 use crossbeam_utils::CachePadded;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
-/// Bit of `Shared::state` set once the executor stops accepting jobs; the
-/// rest of the word counts producers inside `submit`.
+/// `Shared::state` once the executor stops accepting jobs. The lanes'
+/// own closed bits decide which jobs were accepted (rule 5); this flag
+/// wakes blocked producers and tells idle workers to drain and exit.
 const CLOSED: usize = 1;
-const PRODUCER: usize = 2;
 
 /// Rounds an idle worker looks for work before it goes to sleep.
 #[cfg(not(loom))]
@@ -50,7 +55,13 @@ pub(crate) struct Shared {
     pub(crate) config: PoolConfig,
     pub(crate) lanes: Box<[Lane]>,
     schedule: Schedule,
-    /// `CLOSED` bit plus `PRODUCER` per producer in `submit` (rule 5).
+    pub(crate) hooks: Hooks,
+    /// Stamp every job with its enqueue time (hooks report waits).
+    stamp_jobs: bool,
+    /// Some lane ages its jobs: check for overdue heads before each pick.
+    aging: bool,
+    timer: Timer,
+    /// 0, or `CLOSED` once shutdown began.
     state: CachePadded<AtomicUsize>,
     /// Non-zero once `shutdown_now` ran: workers start nothing more.
     stopped: AtomicUsize,
@@ -69,14 +80,20 @@ impl Shared {
         name: String,
         config: PoolConfig,
         picker: Picker,
-        lanes: &[(Priority, u32, Capacity)],
+        lanes: &[LaneConfig],
+        hooks: Hooks,
     ) -> Arc<Shared> {
-        let weights: Vec<u32> = lanes.iter().map(|l| l.1).collect();
+        let weights: Vec<u32> = lanes.iter().map(|l| l.weight).collect();
+        let lanes: Box<[Lane]> = lanes.iter().map(|l| Lane::new(l, config.max)).collect();
         Arc::new(Shared {
             name,
             config,
-            lanes: lanes.iter().map(|&(p, w, c)| Lane::new(p, w, c)).collect(),
+            aging: lanes.iter().any(Lane::ages),
+            lanes,
             schedule: Schedule::new(picker, &weights),
+            stamp_jobs: hooks.need_clock(),
+            hooks,
+            timer: Timer::default(),
             state: CachePadded::new(AtomicUsize::new(0)),
             stopped: AtomicUsize::new(0),
             sleep: Sleep::new(),
@@ -108,60 +125,141 @@ impl Shared {
 
     // ===== producer side =====
 
-    /// Queues `job` in the lane of `priority`.
+    /// Queues a job in the lane of `priority`. `payload` is what the
+    /// caller gave (handed back in errors); `into_body` wraps it for the
+    /// lane.
     #[inline]
-    pub(crate) fn submit<F, T>(
+    pub(crate) fn submit<P, B>(
         self: &Arc<Self>,
         priority: Priority,
-        job: F,
+        payload: P,
+        deadline: Option<Instant>,
         wait: Wait,
-    ) -> Result<JobHandle<T>, EnqueueError<F>>
+        into_body: impl FnOnce(P) -> B,
+    ) -> Result<JobHandle<B::Output>, EnqueueError<P>>
     where
-        F: FnOnce() -> T + Send + 'static,
-        T: Send + 'static,
+        B: Body,
     {
         let Some(index) = self.lane_index(priority) else {
             return Err(EnqueueError::UnknownPriority {
                 priority,
                 known: self.priorities(),
-                job,
+                job: payload,
             });
         };
         let lane = &self.lanes[index];
-        // Rule 5: count ourselves in before looking at CLOSED.
-        let before = self.state.fetch_add(PRODUCER, Ordering::SeqCst);
-        let _in_flight = InFlight(&self.state);
-        if before & CLOSED != 0 {
-            return Err(EnqueueError::ShutDown { priority, job });
-        }
         if !lane.try_reserve() {
-            let deadline = match wait {
-                Wait::No => None,
-                Wait::Forever => Some(None),
-                Wait::Until(deadline) => Some(Some(deadline)),
-            };
-            let outcome = match deadline {
-                None => Err(NoSlot::Full),
-                Some(deadline) => lane.reserve_blocking(deadline, || self.is_closed()),
-            };
-            match outcome {
+            match self.when_full(lane, wait) {
                 Ok(()) => {}
+                Err(NoSlot::Closed) => {
+                    return Err(EnqueueError::ShutDown {
+                        priority,
+                        job: payload,
+                    });
+                }
+                Err(NoSlot::Full)
+                    if lane.when_full == RejectionPolicy::CallerRuns
+                        && !matches!(wait, Wait::No) =>
+                {
+                    return Ok(self.run_on_caller(index, payload, deadline, into_body));
+                }
                 Err(NoSlot::Full) => {
                     lane.counters.rejected.fetch_add(1, Ordering::Relaxed);
                     return Err(EnqueueError::Full {
                         priority,
                         capacity: lane.capacity.limit().unwrap_or(usize::MAX),
-                        job,
+                        job: payload,
                     });
                 }
-                Err(NoSlot::Closed) => return Err(EnqueueError::ShutDown { priority, job }),
             }
         }
-        let (task, completion) = new_job(job);
-        lane.counters.submitted.fetch_add(1, Ordering::Relaxed);
+        // Rule 5: the job is accepted if its slot opens before the lane
+        // closes.
+        if !lane.open_slot() {
+            lane.push_tombstone();
+            return Err(EnqueueError::ShutDown {
+                priority,
+                job: payload,
+            });
+        }
+        let (task, completion) = new_job(into_body(payload), self.meta(deadline));
         lane.push(task);
         self.after_publish();
         Ok(JobHandle::new(completion))
+    }
+
+    #[inline]
+    fn meta(&self, deadline: Option<Instant>) -> JobMeta {
+        let deadline_ns = deadline.map_or(0, to_ns);
+        JobMeta {
+            enqueued_ns: if self.stamp_jobs || deadline_ns != 0 {
+                now_ns()
+            } else {
+                0
+            },
+            deadline_ns,
+        }
+    }
+
+    /// The lane is full: apply its rejection policy. `Ok` means a slot was
+    /// reserved after all.
+    #[cold]
+    fn when_full(&self, lane: &Lane, wait: Wait) -> Result<(), NoSlot> {
+        let deadline = match (wait, lane.when_full) {
+            (Wait::No, _) | (_, RejectionPolicy::Reject | RejectionPolicy::CallerRuns) => {
+                return Err(NoSlot::Full);
+            }
+            (_, RejectionPolicy::DiscardOldest) => return self.discard_oldest(lane),
+            (Wait::Forever, RejectionPolicy::Block) => None,
+            (Wait::Until(deadline), RejectionPolicy::Block) => Some(deadline),
+        };
+        lane.reserve_blocking(deadline, || self.is_closed())
+    }
+
+    /// Pushes the lane's oldest queued job out (its handle resolves
+    /// `Discarded`) until a slot is free.
+    fn discard_oldest(&self, lane: &Lane) -> Result<(), NoSlot> {
+        loop {
+            if self.is_closed() {
+                return Err(NoSlot::Closed);
+            }
+            if lane.try_claim()
+                && let Some(oldest) = lane.take_claimed()
+            {
+                lane.counters.discarded.fetch_add(1, Ordering::Relaxed);
+                oldest.resolve(JobError::Discarded);
+            }
+            if lane.try_reserve() {
+                return Ok(());
+            }
+            // Every slot is held by a producer between reserve and push.
+            yield_now();
+        }
+    }
+
+    /// Caller-runs: the job runs here, on the producer's thread.
+    #[cold]
+    fn run_on_caller<P, B: Body>(
+        self: &Arc<Self>,
+        index: usize,
+        payload: P,
+        deadline: Option<Instant>,
+        into_body: impl FnOnce(P) -> B,
+    ) -> JobHandle<B::Output> {
+        let lane = &self.lanes[index];
+        let (task, completion) = new_job(into_body(payload), self.meta(deadline));
+        lane.counters.caller_ran.fetch_add(1, Ordering::Relaxed);
+        lane.counters.dispatched.fetch_add(1, Ordering::Relaxed);
+        // Retries run here too, at once: a producer's thread re-queueing
+        // work could race a shutdown that has already let the workers go.
+        let mut next = self.run_task(index, task);
+        while let Some(retry) = next {
+            let counters = &self.lanes[retry.lane].counters;
+            counters.requeued.fetch_add(1, Ordering::Relaxed);
+            counters.dispatched.fetch_add(1, Ordering::Relaxed);
+            next = self.run_task(retry.lane, retry.task);
+        }
+        JobHandle::new(completion)
     }
 
     /// Rules 1 and 3: wake a sleeper, or add a thread if none is idle.
@@ -171,11 +269,19 @@ impl Shared {
             return;
         }
         let live = self.live.load(Ordering::SeqCst);
-        if live < self.config.core
-            || (live < self.config.max && self.idle.load(Ordering::SeqCst) == 0)
-        {
+        if live >= self.config.max {
+            return;
+        }
+        // Below core every job adds a thread (as Java's pool does); above
+        // it, a thread is added when more jobs wait than workers are idle.
+        if live < self.config.core || self.queued() > self.idle.load(Ordering::SeqCst) {
             self.spawn_worker();
         }
+    }
+
+    /// Unclaimed jobs in all lanes.
+    fn queued(&self) -> usize {
+        self.lanes.iter().map(|l| l.queued_seqcst()).sum()
     }
 
     pub(crate) fn is_closed(&self) -> bool {
@@ -256,22 +362,51 @@ impl Shared {
 
     /// Claims the next job the picker chooses, unless `shutdown_now` ran.
     #[inline]
-    fn next_task(&self) -> Option<(usize, crate::job::Task)> {
+    fn next_task(&self) -> Option<(usize, Task)> {
         if self.is_stopped() {
             return None;
         }
         let lanes = &self.lanes;
-        let lane = self.schedule.pick(
-            lanes.len(),
-            |l| lanes[l].is_ready(),
-            |l| lanes[l].try_claim(),
-        )?;
-        let task = lanes[lane].take_claimed();
-        lanes[lane]
+        loop {
+            let promoted = if self.aging {
+                self.overdue_lane()
+            } else {
+                None
+            };
+            let lane = match promoted {
+                Some(lane) => lane,
+                None => self.schedule.pick(
+                    lanes.len(),
+                    |l| lanes[l].is_claimable(),
+                    |l| lanes[l].try_claim_to_run(),
+                )?,
+            };
+            let chosen = &lanes[lane];
+            let Some(task) = chosen.take_claimed() else {
+                // A tombstone of a producer refused at shutdown.
+                chosen.finished_running();
+                continue;
+            };
+            if chosen.ages() {
+                chosen.new_head(now_ns());
+            }
+            chosen.counters.dispatched.fetch_add(1, Ordering::Relaxed);
+            return Some((lane, task));
+        }
+    }
+
+    /// Aging: a lane whose head job has waited past its threshold, claimed.
+    #[cold]
+    fn overdue_lane(&self) -> Option<usize> {
+        let now = now_ns();
+        let lane = self.lanes.iter().position(|lane| {
+            lane.ages() && lane.is_claimable() && lane.head_overdue(now) && lane.try_claim_to_run()
+        })?;
+        self.lanes[lane]
             .counters
-            .dispatched
+            .promoted
             .fetch_add(1, Ordering::Relaxed);
-        Some((lane, task))
+        Some(lane)
     }
 
     #[inline]
@@ -279,19 +414,151 @@ impl Shared {
         self.lanes.iter().any(Lane::is_ready)
     }
 
-    /// Rule 5: closed, no producer in flight, nothing queued.
+    #[inline]
+    fn any_claimable(&self) -> bool {
+        self.lanes.iter().any(Lane::is_claimable)
+    }
+
+    /// Runs a task a worker claimed, then frees its running slot.
+    #[inline]
+    fn execute(self: &Arc<Self>, index: usize, task: Task) {
+        if let Some(retry) = self.run_task(index, task) {
+            self.retry(retry);
+        }
+        if self.lanes[index].finished_running() {
+            // A capped lane has room again and work: a sleeper may take it.
+            self.sleep.wake_one();
+        }
+    }
+
+    /// Runs a task: expiry check, hooks, the job, retry.
+    #[inline]
+    fn run_task(self: &Arc<Self>, index: usize, task: Task) -> Option<Retry> {
+        let meta = task.meta();
+        if meta.enqueued_ns == 0 {
+            self.run_attempt(index, task, None)
+        } else {
+            self.execute_timed(index, task, meta)
+        }
+    }
+
+    #[cold]
+    fn execute_timed(self: &Arc<Self>, index: usize, task: Task, meta: JobMeta) -> Option<Retry> {
+        let lane = &self.lanes[index];
+        let now = now_ns();
+        let waited = Duration::from_nanos(now.saturating_sub(meta.enqueued_ns));
+        if meta.deadline_ns != 0 && now > meta.deadline_ns {
+            lane.counters.expired.fetch_add(1, Ordering::Relaxed);
+            if let Some(hook) = &self.hooks.expired {
+                let job = ExpiredJob {
+                    priority: lane.priority,
+                    waited,
+                };
+                let _ = catch_unwind(AssertUnwindSafe(|| hook(job)));
+            }
+            task.resolve(JobError::Expired);
+            return None;
+        }
+        let info = JobInfo {
+            priority: lane.priority,
+            waited,
+        };
+        if let Some(hook) = &self.hooks.before {
+            let _ = catch_unwind(AssertUnwindSafe(|| hook(&info)));
+        }
+        self.run_attempt(index, task, Some(&info))
+    }
+
+    #[inline]
+    fn run_attempt(&self, index: usize, task: Task, info: Option<&JobInfo>) -> Option<Retry> {
+        let lane = &self.lanes[index];
+        let record = |outcome: JobOutcome| {
+            let c = &lane.counters;
+            let counter = match outcome {
+                JobOutcome::Completed => &c.completed,
+                JobOutcome::Panicked => &c.panicked,
+                JobOutcome::Retrying => &c.retried,
+                JobOutcome::DeadLettered => &c.dead_lettered,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+            if let (Some(hook), Some(info)) = (&self.hooks.after, info) {
+                let _ = catch_unwind(AssertUnwindSafe(|| hook(info, outcome)));
+            }
+        };
+        let ctx = RunCtx {
+            priority: lane.priority,
+            record: &record,
+            dead_letter: self.hooks.dead_letter.as_deref(),
+        };
+        let (task, delay, priority) = task.run(&ctx)?;
+        let lane = priority.and_then(|p| self.lane_index(p)).unwrap_or(index);
+        Some(Retry { lane, task, delay })
+    }
+
+    /// Re-queues a retry now, or after `delay` through the timer.
+    #[cold]
+    fn retry(self: &Arc<Self>, Retry { lane, task, delay }: Retry) {
+        let task = if delay.is_zero() {
+            task
+        } else {
+            let due = Instant::now()
+                .checked_add(delay)
+                .unwrap_or_else(Instant::now);
+            match self.timer.schedule(due, lane, task) {
+                Ok(false) => return,
+                Ok(true) => {
+                    self.start_timer();
+                    return;
+                }
+                Err(task) => task,
+            }
+        };
+        self.lanes[lane].push_retry(task);
+        self.after_publish();
+    }
+
+    #[cold]
+    fn start_timer(self: &Arc<Self>) {
+        let owner = Arc::clone(self);
+        let deliver = Arc::clone(self);
+        let spawned = crate::timer::spawn(
+            format!("{}-timer", self.name),
+            move || owner.timer.next(),
+            move |entries: Vec<Entry>| {
+                let n = entries.len();
+                for entry in entries {
+                    deliver.lanes[entry.lane].push_retry(entry.task);
+                    deliver.after_publish();
+                }
+                deliver.timer.delivered(n);
+            },
+        );
+        match spawned {
+            Ok(handle) => lock(&self.threads).push(handle),
+            Err(_) => {
+                // No timer thread: retries skip their backoff.
+                for entry in self.timer.flush(true) {
+                    self.lanes[entry.lane].push_retry(entry.task);
+                    self.after_publish();
+                }
+            }
+        }
+    }
+
+    /// Rule 5: closed, no producer in flight, nothing queued, no retry
+    /// waiting out its backoff.
     fn drained(&self) -> bool {
-        self.state.load(Ordering::SeqCst) == CLOSED && !self.any_ready()
+        self.is_closed() && self.timer.pending() == 0 && !self.any_ready()
     }
 
     fn should_wake(&self) -> bool {
-        self.is_stopped() || self.any_ready() || self.state.load(Ordering::SeqCst) == CLOSED
+        self.is_stopped() || self.any_claimable() || self.is_closed()
     }
 
     /// An idle worker's search: spin a little, then sleep. Returns a job, or
     /// `None` when this worker should exit (its place already given up if it
     /// retired).
-    fn find_work(&self, place: &mut Place) -> Option<(usize, crate::job::Task)> {
+    fn find_work(&self, place: &mut Place) -> Option<(usize, Task)> {
         loop {
             if let Some(found) = self.next_task() {
                 return Some(found);
@@ -301,7 +568,7 @@ impl Shared {
             }
             let mut spun = false;
             for round in 0..SPIN_ROUNDS {
-                if self.any_ready() {
+                if self.any_claimable() {
                     spun = true;
                     break;
                 }
@@ -382,23 +649,19 @@ impl Shared {
 
     // ===== shutdown =====
 
-    /// Rule 5: stop accepting, wake blocked producers, wait until no
-    /// producer is in flight, wake every sleeper. Idempotent.
+    /// Rule 5: stop accepting, wake blocked producers and every sleeper.
+    /// Idempotent.
     pub(crate) fn close(self: &Arc<Self>) {
-        self.state.fetch_or(CLOSED, Ordering::SeqCst);
+        self.state.store(CLOSED, Ordering::SeqCst);
         for lane in self.lanes.iter() {
+            lane.close();
             lane.wake_producers();
         }
-        let mut spins = 0u32;
-        while self.state.load(Ordering::SeqCst) != CLOSED {
-            spins += 1;
-            if spins < 64 {
-                spin_hint();
-            } else {
-                yield_now();
-            }
-        }
         self.sleep.wake_all();
+        // Retries waiting out a backoff are re-queued now.
+        for entry in self.timer.flush(false) {
+            self.lanes[entry.lane].push_retry(entry.task);
+        }
         // Jobs accepted while no worker was alive still need one.
         if self.any_ready() && self.live.load(Ordering::SeqCst) == 0 && !self.is_stopped() {
             self.spawn_worker();
@@ -409,13 +672,23 @@ impl Shared {
     /// highest priority first.
     pub(crate) fn stop_now(self: &Arc<Self>) -> Vec<PendingJob> {
         self.stopped.store(1, Ordering::SeqCst);
+        let delayed = self.timer.flush(true);
         self.close();
         let mut pending = Vec::new();
+        for entry in delayed {
+            let lane = &self.lanes[entry.lane];
+            lane.counters.handed_back.fetch_add(1, Ordering::Relaxed);
+            lane.counters
+                .handed_back_delayed
+                .fetch_add(1, Ordering::Relaxed);
+            pending.push(PendingJob::new(lane.priority, entry.task));
+        }
         for lane in self.lanes.iter() {
             while lane.try_claim() {
-                let task = lane.take_claimed();
-                lane.counters.handed_back.fetch_add(1, Ordering::Relaxed);
-                pending.push(PendingJob::new(lane.priority, task));
+                if let Some(task) = lane.take_claimed() {
+                    lane.counters.handed_back.fetch_add(1, Ordering::Relaxed);
+                    pending.push(PendingJob::new(lane.priority, task));
+                }
             }
         }
         pending
@@ -481,14 +754,11 @@ impl Shared {
     }
 }
 
-/// Decrements the in-flight producer count when `submit` returns.
-struct InFlight<'a>(&'a AtomicUsize);
-
-impl Drop for InFlight<'_> {
-    #[inline]
-    fn drop(&mut self) {
-        self.0.fetch_sub(PRODUCER, Ordering::SeqCst);
-    }
+/// A failed attempt to be queued again.
+struct Retry {
+    lane: usize,
+    task: Task,
+    delay: Duration,
 }
 
 /// Where a worker stands in the thread counts, so its exit undoes exactly
@@ -526,20 +796,11 @@ fn worker_main(shared: Arc<Shared>) {
     while let Some((lane, task)) = shared.find_work(&mut exit.place) {
         shared.idle.fetch_sub(1, Ordering::SeqCst);
         exit.place = Place::Busy;
-        run(&shared.lanes[lane], task);
+        shared.execute(lane, task);
         while let Some((lane, task)) = shared.next_task() {
-            run(&shared.lanes[lane], task);
+            shared.execute(lane, task);
         }
-        exit.place = Place::Idle;
         shared.idle.fetch_add(1, Ordering::SeqCst);
+        exit.place = Place::Idle;
     }
-}
-
-#[inline]
-fn run(lane: &Lane, task: crate::job::Task) {
-    let counter = match task.run() {
-        Outcome::Completed => &lane.counters.completed,
-        Outcome::Panicked => &lane.counters.panicked,
-    };
-    counter.fetch_add(1, Ordering::Relaxed);
 }

@@ -1,0 +1,111 @@
+//! The throughput workloads again, interleaved: every round runs each pool
+//! once, in a rotating order, so a burst of load from elsewhere on the
+//! machine hits every pool alike rather than whichever criterion happened
+//! to be measuring. Prints the median jobs/s of each pool and this crate's
+//! ratio to each peer, as markdown tables (the ones in README.md).
+//!
+//! `cargo bench --bench interleaved` (`-- ROUNDS` to change the round count)
+
+mod pools;
+
+use std::time::Duration;
+
+use pools::{Latch, Pool, Spec, Workload, flood_once, median, thread_counts, throughput_specs};
+
+const ROUNDS: usize = 9;
+
+struct Group {
+    name: &'static str,
+    producers: usize,
+    jobs: usize,
+    work: Option<Duration>,
+}
+
+const GROUPS: [Group; 3] = [
+    Group {
+        name: "trivial_1producer",
+        producers: 1,
+        jobs: 50_000,
+        work: None,
+    },
+    Group {
+        name: "trivial_2producers",
+        producers: 2,
+        jobs: 50_000,
+        work: None,
+    },
+    Group {
+        name: "work1us_1producer",
+        producers: 1,
+        jobs: 20_000,
+        work: Some(Duration::from_micros(1)),
+    },
+];
+
+/// One measured flood on a fresh pool, after one unmeasured warm-up flood.
+struct Once<'a> {
+    group: &'a Group,
+}
+
+impl Workload for Once<'_> {
+    /// Jobs per second.
+    type Output = f64;
+
+    fn run<P: Pool>(&mut self, pool: &P, spec: &Spec) -> f64 {
+        let g = self.group;
+        let latch = Latch::leak(0);
+        flood_once(pool, spec, g.producers, g.jobs, g.work, latch);
+        let took = flood_once(pool, spec, g.producers, g.jobs, g.work, latch);
+        g.jobs as f64 / took.as_secs_f64()
+    }
+}
+
+const PEERS: [&str; 5] = [
+    "crossbeam_pool",
+    "threadpool",
+    "rusty_pool",
+    "rayon",
+    "mutex_binaryheap",
+];
+
+fn main() {
+    // `cargo bench` passes `--bench`; a bare number sets the round count.
+    let rounds = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse::<usize>().ok())
+        .unwrap_or(ROUNDS)
+        .max(1);
+    let specs = throughput_specs();
+    for group in &GROUPS {
+        for threads in thread_counts() {
+            let mut rates: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); specs.len()];
+            for round in 0..rounds {
+                for k in 0..specs.len() {
+                    let i = (k + round) % specs.len();
+                    rates[i].push(specs[i].with_pool(threads, &mut Once { group }));
+                }
+            }
+            let rate: Vec<f64> = rates.iter_mut().map(|r| median(r)).collect();
+            let of = |name: &str| specs.iter().position(|s| s.name == name).map(|i| rate[i]);
+            println!(
+                "\n{}, {threads} threads, median of {rounds} interleaved rounds\n",
+                group.name
+            );
+            print!("| pool | M jobs/s |");
+            for peer in PEERS {
+                print!(" vs {peer} |");
+            }
+            println!("\n|---|---:|{}", "---:|".repeat(PEERS.len()));
+            for (spec, r) in specs.iter().zip(&rate) {
+                print!("| {} | {:.2} |", spec.name, r / 1e6);
+                for peer in PEERS {
+                    match of(peer) {
+                        Some(p) => print!(" {:.2} |", r / p),
+                        None => print!(" - |"),
+                    }
+                }
+                println!();
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! The pools a user would pick instead, each as it is meant to be used.
+
+use std::time::Duration;
+
+pub struct RayonPool(rayon::ThreadPool);
+
+impl RayonPool {
+    pub fn new(threads: usize) -> RayonPool {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("rayon pool");
+        RayonPool(pool)
+    }
+}
+
+impl super::Pool for RayonPool {
+    #[inline]
+    fn spawn<F>(&self, _lane: usize, job: F)
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        self.0.spawn(job);
+    }
+}
+
+pub struct ThreadpoolPool(threadpool::ThreadPool);
+
+impl ThreadpoolPool {
+    pub fn new(threads: usize) -> ThreadpoolPool {
+        ThreadpoolPool(threadpool::ThreadPool::new(threads))
+    }
+}
+
+impl super::Pool for ThreadpoolPool {
+    #[inline]
+    fn spawn<F>(&self, _lane: usize, job: F)
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        self.0.execute(job);
+    }
+}
+
+impl Drop for ThreadpoolPool {
+    fn drop(&mut self) {
+        self.0.join();
+    }
+}
+
+pub struct RustyPool(Option<rusty_pool::ThreadPool>);
+
+impl RustyPool {
+    pub fn new(threads: usize) -> RustyPool {
+        // core = max: the same fixed thread count as every other pool.
+        let pool = rusty_pool::ThreadPool::new(threads, threads, Duration::from_secs(60));
+        pool.start_core_threads();
+        RustyPool(Some(pool))
+    }
+}
+
+impl super::Pool for RustyPool {
+    #[inline]
+    fn spawn<F>(&self, _lane: usize, job: F)
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        if let Some(pool) = &self.0 {
+            pool.execute(job);
+        }
+    }
+}
+
+impl Drop for RustyPool {
+    fn drop(&mut self) {
+        if let Some(pool) = self.0.take() {
+            pool.shutdown_join();
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! Throughput: how fast each pool runs a flood of jobs, from one producer and
+//! from two, with jobs that do nothing (an atomic decrement) and jobs of about
+//! one microsecond of CPU work. A measured iteration is: submit N jobs, wait
+//! on a latch until all N have run.
+//!
+//! `cargo bench --bench throughput`
+
+mod pools;
+
+use std::time::Duration;
+
+use criterion::measurement::WallTime;
+use criterion::{
+    BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group,
+    criterion_main,
+};
+
+use pools::{Latch, Pool, Spec, Workload, flood_once, thread_counts, throughput_specs};
+
+/// Trivial jobs per measured iteration.
+const TRIVIAL_JOBS: usize = 50_000;
+/// Jobs of about 1 us per measured iteration.
+const WORK_JOBS: usize = 20_000;
+const WORK: Duration = Duration::from_micros(1);
+
+struct Flood<'g, 'c> {
+    group: &'g mut BenchmarkGroup<'c, WallTime>,
+    threads: usize,
+    producers: usize,
+    jobs: usize,
+    work: Option<Duration>,
+}
+
+impl Workload for Flood<'_, '_> {
+    type Output = ();
+
+    fn run<P: Pool>(&mut self, pool: &P, spec: &Spec) {
+        let latch = Latch::leak(0);
+        let (producers, jobs, work) = (self.producers, self.jobs, self.work);
+        let id = BenchmarkId::new(&spec.name, format!("{}threads", self.threads));
+        self.group.bench_function(id, |b| {
+            b.iter_custom(|iters| {
+                (0..iters)
+                    .map(|_| flood_once(pool, spec, producers, jobs, work, latch))
+                    .sum()
+            });
+        });
+    }
+}
+
+fn group<'c>(c: &'c mut Criterion, name: &str, jobs: usize) -> BenchmarkGroup<'c, WallTime> {
+    let mut group = c.benchmark_group(name);
+    group
+        .throughput(Throughput::Elements(jobs as u64))
+        // One iteration is tens of milliseconds: a few per sample is plenty.
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_millis(1200));
+    group
+}
+
+fn run_all(c: &mut Criterion, name: &str, producers: usize, jobs: usize, work: Option<Duration>) {
+    let mut group = group(c, name, jobs);
+    for threads in thread_counts() {
+        for spec in throughput_specs() {
+            let mut flood = Flood {
+                group: &mut group,
+                threads,
+                producers,
+                jobs,
+                work,
+            };
+            spec.with_pool(threads, &mut flood);
+        }
+    }
+    group.finish();
+}
+
+fn trivial(c: &mut Criterion) {
+    run_all(c, "trivial_1producer", 1, TRIVIAL_JOBS, None);
+    run_all(c, "trivial_2producers", 2, TRIVIAL_JOBS, None);
+}
+
+fn work_1us(c: &mut Criterion) {
+    run_all(c, "work1us_1producer", 1, WORK_JOBS, Some(WORK));
+}
+
+criterion_group!(benches, trivial, work_1us);
+criterion_main!(benches);

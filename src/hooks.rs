@@ -1,0 +1,130 @@
+//! Callbacks an executor runs on its worker threads: before and after each
+//! job, for expired jobs and for dead letters. The place to plug tracing
+//! or metrics in.
+
+use crate::job::JobOutcome;
+use crate::priority::Priority;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What a hook is told about the job it is called for.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{Capacity, Executor, Priority};
+/// use std::sync::{Arc, Mutex};
+///
+/// let waits = Arc::new(Mutex::new(Vec::new()));
+/// let seen = waits.clone();
+/// let exec = Executor::builder()
+///     .lane(Priority(1), Capacity::Unbounded)
+///     .after_execute(move |info, outcome| seen.lock().unwrap().push((info.priority, outcome)))
+///     .build()
+///     .unwrap();
+/// exec.enqueue(Priority(1), || ()).unwrap().join().unwrap();
+/// exec.shutdown();
+/// assert_eq!(waits.lock().unwrap().len(), 1);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct JobInfo {
+    /// The lane the job was dispatched from.
+    pub priority: Priority,
+    /// How long it waited in the queue before this run.
+    pub waited: Duration,
+}
+
+/// A job whose last attempt failed, as given to the dead-letter callback.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{Capacity, Executor, JobError, Priority, RetryPolicy};
+/// use std::sync::mpsc;
+///
+/// let (tx, dead) = mpsc::channel();
+/// let exec = Executor::builder()
+///     .lane(Priority(1), Capacity::Unbounded)
+///     .on_dead_letter(move |letter| tx.send(letter).unwrap())
+///     .build()
+///     .unwrap();
+/// let h = exec
+///     .enqueue_retrying(Priority(1), RetryPolicy::new(1), |_| Err::<(), _>("backend down"))
+///     .unwrap();
+/// assert_eq!(h.join(), Err(JobError::Failed { attempts: 2, message: "backend down".into() }));
+/// let letter = dead.recv().unwrap();
+/// assert_eq!((letter.attempts, letter.error.as_str()), (2, "backend down"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DeadLetter {
+    /// The lane of the last attempt.
+    pub priority: Priority,
+    /// How many times the job ran.
+    pub attempts: u32,
+    /// The last attempt's error (or panic message).
+    pub error: String,
+}
+
+/// A job that was not started because its deadline had passed.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{Capacity, Executor, JobError, JobOptions, Priority};
+/// use std::sync::mpsc;
+/// use std::time::Instant;
+///
+/// let (tx, expired) = mpsc::channel();
+/// let exec = Executor::builder()
+///     .lane(Priority(1), Capacity::Unbounded)
+///     .on_expired(move |job| tx.send(job.priority).unwrap())
+///     .build()
+///     .unwrap();
+/// let past = Instant::now();
+/// let h = exec.enqueue_with(Priority(1), JobOptions::new().deadline(past), || ()).unwrap();
+/// assert_eq!(h.join(), Err(JobError::Expired));
+/// assert_eq!(expired.recv().unwrap(), Priority(1));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ExpiredJob {
+    /// The job's lane.
+    pub priority: Priority,
+    /// How long it had waited.
+    pub waited: Duration,
+}
+
+pub(crate) type BeforeHook = Arc<dyn Fn(&JobInfo) + Send + Sync>;
+pub(crate) type AfterHook = Arc<dyn Fn(&JobInfo, JobOutcome) + Send + Sync>;
+pub(crate) type DeadLetterHook = Arc<dyn Fn(DeadLetter) + Send + Sync>;
+pub(crate) type ExpiredHook = Arc<dyn Fn(ExpiredJob) + Send + Sync>;
+
+/// The executor's callbacks, all optional.
+#[derive(Clone, Default)]
+pub(crate) struct Hooks {
+    pub(crate) before: Option<BeforeHook>,
+    pub(crate) after: Option<AfterHook>,
+    pub(crate) dead_letter: Option<DeadLetterHook>,
+    pub(crate) expired: Option<ExpiredHook>,
+}
+
+impl Hooks {
+    /// Do the hooks need each job's enqueue time?
+    pub(crate) fn need_clock(&self) -> bool {
+        self.before.is_some() || self.after.is_some() || self.expired.is_some()
+    }
+}
+
+impl fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Hooks")
+            .field("before_execute", &self.before.is_some())
+            .field("after_execute", &self.after.is_some())
+            .field("on_dead_letter", &self.dead_letter.is_some())
+            .field("on_expired", &self.expired.is_some())
+            .finish()
+    }
+}
