@@ -243,7 +243,8 @@ impl Lane {
     /// the lane is quiet; may be off by the jobs in motion while it is not.
     pub(crate) fn submitted(&self) -> u64 {
         let c = &self.counters;
-        let queued = self.queued() as u64;
+        // Counts tombstones too; they are taken off below.
+        let queued = (self.ready.load(Ordering::Relaxed) & COUNT) as u64;
         let pushed_out = c.dispatched.load(Ordering::Relaxed)
             + c.discarded.load(Ordering::Relaxed)
             + c.handed_back.load(Ordering::Relaxed)
@@ -269,7 +270,10 @@ impl Lane {
 
     /// Unclaimed jobs in the lane.
     pub(crate) fn queued(&self) -> usize {
-        self.ready.load(Ordering::Relaxed) & COUNT
+        // Tombstones hold a count but no job.
+        let tombstones = self.counters.tombstones.load(Ordering::Relaxed);
+        (self.ready.load(Ordering::Relaxed) & COUNT)
+            .saturating_sub(usize::try_from(tombstones).unwrap_or(usize::MAX))
     }
 
     /// As [`Lane::queued`], ordered with the thread counts (rule 3).

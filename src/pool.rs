@@ -148,6 +148,16 @@ impl Shared {
             });
         };
         let lane = &self.lanes[index];
+        // Refused before taking a slot: a producer that only finds the lane
+        // closed in `open_slot` must leave a tombstone there, which nothing
+        // claims once the workers are stopped. Only producers already past
+        // this check when the executor closes can still do that.
+        if self.is_closed() {
+            return Err(EnqueueError::ShutDown {
+                priority,
+                job: payload,
+            });
+        }
         if !lane.try_reserve() {
             match self.when_full(lane, wait) {
                 Ok(()) => {}
