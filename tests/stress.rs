@@ -26,7 +26,7 @@ use stress_support::{Rng, Watchdog, quiet_deliberate_panics, threads_named};
 
 const PRODUCERS: usize = 4;
 const JOBS_PER_PRODUCER: usize = 250;
-const DEFAULT_ROUNDS: usize = 500;
+const DEFAULT_ROUNDS: usize = 300;
 const PANIC_MESSAGE: &str = "stress: deliberate panic";
 
 /// Who called a job's closure.
