@@ -84,7 +84,8 @@ fn close_racing_enqueue_runs_or_refuses_each_job_once() {
 /// only worker races to sleep.
 #[test]
 fn shutdown_after_enqueue_runs_every_accepted_job() {
-    model(|| {
+    // Bound 2: with 3, 340 000 interleavings (3 minutes on 2 cores).
+    model_with_bound(2, || {
         let exec = Arc::new(
             Executor::builder()
                 .name("loom")
