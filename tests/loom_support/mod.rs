@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Each rule of the protocol is a race between two threads with one or two
 /// steps on each side; three preemptions cover every interleaving of such a
 /// race with the steps around it. The models with more threads or steps
-/// use a bound of 2 (`model_with_bound`), which keeps the whole loom suite
-/// to a few minutes on 2 cores. `LOOM_MAX_PREEMPTIONS=N` overrides the
+/// use a lower bound (`model_with_bound`, each says why), which keeps the
+/// whole loom suite to a few minutes on 2 cores. `LOOM_MAX_PREEMPTIONS=N` overrides the
 /// bound of every model, for a deeper (much slower) search.
 pub const DEFAULT_PREEMPTION_BOUND: usize = 3;
 
