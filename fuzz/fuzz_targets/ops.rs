@@ -52,12 +52,20 @@ enum How {
 #[derive(Arbitrary, Debug)]
 enum Op {
     /// `priority` indexes the lanes; past the end it is an unknown one.
-    Enqueue { priority: u8, how: How, panics: bool },
+    Enqueue {
+        priority: u8,
+        how: How,
+        panics: bool,
+    },
     /// A job that keeps its worker until `Release`.
-    Hold { priority: u8 },
+    Hold {
+        priority: u8,
+    },
     Release,
     /// Wait for one earlier job's result.
-    Join { which: u8 },
+    Join {
+        which: u8,
+    },
     Metrics,
 }
 
@@ -66,7 +74,9 @@ enum End {
     Shutdown,
     /// `shutdown_now`; bit i of the mask says whether to run the i-th job
     /// handed back (else drop it).
-    ShutdownNow { run_mask: u64 },
+    ShutdownNow {
+        run_mask: u64,
+    },
 }
 
 /// Per job id: calls and drops of its closure.
@@ -142,14 +152,23 @@ fn run_session(s: &Session) {
             match e {
                 BuildError::NoLanes => assert!(lanes.is_empty()),
                 BuildError::DuplicatePriority { priority } => assert!(
-                    lanes.iter().filter(|l| u32::from(l.0) == priority.0).count() > 1
+                    lanes
+                        .iter()
+                        .filter(|l| u32::from(l.0) == priority.0)
+                        .count()
+                        > 1
                 ),
-                BuildError::ZeroWeight { priority } => assert!(
-                    lanes.iter().any(|l| u32::from(l.0) == priority.0 && l.1 % 8 == 0)
-                ),
-                BuildError::ZeroCapacity { priority } => assert!(
-                    lanes.iter().any(|l| u32::from(l.0) == priority.0 && l.2 != 0 && l.2 % 8 == 0)
-                ),
+                BuildError::ZeroWeight { priority } => assert!(lanes.iter().any(|l| u32::from(
+                    l.0
+                )
+                    == priority.0
+                    && l.1 % 8 == 0)),
+                BuildError::ZeroCapacity { priority } => assert!(lanes.iter().any(|l| u32::from(
+                    l.0
+                )
+                    == priority.0
+                    && l.2 != 0
+                    && l.2 % 8 == 0)),
                 BuildError::ZeroMaxThreads => assert_eq!(s.max % 5, 0),
                 BuildError::CoreExceedsMax { core, max } => assert!(core > max),
                 other => panic!("unexpected build error {other:?}"),
@@ -174,7 +193,11 @@ fn run_session(s: &Session) {
 
     for op in s.ops.iter().take(MAX_OPS) {
         match *op {
-            Op::Enqueue { priority, how, panics } => {
+            Op::Enqueue {
+                priority,
+                how,
+                panics,
+            } => {
                 let record = Arc::new(Record::default());
                 let guard = Guard(Arc::clone(&record));
                 let job = move || {
@@ -317,7 +340,17 @@ fn run_session(s: &Session) {
                 );
                 assert_eq!(lane.queued, 0, "{lane:?}");
             }
-            assert!(exec.enqueue(priorities[0], || ()).unwrap_err().is_shut_down());
+            // Refusals after shutdown leave nothing behind: no phantom
+            // queued job, no slot kept, no rejection counted.
+            let rejected: Vec<u64> = exec.metrics().lanes.iter().map(|l| l.rejected).collect();
+            for &p in &priorities {
+                assert!(exec.enqueue(p, || ()).unwrap_err().is_shut_down());
+                assert!(exec.try_enqueue(p, || ()).unwrap_err().is_shut_down());
+            }
+            for (lane, before) in exec.metrics().lanes.iter().zip(rejected) {
+                assert_eq!(lane.queued, 0, "{lane:?}");
+                assert_eq!(lane.rejected, before, "{lane:?}");
+            }
             drop(exec);
         }
     }
