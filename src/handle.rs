@@ -210,7 +210,8 @@ impl PendingJob {
     ///     .lane(Priority(3), Capacity::Unbounded)
     ///     .build()
     ///     .unwrap();
-    /// # let _ = exec.shutdown_now();
+    /// let pending = exec.shutdown_now();
+    /// assert!(pending.iter().all(|job| job.priority() == Priority(3)));
     /// ```
     pub fn priority(&self) -> Priority {
         self.priority
