@@ -60,28 +60,41 @@
 
 mod builder;
 mod clock;
+mod config;
+mod config_error;
 mod error;
 mod executor;
 mod handle;
 mod hooks;
 mod job;
 mod lane;
+mod message;
 mod metrics;
 mod picker;
 mod policy;
 mod pool;
 mod priority;
+mod registry;
+mod rules;
+mod sequence;
 mod sleep;
 mod sync;
 mod timer;
 
 pub use builder::ExecutorBuilder;
+pub use config_error::{ConfigError, ConfigErrorKind};
 pub use error::{BuildError, EnqueueError, ShutdownTimeout};
 pub use executor::Executor;
 pub use handle::{JobError, JobHandle, PendingJob};
 pub use hooks::{DeadLetter, ExpiredJob, JobInfo};
 pub use job::JobOutcome;
+pub use message::{Message, MessageBuilder};
 pub use metrics::{LaneMetrics, Metrics, ThreadMetrics};
 pub use picker::{Picker, UnknownPicker};
 pub use policy::{Attempt, JobOptions, LaneConfig, MaxRunning, RejectionPolicy, RetryPolicy};
 pub use priority::{Capacity, Priority};
+pub use registry::{Executors, Reload};
+pub use rules::Rules;
+pub use sequence::{
+    SequenceError, SequenceErrorKind, SequenceFailure, SequenceHandle, SequenceMetrics, UnknownName,
+};
