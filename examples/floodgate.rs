@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use plotters::prelude::*;
-use priority_executor::{Capacity, Executor, Executors, Picker, Priority};
+use priority_executor::{Capacity, Executor, Executors, LaneConfig, MaxRunning, Picker, Priority};
 
 const USAGE: &str = "\
 usage: floodgate [OPTIONS]
@@ -42,6 +42,9 @@ options:
   --picker NAME      smooth | classic | strict (default: the executor's own)
   --threads N        worker threads, for the executor (its core and max) and
                      for the FIFO pool (default: one per core)
+  --reserve N        reserved workers: keep N threads for the higher lanes by
+                     capping the lowest lane at threads - N running jobs
+                     (max_running); default: no cap
   --config PATH      executors file (default: executors.toml at the repository
                      root if present, else a built-in visa_priority_exec:
                      lanes 10 and 1, unbounded)
@@ -62,6 +65,7 @@ struct Options {
     work: Duration,
     picker: Option<Picker>,
     threads: usize,
+    reserve: Option<usize>,
     config: Option<PathBuf>,
     executor: String,
     svg: PathBuf,
@@ -84,6 +88,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, UsageErr
         work: Duration::from_micros(2000),
         picker: None,
         threads: cores(),
+        reserve: None,
         config: None,
         executor: DEFAULT_EXECUTOR.to_string(),
         svg: PathBuf::from("floodgate.svg"),
@@ -127,6 +132,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, UsageErr
                 options.picker = Some(picker);
             }
             "--threads" => options.threads = positive(&flag, &value("a thread count")?)?,
+            "--reserve" => options.reserve = Some(positive(&flag, &value("a thread count")?)?),
             "--config" => options.config = Some(PathBuf::from(value("a file path")?)),
             "--executor" => options.executor = value("an executor name")?,
             "--svg" => options.svg = PathBuf::from(value("a file path")?),
@@ -136,6 +142,14 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, UsageErr
             }
             _ => return Err(UsageError(format!("unknown argument '{arg}'"))),
         }
+    }
+    if let Some(reserve) = options.reserve
+        && reserve >= options.threads
+    {
+        return Err(UsageError(format!(
+            "--reserve: {reserve} must be fewer than the {} threads, or the lowest lane could never run",
+            options.threads
+        )));
     }
     Ok(Parsed::Run(options))
 }
@@ -154,7 +168,15 @@ fn positive(flag: &str, raw: &str) -> Result<usize, UsageError> {
 /// The built-in `visa_priority_exec`: the seed's two lanes, priority 10 and
 /// 1, on `threads` threads. The lanes are unbounded
 /// so the whole backlog is queued at once, as it is in the seed.
-fn default_executor(picker: Option<Picker>, threads: usize) -> Result<Executor, String> {
+fn default_executor(
+    picker: Option<Picker>,
+    threads: usize,
+    reserve: Option<usize>,
+) -> Result<Executor, String> {
+    let mut low = LaneConfig::new(Priority(1));
+    if let Some(reserve) = reserve {
+        low = low.max_running(MaxRunning::Threads(threads - reserve));
+    }
     Executor::builder()
         .name(DEFAULT_EXECUTOR)
         .core_threads(threads)
@@ -162,7 +184,7 @@ fn default_executor(picker: Option<Picker>, threads: usize) -> Result<Executor, 
         .keep_alive(Duration::from_secs(5))
         .picker(picker.unwrap_or_default())
         .lane(Priority(10), Capacity::Unbounded)
-        .lane(Priority(1), Capacity::Unbounded)
+        .lane_config(low)
         .build()
         .map_err(|e| format!("built-in executor {DEFAULT_EXECUTOR}: {e}"))
 }
@@ -208,7 +230,11 @@ fn executor_for(options: &Options) -> Result<(Source, String), String> {
             ));
         }
         return Ok((
-            Source::BuiltIn(default_executor(options.picker, options.threads)?),
+            Source::BuiltIn(default_executor(
+                options.picker,
+                options.threads,
+                options.reserve,
+            )?),
             "built-in".to_string(),
         ));
     };
@@ -228,7 +254,13 @@ fn executor_for(options: &Options) -> Result<(Source, String), String> {
     // count (and picker) of the command line, so the flood meets a pool
     // that is busy, as after a holiday, and the FIFO pool gets as many.
     executors.shutdown();
-    let executors = with_overrides(&path, &options.executor, options.picker, options.threads)?;
+    let executors = with_overrides(
+        &path,
+        &options.executor,
+        options.picker,
+        options.threads,
+        options.reserve,
+    )?;
     Ok((
         Source::File {
             executors,
@@ -245,6 +277,7 @@ fn with_overrides(
     name: &str,
     picker: Option<Picker>,
     threads: usize,
+    reserve: Option<usize>,
 ) -> Result<Executors, String> {
     let at = path.display();
     let text = std::fs::read_to_string(path).map_err(|e| format!("{at}: {e}"))?;
@@ -260,6 +293,23 @@ fn with_overrides(
     table.insert("max_threads".into(), toml::Value::Integer(threads));
     if let Some(picker) = picker {
         table.insert("picker".into(), toml::Value::String(picker.as_str().into()));
+    }
+    if let Some(reserve) = reserve {
+        // Cap the lowest lane so `reserve` threads stay for the others.
+        let cap = threads - i64::try_from(reserve).unwrap_or(threads);
+        let lowest = table
+            .get_mut("lanes")
+            .and_then(toml::Value::as_array_mut)
+            .and_then(|lanes| {
+                lanes.iter_mut().min_by_key(|lane| {
+                    lane.get("priority")
+                        .and_then(toml::Value::as_integer)
+                        .unwrap_or(i64::MAX)
+                })
+            })
+            .and_then(toml::Value::as_table_mut)
+            .ok_or_else(|| format!("{at}: executor {name} has no lanes to cap"))?;
+        lowest.insert("max_running".into(), toml::Value::Integer(cap));
     }
     Executors::from_toml_str(&doc.to_string())
         .map_err(|e| format!("{at} with the command line's threads and picker: {e}"))
@@ -742,6 +792,14 @@ fn run(options: &Options) -> Result<(), String> {
         executor.picker(),
         options.threads
     );
+    for lane in &executor.metrics().lanes {
+        if let Some(cap) = lane.max_running {
+            println!(
+                "Reserved workers: lane {} runs at most {cap} of the {} threads at once.",
+                lane.priority, options.threads
+            );
+        }
+    }
 
     let name = executor.name().to_string();
     let target = PriorityTarget {
@@ -879,17 +937,36 @@ mod tests {
     }
 
     #[test]
+    fn reserve_must_leave_the_lowest_lane_a_thread() {
+        assert!(error(&["--threads", "2", "--reserve", "2"]).contains("--reserve"));
+        assert!(error(&["--reserve", "0"]).contains("--reserve"));
+        match parse(&["--threads", "4", "--reserve", "1"]) {
+            Ok(Parsed::Run(o)) => assert_eq!(o.reserve, Some(1)),
+            Ok(Parsed::Help) => panic!("parsed as --help"),
+            Err(UsageError(e)) => panic!("{e}"),
+        }
+    }
+
+    #[test]
     fn the_command_line_sets_the_files_picker_and_threads() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("executors.toml");
-        let executors = match with_overrides(&path, DEFAULT_EXECUTOR, Some(Picker::Classic), 3) {
-            Ok(executors) => executors,
-            Err(e) => panic!("{e}"),
-        };
+        let executors =
+            match with_overrides(&path, DEFAULT_EXECUTOR, Some(Picker::Classic), 3, Some(1)) {
+                Ok(executors) => executors,
+                Err(e) => panic!("{e}"),
+            };
         let executor = executors.get(DEFAULT_EXECUTOR).expect("the visa executor");
         assert_eq!(executor.picker(), Picker::Classic);
         assert_eq!(executor.priorities(), [Priority(10), Priority(1)]);
+        // --reserve 1 on 3 threads caps the lowest lane at 2 running jobs.
+        let metrics = executor.metrics();
+        assert_eq!(
+            metrics.lane(Priority(1)).and_then(|l| l.max_running),
+            Some(2)
+        );
+        assert_eq!(metrics.lane(Priority(10)).and_then(|l| l.max_running), None);
         executors.shutdown();
-        let err = with_overrides(&path, "nope", None, 2)
+        let err = with_overrides(&path, "nope", None, 2, None)
             .err()
             .unwrap_or_default();
         assert!(err.contains("no table [executors.nope]"), "{err}");
