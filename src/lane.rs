@@ -24,7 +24,7 @@ use crate::policy::{LaneConfig, RejectionPolicy};
 use crate::priority::{Capacity, Priority};
 use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crate::sync::queue::Queue;
-use crate::sync::{Condvar, Mutex, lock, spin_hint, yield_now};
+use crate::sync::{Condvar, Mutex, dekker_fence, lock, spin_hint, yield_now};
 use crossbeam_utils::CachePadded;
 use std::time::Instant;
 
@@ -111,22 +111,28 @@ impl Lane {
     /// Takes a slot if one is free; never blocks.
     #[inline]
     pub(crate) fn try_reserve(&self) -> bool {
+        // A stale read here only sends the producer to the slow path, which
+        // looks again.
+        self.reserve_seeing(Ordering::Relaxed)
+    }
+
+    /// Takes a slot if one is free, reading `occupied` with `read`.
+    #[inline]
+    fn reserve_seeing(&self, read: Ordering) -> bool {
         let Capacity::Bounded(cap) = self.capacity else {
             return true;
         };
-        let mut cur = self.occupied.load(Ordering::Relaxed);
+        let mut cur = self.occupied.load(read);
         loop {
             if cur >= cap {
                 return false;
             }
             // ORDERING: SeqCst pairs with the load of `space_waiters` in
-            // `release_slot` (a Dekker pair, see `reserve`).
-            match self.occupied.compare_exchange_weak(
-                cur,
-                cur + 1,
-                Ordering::SeqCst,
-                Ordering::Relaxed,
-            ) {
+            // `release_slot` (a Dekker pair, see `reserve_blocking`).
+            match self
+                .occupied
+                .compare_exchange_weak(cur, cur + 1, Ordering::SeqCst, read)
+            {
                 Ok(_) => return true,
                 Err(actual) => cur = actual,
             }
@@ -147,11 +153,19 @@ impl Lane {
         // either it sees this waiter and notifies under the lock, or this
         // re-check sees the freed slot.
         self.space_waiters.fetch_add(1, Ordering::SeqCst);
+        dekker_fence();
         let outcome = loop {
             if closed() {
                 break Err(NoSlot::Closed);
             }
-            if self.try_reserve() {
+            // ORDERING: SeqCst reads. A relaxed read after the SeqCst
+            // increment of `space_waiters` may return the count from before
+            // a worker's release (nothing orders it after that increment),
+            // while that worker's SeqCst load of `space_waiters` still saw
+            // no waiter: both would miss, and this producer would wait for
+            // ever with a free slot. (`dekker_fence` hides this under loom,
+            // so the models cannot show it.)
+            if self.reserve_seeing(Ordering::SeqCst) {
                 break Ok(());
             }
             match deadline {
@@ -229,7 +243,8 @@ impl Lane {
     /// the lane is quiet; may be off by the jobs in motion while it is not.
     pub(crate) fn submitted(&self) -> u64 {
         let c = &self.counters;
-        let queued = self.queued() as u64;
+        // Counts tombstones too; they are taken off below.
+        let queued = (self.ready.load(Ordering::Relaxed) & COUNT) as u64;
         let pushed_out = c.dispatched.load(Ordering::Relaxed)
             + c.discarded.load(Ordering::Relaxed)
             + c.handed_back.load(Ordering::Relaxed)
@@ -255,7 +270,10 @@ impl Lane {
 
     /// Unclaimed jobs in the lane.
     pub(crate) fn queued(&self) -> usize {
-        self.ready.load(Ordering::Relaxed) & COUNT
+        // Tombstones hold a count but no job.
+        let tombstones = self.counters.tombstones.load(Ordering::Relaxed);
+        (self.ready.load(Ordering::Relaxed) & COUNT)
+            .saturating_sub(usize::try_from(tombstones).unwrap_or(usize::MAX))
     }
 
     /// As [`Lane::queued`], ordered with the thread counts (rule 3).
@@ -394,6 +412,7 @@ impl Lane {
     fn release_slot(&self) {
         // ORDERING: see `reserve_blocking`.
         self.occupied.fetch_sub(1, Ordering::SeqCst);
+        dekker_fence();
         if self.space_waiters.load(Ordering::SeqCst) > 0 {
             self.notify_space();
         }

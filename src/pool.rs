@@ -14,7 +14,7 @@ use crate::policy::{LaneConfig, RejectionPolicy};
 use crate::priority::Priority;
 use crate::sleep::{Sleep, Wake};
 use crate::sync::atomic::{AtomicUsize, Ordering};
-use crate::sync::{Arc, Condvar, Mutex, lock, spin_hint, thread, yield_now};
+use crate::sync::{Arc, Condvar, Mutex, dekker_fence, lock, spin_hint, thread, yield_now};
 use crate::timer::{Entry, Timer};
 use crossbeam_utils::CachePadded;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -26,7 +26,13 @@ use std::time::{Duration, Instant};
 const CLOSED: usize = 1;
 
 /// Rounds an idle worker looks for work before it goes to sleep.
+#[cfg(not(loom))]
 const SPIN_ROUNDS: u32 = 32;
+/// The spin is only a shortcut past the sleep protocol, which the models
+/// check; under loom every round multiplies the interleavings to explore, so
+/// one round keeps the spin path covered without drowning the protocol.
+#[cfg(loom)]
+const SPIN_ROUNDS: u32 = 1;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PoolConfig {
@@ -142,6 +148,16 @@ impl Shared {
             });
         };
         let lane = &self.lanes[index];
+        // Refused before taking a slot: a producer that only finds the lane
+        // closed in `open_slot` must leave a tombstone there, which nothing
+        // claims once the workers are stopped. Only producers already past
+        // this check when the executor closes can still do that.
+        if self.is_closed() {
+            return Err(EnqueueError::ShutDown {
+                priority,
+                job: payload,
+            });
+        }
         if !lane.try_reserve() {
             match self.when_full(lane, wait) {
                 Ok(()) => {}
@@ -569,7 +585,7 @@ impl Shared {
                     spun = true;
                     break;
                 }
-                if round < SPIN_ROUNDS / 2 {
+                if round * 2 < SPIN_ROUNDS {
                     spin_hint();
                 } else {
                     yield_now();
@@ -616,6 +632,8 @@ impl Shared {
             }
         }
         self.idle.fetch_sub(1, Ordering::SeqCst);
+        // ORDERING: rule 4, the SeqCst decrements then the SeqCst re-check.
+        dekker_fence();
         if self.any_ready() && !self.is_stopped() {
             let mut live = self.live.load(Ordering::SeqCst);
             while live < self.config.max {

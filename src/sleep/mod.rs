@@ -4,7 +4,7 @@
 //! file; keep the two in step.
 
 use crate::sync::atomic::{AtomicUsize, Ordering};
-use crate::sync::{Condvar, Mutex, lock};
+use crate::sync::{Condvar, Mutex, dekker_fence, lock};
 use crossbeam_utils::CachePadded;
 use std::time::{Duration, Instant};
 
@@ -50,6 +50,7 @@ impl Sleep {
     #[inline]
     pub(crate) fn wake_one(&self) -> bool {
         // ORDERING: SeqCst load after the SeqCst publish; see README, rule 1.
+        dekker_fence();
         if self.sleepers.load(Ordering::SeqCst) == 0 {
             return false;
         }
@@ -93,6 +94,7 @@ impl Sleep {
         counts.sleepers += 1;
         // ORDERING: SeqCst RMW before the re-check; see README, rule 1.
         self.sleepers.fetch_add(1, Ordering::SeqCst);
+        dekker_fence();
         if should_wake() {
             counts.sleepers -= 1;
             self.sleepers.fetch_sub(1, Ordering::SeqCst);

@@ -1,7 +1,7 @@
 //! The one place the crate takes its synchronisation primitives from.
 //!
-//! Under `cfg(loom)` every atomic, lock, condition variable, `Arc` and
-//! thread spawn comes from [loom], so the model tests in `tests/loom_*.rs`
+//! Under `cfg(loom)` every atomic, lock, condition variable and thread
+//! spawn comes from [loom], so the model tests in `tests/loom_*.rs`
 //! check the production code itself, not a copy of it. Outside loom these
 //! are the standard library's types and cost nothing extra.
 //!
@@ -13,13 +13,19 @@
 
 pub(crate) mod queue;
 
+// `Arc` stays std's under loom too: the pool's methods take
+// `self: &Arc<Self>`, a receiver loom's `Arc` cannot be without the unstable
+// `arbitrary_self_types`, and the reference count is not what the models
+// check (the job cells in `job.rs` use std's `Arc` for the same reason).
+pub(crate) use std::sync::Arc;
+
 #[cfg(not(loom))]
-pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
 #[cfg(not(loom))]
 pub(crate) use std::thread;
 
 #[cfg(loom)]
-pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+pub(crate) use loom::sync::{Condvar, Mutex, MutexGuard};
 #[cfg(loom)]
 pub(crate) use loom::thread;
 
@@ -29,6 +35,23 @@ pub(crate) mod atomic {
 
     #[cfg(loom)]
     pub(crate) use loom::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+}
+
+/// The middle of a Dekker pair: a SeqCst write to one location, then a
+/// SeqCst read of another (see `sleep/README.md`, rules 1 and 4, and the
+/// bounded lanes' `space_waiters`).
+///
+/// In the language's memory model the SeqCst accesses alone forbid both
+/// sides reading the other's old value, so outside loom this is nothing.
+/// loom models SeqCst accesses as AcqRel (its README, "Unsupported
+/// features"; a SeqCst load may even return a location's initial value
+/// after a newer SeqCst write), and reports lost wake-ups that cannot
+/// happen; a SeqCst fence, which loom does model, states the same ordering
+/// so the models check the protocol rather than that gap.
+#[inline(always)]
+pub(crate) fn dekker_fence() {
+    #[cfg(loom)]
+    loom::sync::atomic::fence(loom::sync::atomic::Ordering::SeqCst);
 }
 
 /// Spin hint for the short waits of the protocol; under loom a yield, so the
