@@ -10,10 +10,14 @@
 //! cargo run --release --example floodgate -- --jobs 2000 --picker classic --svg /tmp/f.svg
 //! ```
 //!
-//! Each application is a call to an external service, simulated by
-//! blocking the worker for `--work-us` microseconds, so the figures depend
-//! on the thread count, not on what else the machine is doing.
+//! The executor is `visa_priority_exec` from `executors.toml` (its lanes,
+//! weights, capacities and picker), run on one thread per core (`--threads`)
+//! so the flood meets a busy pool; the FIFO pool gets as many threads. Each
+//! application is a call to an external service, simulated by blocking the
+//! worker for `--work-us` microseconds, so the figures depend on the thread
+//! count, not on what else the machine is doing.
 
+use std::collections::VecDeque;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -23,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use plotters::prelude::*;
-use priority_executor::{Capacity, Executor, Picker, Priority};
+use priority_executor::{Capacity, Executor, Executors, LaneConfig, MaxRunning, Picker, Priority};
 
 const USAGE: &str = "\
 usage: floodgate [OPTIONS]
@@ -36,9 +40,16 @@ options:
   --ratio N          standard applications per priority one (default 4)
   --work-us N        microseconds each application takes (default 2000)
   --picker NAME      smooth | classic | strict (default: the executor's own)
-  --config PATH      executors file (default: ./executors.toml if present,
-                     else a built-in visa_priority_exec)
-  --executor NAME    executor to use from the file (default visa_priority_exec)
+  --threads N        worker threads, for the executor (its core and max) and
+                     for the FIFO pool (default: one per core)
+  --reserve N        reserved workers: keep N threads for the higher lanes by
+                     capping the lowest lane at threads - N running jobs
+                     (max_running); default: no cap
+  --config PATH      executors file (default: executors.toml at the repository
+                     root if present, else a built-in visa_priority_exec:
+                     lanes 10 and 1, unbounded)
+  --executor NAME    executor to use from the file (default visa_priority_exec);
+                     its lanes and picker are the file's, its threads --threads
   --svg PATH         where to write the chart (default floodgate.svg)
   --no-progress      no progress bars (also off when stdout is not a terminal)
   -h, --help         this text";
@@ -53,6 +64,8 @@ struct Options {
     ratio: usize,
     work: Duration,
     picker: Option<Picker>,
+    threads: usize,
+    reserve: Option<usize>,
     config: Option<PathBuf>,
     executor: String,
     svg: PathBuf,
@@ -74,6 +87,8 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, UsageErr
         ratio: 4,
         work: Duration::from_micros(2000),
         picker: None,
+        threads: cores(),
+        reserve: None,
         config: None,
         executor: DEFAULT_EXECUTOR.to_string(),
         svg: PathBuf::from("floodgate.svg"),
@@ -116,6 +131,8 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, UsageErr
                     .map_err(|e| UsageError(format!("{flag}: {e}")))?;
                 options.picker = Some(picker);
             }
+            "--threads" => options.threads = positive(&flag, &value("a thread count")?)?,
+            "--reserve" => options.reserve = Some(positive(&flag, &value("a thread count")?)?),
             "--config" => options.config = Some(PathBuf::from(value("a file path")?)),
             "--executor" => options.executor = value("an executor name")?,
             "--svg" => options.svg = PathBuf::from(value("a file path")?),
@@ -125,6 +142,14 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, UsageErr
             }
             _ => return Err(UsageError(format!("unknown argument '{arg}'"))),
         }
+    }
+    if let Some(reserve) = options.reserve
+        && reserve >= options.threads
+    {
+        return Err(UsageError(format!(
+            "--reserve: {reserve} must be fewer than the {} threads, or the lowest lane could never run",
+            options.threads
+        )));
     }
     Ok(Parsed::Run(options))
 }
@@ -141,10 +166,17 @@ fn positive(flag: &str, raw: &str) -> Result<usize, UsageError> {
 // ===== the executor under test =====
 
 /// The built-in `visa_priority_exec`: the seed's two lanes, priority 10 and
-/// 1, on as many threads as the machine has cores. The lanes are unbounded
+/// 1, on `threads` threads. The lanes are unbounded
 /// so the whole backlog is queued at once, as it is in the seed.
-fn default_executor(picker: Option<Picker>) -> Result<Executor, String> {
-    let threads = std::thread::available_parallelism().map_or(2, usize::from);
+fn default_executor(
+    picker: Option<Picker>,
+    threads: usize,
+    reserve: Option<usize>,
+) -> Result<Executor, String> {
+    let mut low = LaneConfig::new(Priority(1));
+    if let Some(reserve) = reserve {
+        low = low.max_running(MaxRunning::Threads(threads - reserve));
+    }
     Executor::builder()
         .name(DEFAULT_EXECUTOR)
         .core_threads(threads)
@@ -152,23 +184,139 @@ fn default_executor(picker: Option<Picker>) -> Result<Executor, String> {
         .keep_alive(Duration::from_secs(5))
         .picker(picker.unwrap_or_default())
         .lane(Priority(10), Capacity::Unbounded)
-        .lane(Priority(1), Capacity::Unbounded)
+        .lane_config(low)
         .build()
         .map_err(|e| format!("built-in executor {DEFAULT_EXECUTOR}: {e}"))
 }
 
-fn executor_for(options: &Options) -> Result<(Executor, String), String> {
-    match &options.config {
-        Some(path) => Err(format!(
-            "--config {}: reading executors from a file is not supported by this build yet",
-            path.display()
-        )),
-        None if options.executor != DEFAULT_EXECUTOR => Err(format!(
-            "--executor: no executor named '{}' (no executors file, built-in: {DEFAULT_EXECUTOR})",
-            options.executor
-        )),
-        None => Ok((default_executor(options.picker)?, "built-in".to_string())),
+/// The executor the flood goes to, and what owns it.
+enum Source {
+    BuiltIn(Executor),
+    File { executors: Executors, name: String },
+}
+
+impl Source {
+    fn executor(&self) -> &Executor {
+        match self {
+            Source::BuiltIn(executor) => executor,
+            Source::File { executors, name } => executors
+                .get(name)
+                .expect("the name was looked up when the file was loaded"),
+        }
     }
+
+    fn shutdown(self) {
+        match self {
+            Source::BuiltIn(executor) => executor.shutdown(),
+            Source::File { executors, .. } => executors.shutdown(),
+        }
+    }
+}
+
+/// `--config PATH`, else `executors.toml` at the repository root if there is
+/// one, else the built-in executor. Returns the executor and where it came
+/// from.
+fn executor_for(options: &Options) -> Result<(Source, String), String> {
+    let file = match &options.config {
+        Some(path) => Some(path.clone()),
+        None => Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("executors.toml"))
+            .filter(|path| path.is_file()),
+    };
+    let Some(path) = file else {
+        if options.executor != DEFAULT_EXECUTOR {
+            return Err(format!(
+                "--executor: no executor named '{}' (no executors file; built-in: {DEFAULT_EXECUTOR})",
+                options.executor
+            ));
+        }
+        return Ok((
+            Source::BuiltIn(default_executor(
+                options.picker,
+                options.threads,
+                options.reserve,
+            )?),
+            "built-in".to_string(),
+        ));
+    };
+    let executors = Executors::from_path(&path).map_err(|e| e.to_string())?;
+    if executors.get(&options.executor).is_none() {
+        let names: Vec<&str> = executors.names().collect();
+        let message = format!(
+            "--executor: {} has no executor named '{}' (it has: {})",
+            path.display(),
+            options.executor,
+            names.join(", ")
+        );
+        executors.shutdown();
+        return Err(message);
+    }
+    // The file is valid as it stands; run its executor with the thread
+    // count (and picker) of the command line, so the flood meets a pool
+    // that is busy, as after a holiday, and the FIFO pool gets as many.
+    executors.shutdown();
+    let executors = with_overrides(
+        &path,
+        &options.executor,
+        options.picker,
+        options.threads,
+        options.reserve,
+    )?;
+    Ok((
+        Source::File {
+            executors,
+            name: options.executor.clone(),
+        },
+        path.display().to_string(),
+    ))
+}
+
+/// The executors file at `path` with executor `name` set to `threads`
+/// threads (core and max) and, if given, `picker`.
+fn with_overrides(
+    path: &Path,
+    name: &str,
+    picker: Option<Picker>,
+    threads: usize,
+    reserve: Option<usize>,
+) -> Result<Executors, String> {
+    let at = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{at}: {e}"))?;
+    let mut doc: toml::Table = text.parse().map_err(|e| format!("{at}: {e}"))?;
+    let table = doc
+        .get_mut("executors")
+        .and_then(|e| e.get_mut(name))
+        .and_then(toml::Value::as_table_mut)
+        .ok_or_else(|| format!("{at}: no table [executors.{name}]"))?;
+    let threads =
+        i64::try_from(threads).map_err(|_| format!("--threads: {threads} is too many"))?;
+    table.insert("core_threads".into(), toml::Value::Integer(threads));
+    table.insert("max_threads".into(), toml::Value::Integer(threads));
+    if let Some(picker) = picker {
+        table.insert("picker".into(), toml::Value::String(picker.as_str().into()));
+    }
+    if let Some(reserve) = reserve {
+        // Cap the lowest lane so `reserve` threads stay for the others.
+        let cap = threads - i64::try_from(reserve).unwrap_or(threads);
+        let lowest = table
+            .get_mut("lanes")
+            .and_then(toml::Value::as_array_mut)
+            .and_then(|lanes| {
+                lanes.iter_mut().min_by_key(|lane| {
+                    lane.get("priority")
+                        .and_then(toml::Value::as_integer)
+                        .unwrap_or(i64::MAX)
+                })
+            })
+            .and_then(toml::Value::as_table_mut)
+            .ok_or_else(|| format!("{at}: executor {name} has no lanes to cap"))?;
+        lowest.insert("max_running".into(), toml::Value::Integer(cap));
+    }
+    Executors::from_toml_str(&doc.to_string())
+        .map_err(|e| format!("{at} with the command line's threads and picker: {e}"))
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, usize::from)
 }
 
 // ===== recording =====
@@ -228,35 +376,67 @@ fn classes(jobs: usize, ratio: usize) -> Vec<Class> {
         .collect()
 }
 
+type Job = Box<dyn FnOnce() + Send>;
+
+/// What became of an application offered to a target.
+enum Offer {
+    Taken,
+    /// Its lane is full: the application comes back, to be offered again.
+    Full(Job),
+}
+
 /// Anything that can take the flood: the executor or the FIFO pool.
 trait Target: Sync {
-    fn submit(&self, class: Class, job: Box<dyn FnOnce() + Send>) -> Result<(), String>;
+    /// Offers a job without waiting for room.
+    fn offer(&self, class: Class, job: Job) -> Result<Offer, String>;
+    /// Submits a job, waiting for room in its lane if need be.
+    fn submit(&self, class: Class, job: Job) -> Result<(), String>;
     /// Returns once every submitted job has run; an error if one did not
     /// complete.
     fn finish(&self) -> Result<(), String>;
 }
 
-struct PriorityTarget {
-    executor: Executor,
+struct PriorityTarget<'a> {
+    executor: &'a Executor,
     high: Priority,
     low: Priority,
     handles: std::sync::Mutex<Vec<priority_executor::JobHandle<()>>>,
 }
 
-impl Target for PriorityTarget {
-    fn submit(&self, class: Class, job: Box<dyn FnOnce() + Send>) -> Result<(), String> {
-        let priority = match class {
+impl PriorityTarget<'_> {
+    fn priority(&self, class: Class) -> Priority {
+        match class {
             Class::Priority => self.high,
             Class::Standard => self.low,
-        };
-        let handle = self
-            .executor
-            .enqueue(priority, job)
-            .map_err(|e| format!("enqueue: {e}"))?;
+        }
+    }
+
+    fn keep(&self, handle: priority_executor::JobHandle<()>) {
         self.handles
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(handle);
+    }
+}
+
+impl Target for PriorityTarget<'_> {
+    fn offer(&self, class: Class, job: Job) -> Result<Offer, String> {
+        match self.executor.try_enqueue(self.priority(class), job) {
+            Ok(handle) => {
+                self.keep(handle);
+                Ok(Offer::Taken)
+            }
+            Err(e) if e.is_full() => Ok(Offer::Full(e.into_inner())),
+            Err(e) => Err(format!("enqueue: {e}")),
+        }
+    }
+
+    fn submit(&self, class: Class, job: Job) -> Result<(), String> {
+        let handle = self
+            .executor
+            .enqueue(self.priority(class), job)
+            .map_err(|e| format!("enqueue: {e}"))?;
+        self.keep(handle);
         Ok(())
     }
 
@@ -279,7 +459,11 @@ impl Target for PriorityTarget {
 struct FifoTarget(threadpool::ThreadPool);
 
 impl Target for FifoTarget {
-    fn submit(&self, _class: Class, job: Box<dyn FnOnce() + Send>) -> Result<(), String> {
+    fn offer(&self, class: Class, job: Job) -> Result<Offer, String> {
+        self.submit(class, job).map(|()| Offer::Taken)
+    }
+
+    fn submit(&self, _class: Class, job: Job) -> Result<(), String> {
         self.0.execute(job);
         Ok(())
     }
@@ -293,10 +477,12 @@ impl Target for FifoTarget {
     }
 }
 
-/// Floods `target` with `classes`, in that order, from one producer (the
-/// backlog drained from one inbox), then waits until every job has run.
-/// Where a lane is bounded and full, the producer blocks, and the jobs
-/// behind it wait too: their wait counts from the moment they were offered.
+/// Floods `target` with `classes`, in that order, from one inbox, then waits
+/// until every job has run. Each application's wait counts from the moment
+/// it arrived. When a class's lane is full (a bounded lane, as in
+/// `executors.toml`), that class's applications are held back in arrival
+/// order and offered again as the lane drains, while the other class keeps
+/// flowing: a full standard lane must not hold up priority applications.
 fn flood(
     target: &dyn Target,
     classes: &[Class],
@@ -304,19 +490,33 @@ fn flood(
     bars: &[ProgressBar; 2],
 ) -> Result<Timeline, String> {
     let timeline = Arc::new(Timeline::new(classes.len()));
+    let mut held: [VecDeque<Job>; 2] = [VecDeque::new(), VecDeque::new()];
     for (i, &class) in classes.iter().enumerate() {
         let record = Arc::clone(&timeline);
         let bar = bars[class as usize].clone();
         record.submitted[i].store(record.now(), Ordering::Relaxed);
-        target.submit(
-            class,
-            Box::new(move || {
-                record.started[i].store(record.now(), Ordering::Relaxed);
-                std::thread::sleep(work);
-                record.finished[i].store(record.now(), Ordering::Relaxed);
-                bar.inc(1);
-            }),
-        )?;
+        let job: Job = Box::new(move || {
+            record.started[i].store(record.now(), Ordering::Relaxed);
+            std::thread::sleep(work);
+            record.finished[i].store(record.now(), Ordering::Relaxed);
+            bar.inc(1);
+        });
+        let queue = &mut held[class as usize];
+        queue.push_back(job);
+        // Offer this class's held applications, oldest first, until its
+        // lane is full again.
+        while let Some(job) = queue.pop_front() {
+            if let Offer::Full(job) = target.offer(class, job)? {
+                queue.push_front(job);
+                break;
+            }
+        }
+    }
+    // The flood has arrived; what is still held waits for room.
+    for (class, queue) in [Class::Priority, Class::Standard].into_iter().zip(held) {
+        for job in queue {
+            target.submit(class, job)?;
+        }
     }
     target.finish()?;
     for bar in bars {
@@ -538,7 +738,8 @@ fn progress_bars(multi: &MultiProgress, title: &str, counts: [usize; 2]) -> [Pro
 }
 
 fn run(options: &Options) -> Result<(), String> {
-    let (executor, source) = executor_for(options)?;
+    let (owner, source) = executor_for(options)?;
+    let executor = owner.executor();
     let priorities = executor.priorities();
     let (high, low) = match (priorities.first(), priorities.last()) {
         (Some(&h), Some(&l)) if h != l => (h, l),
@@ -581,15 +782,24 @@ fn run(options: &Options) -> Result<(), String> {
         options.work.as_micros()
     );
     println!(
-        "Executor {} ({source}): lanes {}, picker {}.",
+        "Executor {} ({source}): lanes {}, picker {}, {} threads.",
         executor.name(),
         priorities
             .iter()
             .map(ToString::to_string)
             .collect::<Vec<_>>()
             .join(" and "),
-        executor.picker()
+        executor.picker(),
+        options.threads
     );
+    for lane in &executor.metrics().lanes {
+        if let Some(cap) = lane.max_running {
+            println!(
+                "Reserved workers: lane {} runs at most {cap} of the {} threads at once.",
+                lane.priority, options.threads
+            );
+        }
+    }
 
     let name = executor.name().to_string();
     let target = PriorityTarget {
@@ -600,10 +810,10 @@ fn run(options: &Options) -> Result<(), String> {
     };
     let bars = progress_bars(&multi, "priority executor", counts);
     let timeline = flood(&target, &classes, options.work, &bars)?;
-    let threads = target.executor.metrics().threads.peak.max(1);
-    let picker = target.executor.picker().as_str();
-    let PriorityTarget { executor, .. } = target;
-    executor.shutdown();
+    let threads = options.threads;
+    let picker = executor.picker().as_str();
+    drop(target);
+    owner.shutdown();
     let executor_stats = stats(&timeline, &classes);
 
     let fifo = FifoTarget(threadpool::ThreadPool::new(threads));
@@ -724,6 +934,42 @@ mod tests {
         assert!(error(&["--picker", "fair"]).contains("--picker"));
         assert!(error(&["--no-progress=yes"]).contains("--no-progress takes no value"));
         assert!(error(&["--frobnicate"]).contains("'--frobnicate'"));
+    }
+
+    #[test]
+    fn reserve_must_leave_the_lowest_lane_a_thread() {
+        assert!(error(&["--threads", "2", "--reserve", "2"]).contains("--reserve"));
+        assert!(error(&["--reserve", "0"]).contains("--reserve"));
+        match parse(&["--threads", "4", "--reserve", "1"]) {
+            Ok(Parsed::Run(o)) => assert_eq!(o.reserve, Some(1)),
+            Ok(Parsed::Help) => panic!("parsed as --help"),
+            Err(UsageError(e)) => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn the_command_line_sets_the_files_picker_and_threads() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("executors.toml");
+        let executors =
+            match with_overrides(&path, DEFAULT_EXECUTOR, Some(Picker::Classic), 3, Some(1)) {
+                Ok(executors) => executors,
+                Err(e) => panic!("{e}"),
+            };
+        let executor = executors.get(DEFAULT_EXECUTOR).expect("the visa executor");
+        assert_eq!(executor.picker(), Picker::Classic);
+        assert_eq!(executor.priorities(), [Priority(10), Priority(1)]);
+        // --reserve 1 on 3 threads caps the lowest lane at 2 running jobs.
+        let metrics = executor.metrics();
+        assert_eq!(
+            metrics.lane(Priority(1)).and_then(|l| l.max_running),
+            Some(2)
+        );
+        assert_eq!(metrics.lane(Priority(10)).and_then(|l| l.max_running), None);
+        executors.shutdown();
+        let err = with_overrides(&path, "nope", None, 2, None)
+            .err()
+            .unwrap_or_default();
+        assert!(err.contains("no table [executors.nope]"), "{err}");
     }
 
     #[test]

@@ -182,6 +182,7 @@ impl<T> fmt::Debug for JobHandle<T> {
 /// let mut pending = exec.shutdown_now();
 /// release.send(()).unwrap();
 /// assert_eq!(pending.len(), 2);
+/// assert!(pending.iter().all(|job| job.priority() == Priority(1)));
 /// drop(pending.pop()); // the second job: its handle is cancelled
 /// pending.pop().unwrap().run(); // the first runs here
 /// assert_eq!(queued.join(), Ok(1));
@@ -201,17 +202,7 @@ impl PendingJob {
     ///
     /// # Examples
     ///
-    /// ```
-    /// use priority_executor::{Capacity, Executor, Priority};
-    ///
-    /// let exec = Executor::builder()
-    ///     .core_threads(0)
-    ///     .max_threads(1)
-    ///     .lane(Priority(3), Capacity::Unbounded)
-    ///     .build()
-    ///     .unwrap();
-    /// # let _ = exec.shutdown_now();
-    /// ```
+    /// See [`PendingJob`].
     pub fn priority(&self) -> Priority {
         self.priority
     }

@@ -98,6 +98,9 @@ pub(crate) trait Completion<T>: Send + Sync {
 /// What a cell runs: one attempt at a time.
 pub(crate) trait Body: Send + 'static {
     type Output: Send + 'static;
+    /// What the caller handed in, given back if the job is refused.
+    type Payload;
+    fn into_payload(self) -> Option<Self::Payload>;
     /// Runs attempt `n` (1-based). `Err` carries the attempt's error.
     fn attempt(&mut self, n: u32) -> Result<Self::Output, String>;
     /// After failed attempt `n`: another attempt, or `None` to give up.
@@ -116,6 +119,11 @@ where
     T: Send + 'static,
 {
     type Output = T;
+    type Payload = F;
+
+    fn into_payload(self) -> Option<F> {
+        self.0
+    }
 
     #[inline]
     fn attempt(&mut self, _n: u32) -> Result<T, String> {
@@ -147,6 +155,11 @@ where
     E: std::fmt::Display,
 {
     type Output = T;
+    type Payload = F;
+
+    fn into_payload(self) -> Option<F> {
+        Some(self.f)
+    }
 
     fn attempt(&mut self, n: u32) -> Result<T, String> {
         let last = n > self.policy.max_retries;
@@ -168,7 +181,8 @@ where
 enum Stage<B: Body> {
     Queued(B),
     Running,
-    Done(Result<B::Output, JobError>),
+    /// The error is boxed so a job's cell stays small while it waits.
+    Done(Result<B::Output, Box<JobError>>),
     Taken,
 }
 
@@ -187,24 +201,52 @@ pub(crate) struct JobCell<B: Body> {
 
 /// Creates the cell for `body`: its task for a lane and its result side.
 pub(crate) fn new_job<B: Body>(body: B, meta: JobMeta) -> (Task, Arc<dyn Completion<B::Output>>) {
-    let cell = Arc::new(JobCell {
-        state: Mutex::new(State {
-            stage: Stage::Queued(body),
-            attempt: 0,
-            waker: None,
-            joining: false,
-        }),
-        finished: Condvar::new(),
-        meta,
-    });
-    let raw: Arc<dyn RawJob> = cell.clone();
-    (Task { raw: Some(raw) }, cell)
+    NewJob::new(body, meta).split()
+}
+
+/// A job allocated but not yet queued: it can still be taken apart to give
+/// the caller's closure back.
+pub(crate) struct NewJob<B: Body>(Arc<JobCell<B>>);
+
+impl<B: Body> NewJob<B> {
+    pub(crate) fn new(body: B, meta: JobMeta) -> Self {
+        NewJob(Arc::new(JobCell {
+            state: Mutex::new(State {
+                stage: Stage::Queued(body),
+                attempt: 0,
+                waker: None,
+                joining: false,
+            }),
+            finished: Condvar::new(),
+            meta,
+        }))
+    }
+
+    /// The task for a lane and the result side for the handle.
+    pub(crate) fn split(self) -> (Task, Arc<dyn Completion<B::Output>>) {
+        let raw: Arc<dyn RawJob> = self.0.clone();
+        (Task { raw: Some(raw) }, self.0)
+    }
+
+    /// The body back, unrun. `None` cannot happen: nothing else has seen
+    /// the cell yet.
+    pub(crate) fn into_body(self) -> Option<B> {
+        let cell = Arc::try_unwrap(self.0).ok()?;
+        let state = match cell.state.into_inner() {
+            Ok(state) => state,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        match state.stage {
+            Stage::Queued(body) => Some(body),
+            _ => None,
+        }
+    }
 }
 
 impl<B: Body> JobCell<B> {
     fn finish(&self, result: Result<B::Output, JobError>) {
         let mut state = lock(&self.state);
-        state.stage = Stage::Done(result);
+        state.stage = Stage::Done(result.map_err(Box::new));
         let waker = state.waker.take();
         let joining = state.joining;
         drop(state);
@@ -303,7 +345,7 @@ impl<B: Body> Completion<B::Output> for JobCell<B> {
     fn poll_result(&self, waker: Option<&Waker>) -> Poll<Result<B::Output, JobError>> {
         let mut state = lock(&self.state);
         match std::mem::replace(&mut state.stage, Stage::Taken) {
-            Stage::Done(result) => Poll::Ready(result),
+            Stage::Done(result) => Poll::Ready(result.map_err(|e| *e)),
             Stage::Taken => Poll::Ready(Err(JobError::Cancelled)),
             other => {
                 state.stage = other;
@@ -322,7 +364,7 @@ impl<B: Body> Completion<B::Output> for JobCell<B> {
         let mut state = lock(&self.state);
         loop {
             match std::mem::replace(&mut state.stage, Stage::Taken) {
-                Stage::Done(result) => return result,
+                Stage::Done(result) => return result.map_err(|e| *e),
                 Stage::Taken => return Err(JobError::Cancelled),
                 other => state.stage = other,
             }

@@ -7,7 +7,7 @@ use crate::clock::{now_ns, to_ns};
 use crate::error::EnqueueError;
 use crate::handle::{JobError, JobHandle, PendingJob};
 use crate::hooks::{ExpiredJob, Hooks, JobInfo};
-use crate::job::{Body, JobMeta, JobOutcome, RunCtx, Task, new_job};
+use crate::job::{Body, JobMeta, JobOutcome, NewJob, RunCtx, Task, new_job};
 use crate::lane::{Lane, NoSlot};
 use crate::picker::{Picker, Schedule};
 use crate::policy::{LaneConfig, RejectionPolicy};
@@ -138,7 +138,7 @@ impl Shared {
         into_body: impl FnOnce(P) -> B,
     ) -> Result<JobHandle<B::Output>, EnqueueError<P>>
     where
-        B: Body,
+        B: Body<Payload = P>,
     {
         let Some(index) = self.lane_index(priority) else {
             return Err(EnqueueError::UnknownPriority {
@@ -183,16 +183,19 @@ impl Shared {
                 }
             }
         }
+        // Allocate first: between opening the slot and pushing, a worker
+        // may already wait for this job, so keep that window short.
+        let job = NewJob::new(into_body(payload), self.meta(deadline));
         // Rule 5: the job is accepted if its slot opens before the lane
         // closes.
         if !lane.open_slot() {
             lane.push_tombstone();
-            return Err(EnqueueError::ShutDown {
-                priority,
-                job: payload,
-            });
+            return match job.into_body().and_then(Body::into_payload) {
+                Some(job) => Err(EnqueueError::ShutDown { priority, job }),
+                None => unreachable!("a job nothing else has seen gives its body back"),
+            };
         }
-        let (task, completion) = new_job(into_body(payload), self.meta(deadline));
+        let (task, completion) = job.split();
         lane.push(task);
         self.after_publish();
         Ok(JobHandle::new(completion))
