@@ -2,6 +2,9 @@
 //! backoff and at another priority if asked, then dead-lettered. Nothing is
 //! dropped silently.
 
+mod common;
+
+use common::wait_until;
 use priority_executor::{Capacity, Executor, JobError, Priority, RetryPolicy};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -105,9 +108,9 @@ fn panics_count_as_failed_attempts_and_retries_can_escalate() {
     assert_eq!(submitted, settled);
 }
 
-#[test]
-fn retries_waiting_on_backoff_run_at_graceful_shutdown() {
-    let (exec, _dead) = exec_with_dead_letters();
+/// Queues a job whose first attempt fails and whose retry waits an hour,
+/// and returns once that retry is waiting on the timer.
+fn parked_retry(exec: &Executor) -> priority_executor::JobHandle<u32> {
     let h = exec
         .enqueue_retrying(
             Priority(1),
@@ -121,10 +124,17 @@ fn retries_waiting_on_backoff_run_at_graceful_shutdown() {
             },
         )
         .unwrap();
-    // The first attempt fails and waits an hour; shutdown does not.
-    while exec.metrics().lane(Priority(1)).unwrap().retried == 0 {
-        std::thread::yield_now();
-    }
+    wait_until("the first attempt failed", || {
+        exec.metrics().lane(Priority(1)).unwrap().retried == 1
+    });
+    h
+}
+
+#[test]
+fn retries_waiting_on_backoff_run_at_graceful_shutdown() {
+    let (exec, _dead) = exec_with_dead_letters();
+    let h = parked_retry(&exec);
+    // The retry waits an hour; shutdown does not.
     exec.shutdown();
     assert_eq!(h.join(), Ok(2));
 }
@@ -132,22 +142,7 @@ fn retries_waiting_on_backoff_run_at_graceful_shutdown() {
 #[test]
 fn retries_waiting_on_backoff_are_handed_back_by_shutdown_now() {
     let (exec, _dead) = exec_with_dead_letters();
-    let h = exec
-        .enqueue_retrying(
-            Priority(1),
-            RetryPolicy::new(1).backoff(Duration::from_secs(3600), 1.0),
-            |a| {
-                if a.number == 1 {
-                    Err("later")
-                } else {
-                    Ok(a.number)
-                }
-            },
-        )
-        .unwrap();
-    while exec.metrics().lane(Priority(1)).unwrap().retried == 0 {
-        std::thread::yield_now();
-    }
+    let h = parked_retry(&exec);
     let pending = exec.shutdown_now();
     assert_eq!(pending.len(), 1);
     for job in pending {
