@@ -1,6 +1,9 @@
 //! A `JobHandle` is a `Future`: async code can `.await` a job.
 
-use priority_executor::{Capacity, Executor, JobError, Priority};
+mod common;
+
+use common::single_worker;
+use priority_executor::{Capacity, Executor, JobError, Picker, Priority};
 use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
@@ -52,12 +55,7 @@ fn handles_can_be_awaited() {
 
 #[test]
 fn a_pending_handle_is_woken_when_the_job_finishes() {
-    let exec = Executor::builder()
-        .core_threads(1)
-        .max_threads(1)
-        .lane(Priority(1), Capacity::Unbounded)
-        .build()
-        .unwrap();
+    let exec = single_worker(&[(1, 1)], Picker::Smooth);
     let (release, gate) = std::sync::mpsc::channel::<()>();
     let h = exec
         .enqueue(Priority(1), move || gate.recv().map(|_| "woken"))

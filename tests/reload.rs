@@ -2,28 +2,14 @@
 //! stop, changed ones are replaced, unchanged ones keep running, and no
 //! accepted job is lost.
 
+mod common;
+
+use common::Gate;
 use priority_executor::{ConfigErrorKind, Executors, Message, Priority};
 use std::collections::BTreeMap;
 use std::io;
 use std::sync::mpsc;
-use std::sync::{Arc, Condvar, Mutex};
-
-#[derive(Clone, Default)]
-struct Gate(Arc<(Mutex<bool>, Condvar)>);
-
-impl Gate {
-    fn wait(&self) {
-        let (open, changed) = &*self.0;
-        let mut open = open.lock().expect("gate lock");
-        while !*open {
-            open = changed.wait(open).expect("gate lock");
-        }
-    }
-    fn open(&self) {
-        *self.0.0.lock().expect("gate lock") = true;
-        self.0.1.notify_all();
-    }
-}
+use std::sync::{Arc, Mutex};
 
 const BEFORE: &str = r#"
 [executors.changed]

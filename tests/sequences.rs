@@ -2,13 +2,16 @@
 //! hook may change it, failures reach the fault handler and the counters,
 //! and a refused message always comes back.
 
+mod common;
+
+use common::Gate;
 use priority_executor::{
     Executors, JobError, Message, Priority, SequenceErrorKind, SequenceFailure, SequenceMetrics,
 };
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 
 const VISA: &str = r#"
 [executors.visa]
@@ -53,24 +56,6 @@ fn message(props: &[(&str, &str)]) -> Message {
 
 fn ok(_: Message) -> Result<(), io::Error> {
     Ok(())
-}
-
-/// A gate sequences wait on, opened once by the test.
-#[derive(Clone, Default)]
-struct Gate(Arc<(Mutex<bool>, Condvar)>);
-
-impl Gate {
-    fn wait(&self) {
-        let (open, changed) = &*self.0;
-        let mut open = open.lock().expect("gate lock");
-        while !*open {
-            open = changed.wait(open).expect("gate lock");
-        }
-    }
-    fn open(&self) {
-        *self.0.0.lock().expect("gate lock") = true;
-        self.0.1.notify_all();
-    }
 }
 
 #[test]

@@ -3,8 +3,8 @@
 
 mod common;
 
-use common::hold_worker;
-use priority_executor::{Capacity, Executor, JobError, Priority};
+use common::{hold_worker, single_worker};
+use priority_executor::{Capacity, Executor, JobError, Picker, Priority};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -75,12 +75,7 @@ fn hands_back_exactly_the_never_started_jobs() {
 
 #[test]
 fn running_jobs_finish_and_are_not_handed_back() {
-    let exec = Executor::builder()
-        .core_threads(1)
-        .max_threads(1)
-        .lane(Priority(1), Capacity::Unbounded)
-        .build()
-        .unwrap();
+    let exec = single_worker(&[(1, 1)], Picker::Smooth);
     let (release, gate) = std::sync::mpsc::channel::<()>();
     let (started_tx, started) = std::sync::mpsc::channel();
     let running = exec

@@ -3,6 +3,7 @@
 
 use priority_executor::{Capacity, Executor, Priority};
 use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// An executor with one worker and the given lanes (priority, weight).
@@ -41,5 +42,24 @@ pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
         assert!(Instant::now() < give_up, "gave up waiting for: {what}");
         std::thread::yield_now();
         std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// A gate jobs wait on until the test opens it, once, for all of them.
+#[derive(Clone, Default)]
+pub struct Gate(Arc<(Mutex<bool>, Condvar)>);
+
+impl Gate {
+    pub fn wait(&self) {
+        let (open, changed) = &*self.0;
+        let mut open = open.lock().expect("gate lock");
+        while !*open {
+            open = changed.wait(open).expect("gate lock");
+        }
+    }
+
+    pub fn open(&self) {
+        *self.0.0.lock().expect("gate lock") = true;
+        self.0.1.notify_all();
     }
 }
