@@ -2,10 +2,9 @@
 
 use crate::error::BuildError;
 use crate::executor::Executor;
-use crate::hooks::{DeadLetter, ExpiredJob, Hooks, JobInfo};
-use crate::job::JobOutcome;
-use crate::picker::{MAX_CYCLE, Picker};
-use crate::policy::{LaneConfig, MaxRunning};
+use crate::hooks::{DeadLetter, ExpiredJob, Hooks, JobInfo, JobOutcome};
+use crate::lane::config::{LaneConfig, MaxRunning};
+use crate::lane::picker::{MAX_CYCLE, Picker};
 use crate::pool::{PoolConfig, Shared};
 use crate::priority::{Capacity, Priority};
 use std::sync::Arc;
@@ -17,13 +16,15 @@ pub(crate) const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(60);
 /// Settings for an [`Executor`], checked by [`build`](ExecutorBuilder::build).
 ///
 /// Defaults: name `"priority-executor"`, `core_threads` = the number of
-/// CPUs, `max_threads` = `max(core_threads, CPUs)`, keep-alive 60 s, core
-/// threads never time out, [`Picker::Smooth`].
+/// CPUs (lowered to `max_threads` when only that is set, so a program
+/// builds the same on any machine), `max_threads` = `max(core_threads,
+/// CPUs)`, keep-alive 60 s, core threads never time out,
+/// [`Picker::Smooth`].
 ///
 /// # Examples
 ///
 /// ```
-/// use priority_executor::{Capacity, Executor, Picker, Priority};
+/// use priority_executor::{Capacity, Executor, LaneConfig, Picker, Priority};
 /// use std::time::Duration;
 ///
 /// let exec = Executor::builder()
@@ -32,7 +33,7 @@ pub(crate) const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(60);
 ///     .max_threads(8)
 ///     .keep_alive(Duration::from_secs(5))
 ///     .lane(Priority(10), Capacity::Bounded(100))
-///     .lane_weighted(Priority(1), 1, Capacity::Unbounded)
+///     .lane_config(LaneConfig::new(Priority(1)).weight(1))
 ///     .picker(Picker::Smooth)
 ///     .build()?;
 /// assert_eq!(exec.name(), "visa");
@@ -136,40 +137,34 @@ impl ExecutorBuilder {
         self
     }
 
-    /// Adds a lane whose weight is its priority (as in Synapse).
+    /// Adds a lane whose weight is its priority (as in Synapse): short for
+    /// `.lane_config(LaneConfig::new(priority).capacity(capacity))`.
     ///
     /// # Examples
     ///
     /// See [`ExecutorBuilder`].
     pub fn lane(self, priority: Priority, capacity: Capacity) -> Self {
-        self.lane_weighted(priority, priority.0, capacity)
+        self.lane_config(LaneConfig::new(priority).capacity(capacity))
     }
 
-    /// Adds a lane with an explicit weight (at least 1).
+    /// Adds a lane with every setting: weight, capacity, reserved workers,
+    /// aging, rejection policy.
     ///
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use priority_executor::{Capacity, Executor, LaneConfig, Priority};
     ///
     /// // Priority 1000 and 1 would be served 1000:1; serve them 4:1 instead.
     /// let exec = Executor::builder()
-    ///     .lane_weighted(Priority(1000), 4, Capacity::Unbounded)
-    ///     .lane_weighted(Priority(1), 1, Capacity::Unbounded)
+    ///     .lane_config(LaneConfig::new(Priority(1000)).weight(4))
+    ///     .lane_config(LaneConfig::new(Priority(1)).weight(1).capacity(Capacity::Bounded(100)))
     ///     .build()
     ///     .unwrap();
     /// assert_eq!(exec.metrics().lanes[0].weight, 4);
     /// ```
-    pub fn lane_weighted(self, priority: Priority, weight: u32, capacity: Capacity) -> Self {
-        self.lane_config(LaneConfig::new(priority).weight(weight).capacity(capacity))
-    }
-
-    /// Adds a lane with every setting: reserved workers, aging, rejection
-    /// policy.
     ///
-    /// # Examples
-    ///
-    /// See [`LaneConfig`].
+    /// See also [`LaneConfig`].
     pub fn lane_config(mut self, lane: LaneConfig) -> Self {
         self.lanes.push(lane);
         self
@@ -310,8 +305,14 @@ impl ExecutorBuilder {
                 limit: MAX_CYCLE,
             });
         }
+        if self.name.contains('\0') {
+            return Err(BuildError::InvalidName { name: self.name });
+        }
         let cpus = num_cpus::get().max(1);
-        let core = self.core_threads.unwrap_or(cpus);
+        // The default core fits an explicit max (as rusty_pool's does).
+        let core = self
+            .core_threads
+            .unwrap_or_else(|| self.max_threads.map_or(cpus, |max| cpus.min(max)));
         let max = self.max_threads.unwrap_or_else(|| core.max(cpus));
         if max == 0 {
             return Err(BuildError::ZeroMaxThreads);

@@ -4,6 +4,7 @@
 //! not accept is never dropped behind the caller's back.
 
 use crate::priority::Priority;
+use crate::util::List;
 use std::fmt;
 
 /// A setting that makes [`ExecutorBuilder::build`](crate::ExecutorBuilder::build)
@@ -12,10 +13,10 @@ use std::fmt;
 /// # Examples
 ///
 /// ```
-/// use priority_executor::{BuildError, Capacity, Executor, Priority};
+/// use priority_executor::{BuildError, Executor, LaneConfig, Priority};
 ///
 /// let err = Executor::builder()
-///     .lane_weighted(Priority(5), 0, Capacity::Unbounded)
+///     .lane_config(LaneConfig::new(Priority(5)).weight(0))
 ///     .build()
 ///     .unwrap_err();
 /// assert_eq!(err, BuildError::ZeroWeight { priority: Priority(5) });
@@ -60,7 +61,7 @@ pub enum BuildError {
     ZeroMaxThreads,
     /// The weights add up to more than the picker's cycle can hold.
     #[error(
-        "lane weights add up to {sum}, more than the limit of {limit}; give the lanes explicit smaller weights with .lane_weighted()"
+        "lane weights add up to {sum}, more than the limit of {limit}; give the lanes explicit smaller weights with LaneConfig::weight"
     )]
     WeightsTooLarge {
         /// The sum of all lane weights.
@@ -89,11 +90,11 @@ pub enum BuildError {
         /// The lane.
         priority: Priority,
     },
-    /// The operating system refused to start a prestarted thread.
-    #[error("could not start worker thread: {message}")]
-    Spawn {
-        /// The operating system's error.
-        message: String,
+    /// The name cannot name a thread: it contains a NUL byte.
+    #[error("name {name:?} contains a NUL byte, which a thread name cannot hold")]
+    InvalidName {
+        /// The name given.
+        name: String,
     },
 }
 
@@ -259,16 +260,11 @@ impl<F> fmt::Display for EnqueueError<F> {
             } => write!(f, "lane {priority} is full (capacity {capacity})"),
             EnqueueError::UnknownPriority {
                 priority, known, ..
-            } => {
-                write!(f, "no lane for priority {priority} (lanes: ")?;
-                for (i, p) in known.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{p}")?;
-                }
-                f.write_str(")")
-            }
+            } => write!(
+                f,
+                "no lane for priority {priority} (lanes: {})",
+                List(known)
+            ),
             EnqueueError::ShutDown { priority, .. } => {
                 write!(f, "executor is shut down; job for lane {priority} refused")
             }

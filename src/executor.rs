@@ -1,17 +1,16 @@
 //! The executor: the public face of the pool.
 
 use crate::error::{EnqueueError, ShutdownTimeout};
-use crate::handle::{JobHandle, PendingJob};
-use crate::job::{Once, Retrying};
+use crate::job::body::{Once, Retrying};
+use crate::job::{Attempt, JobHandle, JobOptions, PendingJob, RetryPolicy};
+use crate::lane::picker::Picker;
 use crate::metrics::{LaneMetrics, Metrics, ThreadMetrics};
-use crate::picker::Picker;
-use crate::policy::{Attempt, JobOptions, RetryPolicy};
 use crate::pool::{Shared, Wait};
 use crate::priority::Priority;
-use crate::sync::Arc;
 use crate::sync::atomic::Ordering;
+use crate::sync::{Arc, deadline_after};
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A thread pool that runs jobs from one FIFO lane per priority, choosing
 /// between lanes by weighted round robin.
@@ -189,11 +188,8 @@ impl Executor {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let wait = match Instant::now().checked_add(timeout) {
-            Some(deadline) => Wait::Until(deadline),
-            None => Wait::Forever,
-        };
-        self.shared.submit(priority, job, None, wait, once)
+        self.shared
+            .submit(priority, job, None, Wait::at_most(timeout), once)
     }
 
     /// Like [`enqueue`](Executor::enqueue), with per-job options: a
@@ -213,8 +209,8 @@ impl Executor {
     pub fn enqueue_with<F, T>(
         &self,
         priority: Priority,
-        options: JobOptions,
         job: F,
+        options: JobOptions,
     ) -> Result<JobHandle<T>, EnqueueError<F>>
     where
         F: FnOnce() -> T + Send + 'static,
@@ -242,8 +238,8 @@ impl Executor {
     pub fn enqueue_retrying<F, T, E>(
         &self,
         priority: Priority,
-        policy: RetryPolicy,
         job: F,
+        policy: RetryPolicy,
     ) -> Result<JobHandle<T>, EnqueueError<F>>
     where
         F: FnMut(Attempt) -> Result<T, E> + Send + 'static,
@@ -303,7 +299,7 @@ impl Executor {
                 }
             })
             .collect();
-        let (live, idle, peak) = self.shared.thread_counts();
+        let (live, idle, peak, sleeping) = self.shared.thread_counts();
         Metrics {
             name: self.shared.name.clone(),
             lanes,
@@ -312,22 +308,9 @@ impl Executor {
                 idle,
                 busy: live - idle,
                 peak,
+                sleeping,
             },
         }
-    }
-
-    /// Workers asleep right now (a subset of the idle ones).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Capacity, Executor, Priority};
-    ///
-    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
-    /// assert_eq!(exec.sleeping_threads(), 0); // no thread has started yet
-    /// ```
-    pub fn sleeping_threads(&self) -> usize {
-        self.shared.sleepers()
     }
 
     /// Has shutdown begun (no new job is accepted)?
@@ -390,8 +373,7 @@ impl Executor {
     /// ```
     pub fn shutdown_timeout(mut self, timeout: Duration) -> Result<(), ShutdownTimeout> {
         self.shared.close();
-        let deadline = Instant::now().checked_add(timeout);
-        if self.shared.wait_exited(deadline) {
+        if self.shared.wait_exited(deadline_after(timeout)) {
             self.shared.join_threads();
             Ok(())
         } else {
@@ -442,7 +424,7 @@ impl Executor {
         if !self.shared.is_closed() {
             return false;
         }
-        self.shared.wait_exited(Instant::now().checked_add(timeout))
+        self.shared.wait_exited(deadline_after(timeout))
     }
 }
 

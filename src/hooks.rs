@@ -2,11 +2,32 @@
 //! job, for expired jobs and for dead letters. The place to plug tracing
 //! or metrics in.
 
-use crate::job::JobOutcome;
 use crate::priority::Priority;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// How one run of a job ended, for the lane's counters and the hooks.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::JobOutcome;
+///
+/// assert_ne!(JobOutcome::Completed, JobOutcome::Panicked);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum JobOutcome {
+    /// The job returned a value.
+    Completed,
+    /// The job panicked (caught; the worker lives on).
+    Panicked,
+    /// The attempt failed and the job was queued again.
+    Retrying,
+    /// The last attempt failed; the job went to the dead letters.
+    DeadLettered,
+}
 
 /// What a hook is told about the job it is called for.
 ///
@@ -51,7 +72,7 @@ pub struct JobInfo {
 ///     .build()
 ///     .unwrap();
 /// let h = exec
-///     .enqueue_retrying(Priority(1), RetryPolicy::new(1), |_| Err::<(), _>("backend down"))
+///     .enqueue_retrying(Priority(1), |_| Err::<(), _>("backend down"), RetryPolicy::new(1))
 ///     .unwrap();
 /// assert_eq!(h.join(), Err(JobError::Failed { attempts: 2, message: "backend down".into() }));
 /// let letter = dead.recv().unwrap();
@@ -84,7 +105,7 @@ pub struct DeadLetter {
 ///     .build()
 ///     .unwrap();
 /// let past = Instant::now();
-/// let h = exec.enqueue_with(Priority(1), JobOptions::new().deadline(past), || ()).unwrap();
+/// let h = exec.enqueue_with(Priority(1), || (), JobOptions::new().deadline(past)).unwrap();
 /// assert_eq!(h.join(), Err(JobError::Expired));
 /// assert_eq!(expired.recv().unwrap(), Priority(1));
 /// ```

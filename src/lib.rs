@@ -60,41 +60,40 @@
 
 mod builder;
 mod clock;
-mod config;
-mod config_error;
 mod error;
 mod executor;
-mod handle;
 mod hooks;
 mod job;
 mod lane;
-mod message;
 mod metrics;
-mod picker;
-mod policy;
 mod pool;
 mod priority;
-mod registry;
-mod rules;
-mod sequence;
 mod sleep;
 mod sync;
-mod timer;
+mod util;
+
+#[cfg(feature = "esb")]
+mod esb;
 
 pub use builder::ExecutorBuilder;
-pub use config_error::{ConfigError, ConfigErrorKind};
 pub use error::{BuildError, EnqueueError, ShutdownTimeout};
 pub use executor::Executor;
-pub use handle::{JobError, JobHandle, PendingJob};
-pub use hooks::{DeadLetter, ExpiredJob, JobInfo};
-pub use job::JobOutcome;
-pub use message::{Message, MessageBuilder};
+pub use hooks::{DeadLetter, ExpiredJob, JobInfo, JobOutcome};
+pub use job::{Attempt, JobError, JobHandle, JobOptions, PendingJob, RetryPolicy};
+pub use lane::config::{LaneConfig, MaxRunning, RejectionPolicy};
+pub use lane::picker::{Picker, UnknownPicker};
 pub use metrics::{LaneMetrics, Metrics, ThreadMetrics};
-pub use picker::{Picker, UnknownPicker};
-pub use policy::{Attempt, JobOptions, LaneConfig, MaxRunning, RejectionPolicy, RetryPolicy};
 pub use priority::{Capacity, Priority};
-pub use registry::{Executors, Reload};
-pub use rules::Rules;
-pub use sequence::{
+
+#[cfg(feature = "esb")]
+pub use esb::config_error::{ConfigError, ConfigErrorKind};
+#[cfg(feature = "esb")]
+pub use esb::message::{Message, MessageBuilder};
+#[cfg(feature = "esb")]
+pub use esb::registry::{Executors, Reload};
+#[cfg(feature = "esb")]
+pub use esb::rules::Rules;
+#[cfg(feature = "esb")]
+pub use esb::sequence::{
     SequenceError, SequenceErrorKind, SequenceFailure, SequenceHandle, SequenceMetrics, UnknownName,
 };

@@ -3,7 +3,7 @@
 //! Taking one reads relaxed atomics and takes no lock; the figures are each
 //! exact but not taken at one instant.
 
-use crate::policy::RejectionPolicy;
+use crate::lane::config::RejectionPolicy;
 use crate::priority::{Capacity, Priority};
 
 /// Counters of one executor, as returned by
@@ -185,4 +185,7 @@ pub struct ThreadMetrics {
     pub busy: usize,
     /// The most workers ever alive at once.
     pub peak: usize,
+    /// Of the idle workers, those asleep (parked until a job arrives or
+    /// their keep-alive runs out) rather than still searching.
+    pub sleeping: usize,
 }

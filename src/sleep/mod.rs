@@ -4,9 +4,9 @@
 //! file; keep the two in step.
 
 use crate::sync::atomic::{AtomicUsize, Ordering};
-use crate::sync::{Condvar, Mutex, dekker_fence, lock};
+use crate::sync::{Condvar, Mutex, deadline_after, dekker_fence, lock, wait_until};
 use crossbeam_utils::CachePadded;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Why a call to [`Sleep::sleep`] returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,24 +100,15 @@ impl Sleep {
             self.sleepers.fetch_sub(1, Ordering::SeqCst);
             return Wake::Recheck;
         }
-        let deadline = keep_alive.map(|d| Instant::now() + d);
+        // A keep-alive too long for `Instant` never times out.
+        let deadline = keep_alive.and_then(deadline_after);
         loop {
-            counts = match deadline {
-                None => match self.wakeup.wait(counts) {
-                    Ok(g) => g,
-                    Err(p) => p.into_inner(),
-                },
-                Some(deadline) => {
-                    let now = Instant::now();
-                    if now >= deadline {
-                        counts.sleepers -= 1;
-                        self.sleepers.fetch_sub(1, Ordering::SeqCst);
-                        return Wake::TimedOut;
-                    }
-                    match self.wakeup.wait_timeout(counts, deadline - now) {
-                        Ok((g, _)) => g,
-                        Err(p) => p.into_inner().0,
-                    }
+            counts = match wait_until(&self.wakeup, counts, deadline) {
+                Ok(counts) => counts,
+                Err(mut counts) => {
+                    counts.sleepers -= 1;
+                    self.sleepers.fetch_sub(1, Ordering::SeqCst);
+                    return Wake::TimedOut;
                 }
             };
             if counts.tokens > 0 {

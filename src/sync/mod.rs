@@ -13,6 +13,8 @@
 
 pub(crate) mod queue;
 
+use std::time::{Duration, Instant};
+
 // `Arc` stays std's under loom too: the pool's methods take
 // `self: &Arc<Self>`, a receiver loom's `Arc` cannot be without the unstable
 // `arbitrary_self_types`, and the reference count is not what the models
@@ -80,5 +82,83 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     match m.lock() {
         Ok(g) => g,
         Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+/// Waits on `condvar` until notified, or until `deadline` (`None`: no
+/// deadline). `Err` gives the guard back without waiting once the deadline
+/// has passed. Wake-ups may be spurious: callers loop, re-checking their
+/// condition first.
+#[inline]
+pub(crate) fn wait_until<'a, T>(
+    condvar: &Condvar,
+    guard: MutexGuard<'a, T>,
+    deadline: Option<Instant>,
+) -> Result<MutexGuard<'a, T>, MutexGuard<'a, T>> {
+    let Some(deadline) = deadline else {
+        return Ok(match condvar.wait(guard) {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        });
+    };
+    let now = Instant::now();
+    if now >= deadline {
+        return Err(guard);
+    }
+    Ok(match condvar.wait_timeout(guard, deadline - now) {
+        Ok((g, _)) => g,
+        Err(p) => p.into_inner().0,
+    })
+}
+
+/// `now + timeout`, or `None` (never) when that is past what `Instant` can
+/// hold: a huge timeout means no time limit, never a panic.
+#[inline]
+pub(crate) fn deadline_after(timeout: Duration) -> Option<Instant> {
+    Instant::now().checked_add(timeout)
+}
+
+/// Adds one to `counter` unless it has reached `limit` (a compare-and-swap
+/// loop). Returns the value before the increment.
+#[inline]
+pub(crate) fn increment_below(counter: &atomic::AtomicUsize, limit: usize) -> Option<usize> {
+    let mut current = counter.load(atomic::Ordering::SeqCst);
+    loop {
+        if current >= limit {
+            return None;
+        }
+        // ORDERING: SeqCst, as every access to the thread counts (rules 3
+        // and 4 of sleep/README.md pair them with the lanes' counts).
+        match counter.compare_exchange_weak(
+            current,
+            current + 1,
+            atomic::Ordering::SeqCst,
+            atomic::Ordering::SeqCst,
+        ) {
+            Ok(_) => return Some(current),
+            Err(actual) => current = actual,
+        }
+    }
+}
+
+/// Subtracts one from `counter` unless it is at or below `floor`. Returns
+/// the value before the decrement.
+#[inline]
+pub(crate) fn decrement_above(counter: &atomic::AtomicUsize, floor: usize) -> Option<usize> {
+    let mut current = counter.load(atomic::Ordering::SeqCst);
+    loop {
+        if current <= floor {
+            return None;
+        }
+        // ORDERING: as in `increment_below`.
+        match counter.compare_exchange_weak(
+            current,
+            current - 1,
+            atomic::Ordering::SeqCst,
+            atomic::Ordering::SeqCst,
+        ) {
+            Ok(_) => return Some(current),
+            Err(actual) => current = actual,
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests: gates and latches, never sleeps.
 #![allow(dead_code)]
 
-use priority_executor::{Capacity, Executor, Priority};
+use priority_executor::{Executor, LaneConfig, Priority};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -14,7 +14,7 @@ pub fn single_worker(lanes: &[(u32, u32)], picker: priority_executor::Picker) ->
         .max_threads(1)
         .picker(picker);
     for &(p, w) in lanes {
-        b = b.lane_weighted(Priority(p), w, Capacity::Unbounded);
+        b = b.lane_config(LaneConfig::new(Priority(p)).weight(w));
     }
     b.build().expect("valid test executor")
 }

@@ -1,0 +1,183 @@
+//! What a caller holds after `enqueue`: the job's result, or the job itself
+//! when the executor hands it back.
+
+use super::cell::{Completion, Task, Unobserved};
+use super::error::JobError;
+use crate::priority::Priority;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+/// The result of a queued job: wait for it with [`join`](JobHandle::join)
+/// or `.await` it.
+///
+/// Dropping the handle detaches: the job still runs and its result is
+/// dropped.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{Capacity, Executor, Priority};
+///
+/// let exec = Executor::builder()
+///     .lane(Priority(10), Capacity::Unbounded)
+///     .build()
+///     .unwrap();
+/// let handle = exec.enqueue(Priority(10), || 6 * 7).unwrap();
+/// assert_eq!(handle.join(), Ok(42));
+/// ```
+#[must_use = "dropping a JobHandle detaches the job; call join() or .await to get its result"]
+pub struct JobHandle<T> {
+    cell: Arc<dyn Completion<T>>,
+}
+
+impl<T> JobHandle<T> {
+    pub(crate) fn new(cell: Arc<dyn Completion<T>>) -> Self {
+        JobHandle { cell }
+    }
+
+    /// Blocks until the job has run and returns its value.
+    ///
+    /// # Errors
+    ///
+    /// [`JobError::Panicked`] if the job panicked, [`JobError::Cancelled`]
+    /// if it was handed back by `shutdown_now` and dropped unrun.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder()
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(exec.enqueue(Priority(1), || "done").unwrap().join(), Ok("done"));
+    /// ```
+    pub fn join(self) -> Result<T, JobError> {
+        self.cell.wait()
+    }
+
+    /// Has the job finished (run, panicked or been cancelled)? Does not
+    /// block.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use std::sync::mpsc;
+    ///
+    /// let exec = Executor::builder()
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()
+    ///     .unwrap();
+    /// let (tx, rx) = mpsc::channel::<()>();
+    /// let handle = exec.enqueue(Priority(1), move || rx.recv()).unwrap();
+    /// assert!(!handle.is_finished());
+    /// tx.send(()).unwrap();
+    /// assert_eq!(handle.join(), Ok(Ok(())));
+    /// ```
+    pub fn is_finished(&self) -> bool {
+        self.cell.is_finished()
+    }
+}
+
+impl<T> Future for JobHandle<T> {
+    type Output = Result<T, JobError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.cell.poll_result(Some(cx.waker()))
+    }
+}
+
+impl<T> fmt::Debug for JobHandle<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JobHandle")
+            .field("finished", &self.is_finished())
+            .finish()
+    }
+}
+
+/// A job that never started, handed back by
+/// [`Executor::shutdown_now`](crate::Executor::shutdown_now).
+///
+/// Run it with [`run`](PendingJob::run) (on the calling thread; its handle
+/// gets the result) or drop it (its handle resolves
+/// [`JobError::Cancelled`]).
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{Capacity, Executor, JobError, Priority};
+/// use std::sync::mpsc;
+///
+/// let exec = Executor::builder()
+///     .core_threads(1)
+///     .max_threads(1)
+///     .lane(Priority(1), Capacity::Unbounded)
+///     .build()
+///     .unwrap();
+/// let (started_tx, started) = mpsc::channel();
+/// let (release, gate) = mpsc::channel::<()>();
+/// exec.enqueue(Priority(1), move || {
+///     started_tx.send(()).unwrap();
+///     gate.recv().ok();
+/// })
+/// .unwrap();
+/// started.recv().unwrap(); // the only worker is now busy
+/// let queued = exec.enqueue(Priority(1), || 1).unwrap();
+/// let dropped = exec.enqueue(Priority(1), || 2).unwrap();
+///
+/// let mut pending = exec.shutdown_now();
+/// release.send(()).unwrap();
+/// assert_eq!(pending.len(), 2);
+/// assert!(pending.iter().all(|job| job.priority() == Priority(1)));
+/// drop(pending.pop()); // the second job: its handle is cancelled
+/// pending.pop().unwrap().run(); // the first runs here
+/// assert_eq!(queued.join(), Ok(1));
+/// assert_eq!(dropped.join(), Err(JobError::Cancelled));
+/// ```
+pub struct PendingJob {
+    priority: Priority,
+    task: Task,
+}
+
+impl PendingJob {
+    pub(crate) fn new(priority: Priority, task: Task) -> Self {
+        PendingJob { priority, task }
+    }
+
+    /// The priority the job was queued at.
+    ///
+    /// # Examples
+    ///
+    /// See [`PendingJob`].
+    pub fn priority(&self) -> Priority {
+        self.priority
+    }
+
+    /// Runs the job on the calling thread; its handle receives the result.
+    /// A panic is caught and reported through the handle, as on a worker.
+    ///
+    /// # Examples
+    ///
+    /// See [`PendingJob`].
+    pub fn run(self) {
+        // Counted as handed back already; the pool's counters stay as they
+        // are. Retries of a handed-back job run here at once, without backoff.
+        let mut next = self.task.run(&Unobserved);
+        while let Some(retry) = next {
+            next = retry.task.run(&Unobserved);
+        }
+    }
+}
+
+impl fmt::Debug for PendingJob {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PendingJob")
+            .field("priority", &self.priority)
+            .finish_non_exhaustive()
+    }
+}

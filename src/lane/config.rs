@@ -1,0 +1,222 @@
+//! Per-lane settings: priority, weight, capacity, reserved workers, aging
+//! and what to do when full.
+
+use crate::priority::{Capacity, Priority};
+use std::time::Duration;
+
+/// Everything about one lane, for
+/// [`ExecutorBuilder::lane_config`](crate::ExecutorBuilder::lane_config);
+/// [`ExecutorBuilder::lane`](crate::ExecutorBuilder::lane) is the shorthand
+/// for a lane with only a capacity.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{Capacity, Executor, LaneConfig, MaxRunning, Priority, RejectionPolicy};
+/// use std::time::Duration;
+///
+/// let exec = Executor::builder()
+///     .max_threads(10)
+///     .lane_config(LaneConfig::new(Priority(10)).capacity(Capacity::Bounded(1000)))
+///     .lane_config(
+///         LaneConfig::new(Priority(1))
+///             .capacity(Capacity::Bounded(1000))
+///             .max_running(MaxRunning::Percent(20)) // never more than 2 of the 10 threads
+///             .promote_after(Duration::from_secs(2)) // aging: no job waits at the head longer
+///             .when_full(RejectionPolicy::DiscardOldest),
+///     )
+///     .build()
+///     .unwrap();
+/// assert_eq!(exec.metrics().lane(Priority(1)).unwrap().max_running, Some(2));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaneConfig {
+    pub(crate) priority: Priority,
+    pub(crate) weight: u32,
+    pub(crate) capacity: Capacity,
+    pub(crate) max_running: Option<MaxRunning>,
+    pub(crate) promote_after: Option<Duration>,
+    pub(crate) when_full: RejectionPolicy,
+}
+
+impl LaneConfig {
+    /// A lane of this priority: weight = priority, unbounded, no cap, no
+    /// aging, blocking when full.
+    ///
+    /// # Examples
+    ///
+    /// See [`LaneConfig`].
+    pub fn new(priority: Priority) -> Self {
+        LaneConfig {
+            priority,
+            weight: priority.0,
+            capacity: Capacity::Unbounded,
+            max_running: None,
+            promote_after: None,
+            when_full: RejectionPolicy::Block,
+        }
+    }
+
+    /// The lane's weight in the round robin (at least 1).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{LaneConfig, Priority};
+    ///
+    /// let lane = LaneConfig::new(Priority(1000)).weight(4);
+    /// # let _ = lane;
+    /// ```
+    pub fn weight(mut self, weight: u32) -> Self {
+        self.weight = weight;
+        self
+    }
+
+    /// How many jobs the lane may hold.
+    ///
+    /// # Examples
+    ///
+    /// See [`LaneConfig`].
+    pub fn capacity(mut self, capacity: Capacity) -> Self {
+        self.capacity = capacity;
+        self
+    }
+
+    /// Reserved workers: at most this many of the lane's jobs run at once.
+    /// When reached, the picker skips the lane, so long jobs of one lane can
+    /// never occupy every worker while other lanes wait.
+    ///
+    /// # Examples
+    ///
+    /// See [`LaneConfig`].
+    pub fn max_running(mut self, limit: MaxRunning) -> Self {
+        self.max_running = Some(limit);
+        self
+    }
+
+    /// Aging: once the job at the head of this lane has been there this
+    /// long, it is dispatched next, ahead of the weighted order. Bounds the
+    /// wait of this lane's jobs whatever the weights are.
+    ///
+    /// # Examples
+    ///
+    /// See [`LaneConfig`].
+    pub fn promote_after(mut self, after: Duration) -> Self {
+        self.promote_after = Some(after);
+        self
+    }
+
+    /// What [`Executor::enqueue`](crate::Executor::enqueue) does when the
+    /// lane is full.
+    ///
+    /// # Examples
+    ///
+    /// See [`LaneConfig`].
+    pub fn when_full(mut self, policy: RejectionPolicy) -> Self {
+        self.when_full = policy;
+        self
+    }
+}
+
+/// A lane's cap on running jobs.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::MaxRunning;
+///
+/// assert_eq!(MaxRunning::Percent(20).resolve(100), 20);
+/// assert_eq!(MaxRunning::Percent(1).resolve(10), 1); // rounded up, at least 1
+/// assert_eq!(MaxRunning::Threads(3).resolve(100), 3);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MaxRunning {
+    /// At most this many threads (at least 1).
+    Threads(usize),
+    /// At most this share of `max_threads`, in percent (1 to 100), rounded
+    /// up.
+    Percent(u8),
+}
+
+impl MaxRunning {
+    /// The cap in threads for a pool of `max_threads`.
+    ///
+    /// # Examples
+    ///
+    /// See [`MaxRunning`].
+    pub fn resolve(self, max_threads: usize) -> usize {
+        match self {
+            MaxRunning::Threads(n) => n,
+            // In u128: `max_threads * p` must not overflow for any pool.
+            MaxRunning::Percent(p) => {
+                let threads = (max_threads as u128 * u128::from(p)).div_ceil(100).max(1);
+                usize::try_from(threads).unwrap_or(usize::MAX)
+            }
+        }
+    }
+}
+
+/// What `enqueue` does when a bounded lane is full (Java's rejection
+/// policies, without a silent discard: whatever is refused or pushed out is
+/// handed back).
+///
+/// `try_enqueue` never blocks and never runs a job inline: it returns
+/// [`EnqueueError::Full`](crate::EnqueueError::Full) under every policy.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::RejectionPolicy;
+///
+/// assert_eq!("caller-runs".parse(), Ok(RejectionPolicy::CallerRuns));
+/// assert_eq!(RejectionPolicy::default(), RejectionPolicy::Block);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RejectionPolicy {
+    /// Wait for a slot (backpressure). The default.
+    #[default]
+    Block,
+    /// Return the job at once in [`EnqueueError::Full`](crate::EnqueueError::Full).
+    Reject,
+    /// Run the job on the calling thread, which slows the producer down.
+    CallerRuns,
+    /// Push out the lane's oldest queued job to make room; its handle
+    /// resolves [`JobError::Discarded`](crate::JobError::Discarded).
+    DiscardOldest,
+}
+
+impl RejectionPolicy {
+    /// The name used in configuration files.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::RejectionPolicy;
+    ///
+    /// assert_eq!(RejectionPolicy::DiscardOldest.as_str(), "discard-oldest");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RejectionPolicy::Block => "block",
+            RejectionPolicy::Reject => "reject",
+            RejectionPolicy::CallerRuns => "caller-runs",
+            RejectionPolicy::DiscardOldest => "discard-oldest",
+        }
+    }
+}
+
+impl std::str::FromStr for RejectionPolicy {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "block" => Ok(RejectionPolicy::Block),
+            "reject" => Ok(RejectionPolicy::Reject),
+            "caller-runs" => Ok(RejectionPolicy::CallerRuns),
+            "discard-oldest" => Ok(RejectionPolicy::DiscardOldest),
+            other => Err(format!(
+                "unknown rejection policy {other:?} (expected one of: block, reject, caller-runs, discard-oldest)"
+            )),
+        }
+    }
+}

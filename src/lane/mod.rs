@@ -1,0 +1,418 @@
+//! One lane: the FIFO sub-queue of one priority, its capacity and counters.
+//!
+//! # Counters
+//!
+//! - `ready` counts jobs accepted into the lane and not yet claimed, plus a
+//!   `CLOSED` bit. A producer *opens a slot* by incrementing it, then
+//!   pushes; the increment is the moment a job is accepted, and it returns
+//!   the `CLOSED` bit as it was, so a job is accepted if and only if it
+//!   counted itself before the lane closed (rule 5 of `sleep/README.md`). A
+//!   producer that finds the lane closed pushes an empty *tombstone* instead
+//!   (so every increment still has its push) and gets its job back. A
+//!   worker claims a job by decrementing the count (never below zero)
+//!   before its pop; the pop then finds a job, waiting a moment if the
+//!   producer is between its increment and its push. `ready` is the
+//!   `queued` figure of the metrics and what the sleep protocol re-checks.
+//! - `occupied` (bounded lanes only) counts slots in use: a producer
+//!   reserves one before it pushes, a worker frees it after its pop. Blocked
+//!   producers wait on `space`; a worker takes that lock only when
+//!   `space_waiters` says someone waits.
+
+pub(crate) mod config;
+pub(crate) mod picker;
+
+use crate::clock::{dur_ns, now_ns};
+use crate::job::cell::Task;
+use crate::priority::{Capacity, Priority};
+use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use crate::sync::queue::Queue;
+use crate::sync::{Condvar, Mutex, dekker_fence, lock, spin_hint, wait_until, yield_now};
+use config::{LaneConfig, RejectionPolicy};
+use crossbeam_utils::CachePadded;
+use std::time::Instant;
+
+/// Why a producer could not get a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NoSlot {
+    Full,
+    Closed,
+}
+
+/// Set in `ready` once the lane accepts no new job.
+const CLOSED: usize = 1 << (usize::BITS - 1);
+const COUNT: usize = !CLOSED;
+
+pub(crate) struct Lane {
+    pub(crate) priority: Priority,
+    pub(crate) weight: u32,
+    pub(crate) capacity: Capacity,
+    pub(crate) when_full: RejectionPolicy,
+    /// Most jobs of this lane running at once (`usize::MAX`: no cap).
+    pub(crate) max_running: usize,
+    running: AtomicUsize,
+    /// Aging threshold in ns (0: no aging) and when the current head job
+    /// became the head (crate clock).
+    promote_after_ns: u64,
+    head_since_ns: AtomicU64,
+    queue: Queue<Task>,
+    ready: CachePadded<AtomicUsize>,
+    occupied: CachePadded<AtomicUsize>,
+    space_waiters: AtomicUsize,
+    space: Mutex<()>,
+    space_freed: Condvar,
+    pub(crate) counters: LaneCounters,
+}
+
+/// Metric counters, split by the side that writes them so producers and
+/// workers do not share a cache line.
+#[derive(Default)]
+pub(crate) struct LaneCounters {
+    pub(crate) rejected: CachePadded<AtomicU64>,
+    /// Retries pushed into this lane, and tombstones pushed and not yet
+    /// claimed: neither is a submission (see [`Lane::submitted`]).
+    pub(crate) requeued: AtomicU64,
+    tombstones: AtomicU64,
+    pub(crate) dispatched: CachePadded<AtomicU64>,
+    pub(crate) completed: AtomicU64,
+    pub(crate) panicked: AtomicU64,
+    pub(crate) handed_back: AtomicU64,
+    /// Of `handed_back`, those taken from the retry timer, not the queue.
+    pub(crate) handed_back_delayed: AtomicU64,
+    pub(crate) expired: AtomicU64,
+    pub(crate) discarded: AtomicU64,
+    pub(crate) retried: AtomicU64,
+    pub(crate) dead_lettered: AtomicU64,
+    pub(crate) caller_ran: AtomicU64,
+    pub(crate) promoted: AtomicU64,
+}
+
+impl Lane {
+    pub(crate) fn new(config: &LaneConfig, max_threads: usize) -> Lane {
+        Lane {
+            priority: config.priority,
+            weight: config.weight,
+            capacity: config.capacity,
+            when_full: config.when_full,
+            max_running: config
+                .max_running
+                .map_or(usize::MAX, |m| m.resolve(max_threads)),
+            running: AtomicUsize::new(0),
+            promote_after_ns: config.promote_after.map_or(0, |d| dur_ns(d).max(1)),
+            head_since_ns: AtomicU64::new(0),
+            queue: Queue::new(),
+            ready: CachePadded::new(AtomicUsize::new(0)),
+            occupied: CachePadded::new(AtomicUsize::new(0)),
+            space_waiters: AtomicUsize::new(0),
+            space: Mutex::new(()),
+            space_freed: Condvar::new(),
+            counters: LaneCounters::default(),
+        }
+    }
+
+    // ===== producer side =====
+
+    /// Takes a slot if one is free; never blocks.
+    #[inline]
+    pub(crate) fn try_reserve(&self) -> bool {
+        // A stale read here only sends the producer to the slow path, which
+        // looks again.
+        self.reserve_seeing(Ordering::Relaxed)
+    }
+
+    /// Takes a slot if one is free, reading `occupied` with `read`.
+    #[inline]
+    fn reserve_seeing(&self, read: Ordering) -> bool {
+        let Capacity::Bounded(cap) = self.capacity else {
+            return true;
+        };
+        let mut cur = self.occupied.load(read);
+        loop {
+            if cur >= cap {
+                return false;
+            }
+            // ORDERING: SeqCst pairs with the load of `space_waiters` in
+            // `release_slot` (a Dekker pair, see `reserve_blocking`).
+            match self
+                .occupied
+                .compare_exchange_weak(cur, cur + 1, Ordering::SeqCst, read)
+            {
+                Ok(_) => return true,
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+
+    /// Takes a slot, waiting while the lane is full until `deadline` (or for
+    /// ever when `None`) or until `closed()` turns true.
+    #[cold]
+    pub(crate) fn reserve_blocking(
+        &self,
+        deadline: Option<Instant>,
+        closed: impl Fn() -> bool,
+    ) -> Result<(), NoSlot> {
+        let mut guard = lock(&self.space);
+        // ORDERING: register as a waiter *before* re-checking for space. A
+        // worker frees a slot and then loads `space_waiters`, both SeqCst:
+        // either it sees this waiter and notifies under the lock, or this
+        // re-check sees the freed slot.
+        self.space_waiters.fetch_add(1, Ordering::SeqCst);
+        dekker_fence();
+        let outcome = loop {
+            if closed() {
+                break Err(NoSlot::Closed);
+            }
+            // ORDERING: SeqCst reads. A relaxed read after the SeqCst
+            // increment of `space_waiters` may return the count from before
+            // a worker's release (nothing orders it after that increment),
+            // while that worker's SeqCst load of `space_waiters` still saw
+            // no waiter: both would miss, and this producer would wait for
+            // ever with a free slot. (`dekker_fence` hides this under loom,
+            // so the models cannot show it.)
+            if self.reserve_seeing(Ordering::SeqCst) {
+                break Ok(());
+            }
+            guard = match wait_until(&self.space_freed, guard, deadline) {
+                Ok(g) => g,
+                Err(g) => {
+                    guard = g;
+                    break Err(NoSlot::Full);
+                }
+            };
+        };
+        self.space_waiters.fetch_sub(1, Ordering::SeqCst);
+        drop(guard);
+        outcome
+    }
+
+    /// Accepts one job into the lane unless it is closed: the caller must
+    /// then [`push`](Lane::push) the job, or on `false` (closed) a
+    /// [`tombstone`](Lane::push_tombstone).
+    #[inline]
+    pub(crate) fn open_slot(&self) -> bool {
+        // ORDERING: SeqCst so the sleep protocol's check of `sleepers` that
+        // follows cannot be ordered before this increment (Dekker pair with
+        // a worker's registration then re-check, see sleep/README.md).
+        let before = self.ready.fetch_add(1, Ordering::SeqCst);
+        if before & COUNT == 0 && self.ages() {
+            self.head_since_ns.store(now_ns(), Ordering::Relaxed);
+        }
+        before & CLOSED == 0
+    }
+
+    /// Pushes the job for a slot opened with [`Lane::open_slot`].
+    #[inline]
+    pub(crate) fn push(&self, task: Task) {
+        self.queue.push(task);
+    }
+
+    /// Fills a slot that [`Lane::open_slot`] found closed.
+    #[cold]
+    pub(crate) fn push_tombstone(&self) {
+        self.counters.tombstones.fetch_add(1, Ordering::Relaxed);
+        self.queue.push(Task::tombstone());
+    }
+
+    /// Publishes a retry: it was accepted long ago, so it goes in even if
+    /// the lane is full or closed (the producers it crowds out just wait).
+    pub(crate) fn push_retry(&self, task: Task) {
+        if self.capacity.limit().is_some() {
+            self.occupied.fetch_add(1, Ordering::SeqCst);
+        }
+        self.counters.requeued.fetch_add(1, Ordering::Relaxed);
+        self.open_slot();
+        self.push(task);
+    }
+
+    /// Stops accepting jobs; what was accepted stays claimable.
+    pub(crate) fn close(&self) {
+        self.ready.fetch_or(CLOSED, Ordering::SeqCst);
+    }
+
+    /// Jobs accepted into the lane so far, derived from the worker-side
+    /// counters so that `enqueue` pays for no counter of its own: every
+    /// push is dispatched, handed back, discarded or still queued, and
+    /// retries and tombstones are pushes but not submissions. Exact while
+    /// the lane is quiet; may be off by the jobs in motion while it is not.
+    pub(crate) fn submitted(&self) -> u64 {
+        let c = &self.counters;
+        // Counts tombstones too; they are taken off below.
+        let queued = (self.ready.load(Ordering::Relaxed) & COUNT) as u64;
+        let pushed_out = c.dispatched.load(Ordering::Relaxed)
+            + c.discarded.load(Ordering::Relaxed)
+            + c.handed_back.load(Ordering::Relaxed)
+            - c.handed_back_delayed.load(Ordering::Relaxed);
+        (pushed_out + queued)
+            .saturating_sub(c.requeued.load(Ordering::Relaxed))
+            .saturating_sub(c.tombstones.load(Ordering::Relaxed))
+    }
+
+    /// Wakes every producer blocked on this lane (at shutdown).
+    pub(crate) fn wake_producers(&self) {
+        let _guard = lock(&self.space);
+        self.space_freed.notify_all();
+    }
+
+    // ===== worker side =====
+
+    /// Does the lane hold an unclaimed job? A peek: it claims nothing.
+    #[inline]
+    pub(crate) fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::SeqCst) & COUNT > 0
+    }
+
+    /// Unclaimed jobs in the lane.
+    pub(crate) fn queued(&self) -> usize {
+        // Tombstones hold a count but no job.
+        let tombstones = self.counters.tombstones.load(Ordering::Relaxed);
+        (self.ready.load(Ordering::Relaxed) & COUNT)
+            .saturating_sub(usize::try_from(tombstones).unwrap_or(usize::MAX))
+    }
+
+    /// As [`Lane::queued`], ordered with the thread counts (rule 3).
+    #[inline]
+    pub(crate) fn queued_seqcst(&self) -> usize {
+        self.ready.load(Ordering::SeqCst) & COUNT
+    }
+
+    /// Could a worker start one of this lane's jobs now (queued, and the
+    /// lane below its cap on running jobs)?
+    #[inline]
+    pub(crate) fn is_claimable(&self) -> bool {
+        self.is_ready()
+            && (self.max_running == usize::MAX
+                || self.running.load(Ordering::SeqCst) < self.max_running)
+    }
+
+    /// Claims a job to run it: as [`Lane::try_claim`], but also takes a
+    /// running slot on a capped lane (released by [`Lane::finished_running`]).
+    #[inline]
+    pub(crate) fn try_claim_to_run(&self) -> bool {
+        if self.max_running == usize::MAX {
+            return self.try_claim();
+        }
+        let mut cur = self.running.load(Ordering::SeqCst);
+        loop {
+            if cur >= self.max_running {
+                return false;
+            }
+            match self.running.compare_exchange_weak(
+                cur,
+                cur + 1,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => break,
+                Err(actual) => cur = actual,
+            }
+        }
+        if self.try_claim() {
+            true
+        } else {
+            self.running.fetch_sub(1, Ordering::SeqCst);
+            false
+        }
+    }
+
+    /// A job claimed with [`Lane::try_claim_to_run`] is done (or was not
+    /// run after all). Returns whether the lane has a job this frees a
+    /// place for.
+    #[inline]
+    pub(crate) fn finished_running(&self) -> bool {
+        if self.max_running == usize::MAX {
+            return false;
+        }
+        self.running.fetch_sub(1, Ordering::SeqCst);
+        self.is_ready()
+    }
+
+    /// Jobs of this lane running now (tracked for capped lanes only).
+    pub(crate) fn running(&self) -> Option<usize> {
+        (self.max_running != usize::MAX).then(|| self.running.load(Ordering::Relaxed))
+    }
+
+    /// Does this lane age its jobs?
+    #[inline]
+    pub(crate) fn ages(&self) -> bool {
+        self.promote_after_ns != 0
+    }
+
+    /// Has the head job waited at the head past the aging threshold?
+    #[inline]
+    pub(crate) fn head_overdue(&self, now: u64) -> bool {
+        now.saturating_sub(self.head_since_ns.load(Ordering::Relaxed)) >= self.promote_after_ns
+    }
+
+    /// A job left the head of the lane: the next one is the head from now.
+    #[inline]
+    pub(crate) fn new_head(&self, now: u64) {
+        self.head_since_ns.store(now, Ordering::Relaxed);
+    }
+
+    /// Claims one job of the lane if there is one. After `true`, the caller
+    /// must call [`Lane::take_claimed`].
+    #[inline]
+    pub(crate) fn try_claim(&self) -> bool {
+        let mut cur = self.ready.load(Ordering::Acquire);
+        loop {
+            if cur & COUNT == 0 {
+                return false;
+            }
+            match self.ready.compare_exchange_weak(
+                cur,
+                cur - 1,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+
+    /// Pops the job a successful [`Lane::try_claim`] reserved and frees its
+    /// slot. `None` is a tombstone: a refused producer's place, nothing to
+    /// run.
+    #[inline]
+    pub(crate) fn take_claimed(&self) -> Option<Task> {
+        let mut spins = 0u32;
+        let task = loop {
+            // A claim is backed by an accepted job, so its push is done or
+            // about to be: the producer is between its `open_slot` and its
+            // `push`, or a concurrent pop took the job ahead of ours while
+            // its own job is still being linked in.
+            if let Some(task) = self.queue.pop() {
+                break task;
+            }
+            spins += 1;
+            if spins < 64 {
+                spin_hint();
+            } else {
+                yield_now();
+            }
+        };
+        if self.capacity.limit().is_some() {
+            self.release_slot();
+        }
+        if task.is_tombstone() {
+            self.counters.tombstones.fetch_sub(1, Ordering::Relaxed);
+            return None;
+        }
+        Some(task)
+    }
+
+    #[inline]
+    fn release_slot(&self) {
+        // ORDERING: see `reserve_blocking`.
+        self.occupied.fetch_sub(1, Ordering::SeqCst);
+        dekker_fence();
+        if self.space_waiters.load(Ordering::SeqCst) > 0 {
+            self.notify_space();
+        }
+    }
+
+    #[cold]
+    fn notify_space(&self) {
+        let _guard = lock(&self.space);
+        self.space_freed.notify_one();
+    }
+}

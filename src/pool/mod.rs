@@ -1,0 +1,168 @@
+//! The pool behind an [`Executor`](crate::Executor): its shared state here,
+//! and by role the producer's path ([`submit`]), running a claimed job
+//! ([`run`]), the worker threads ([`worker`]), shutdown ([`shutdown`]) and
+//! the retry timer ([`timer`]).
+//!
+//! The sleep/wake and shutdown rules these files implement are written down
+//! in `sleep/README.md`; the numbers in the comments refer to them.
+
+mod run;
+mod shutdown;
+mod submit;
+mod timer;
+mod worker;
+
+use crate::hooks::Hooks;
+use crate::lane::Lane;
+use crate::lane::config::LaneConfig;
+use crate::lane::picker::{Picker, Schedule};
+use crate::priority::Priority;
+use crate::sleep::Sleep;
+use crate::sync::atomic::{AtomicUsize, Ordering};
+use crate::sync::{Arc, Condvar, Mutex, thread};
+use crossbeam_utils::CachePadded;
+use std::time::{Duration, Instant};
+use timer::Timer;
+
+/// `Shared::state` once the executor stops accepting jobs. The lanes'
+/// own closed bits decide which jobs were accepted (rule 5); this flag
+/// wakes blocked producers and tells idle workers to drain and exit.
+const CLOSED: usize = 1;
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PoolConfig {
+    pub(crate) core: usize,
+    pub(crate) max: usize,
+    pub(crate) keep_alive: Duration,
+    pub(crate) allow_core_timeout: bool,
+}
+
+/// How long a producer may wait for a slot in a full lane.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Wait {
+    No,
+    Forever,
+    Until(Instant),
+}
+
+impl Wait {
+    /// Waiting at most `timeout`; a timeout too long for `Instant` is no
+    /// limit.
+    pub(crate) fn at_most(timeout: Duration) -> Wait {
+        match crate::sync::deadline_after(timeout) {
+            Some(deadline) => Wait::Until(deadline),
+            None => Wait::Forever,
+        }
+    }
+}
+
+pub(crate) struct Shared {
+    pub(crate) name: String,
+    pub(crate) config: PoolConfig,
+    pub(crate) lanes: Box<[Lane]>,
+    schedule: Schedule,
+    pub(crate) hooks: Hooks,
+    /// Stamp every job with its enqueue time (hooks report waits).
+    stamp_jobs: bool,
+    /// Some lane ages its jobs: check for overdue heads before each pick.
+    aging: bool,
+    timer: Timer,
+    /// 0, or `CLOSED` once shutdown began.
+    state: CachePadded<AtomicUsize>,
+    /// Held while a retry is re-queued, and by `shutdown_now` while it sets
+    /// `stopped`: a retry is either queued before the lanes are emptied
+    /// (and handed back) or sees `stopped` and is dead-lettered.
+    requeue: Mutex<()>,
+    /// Non-zero once `shutdown_now` ran: workers start nothing more.
+    stopped: AtomicUsize,
+    sleep: Sleep,
+    live: CachePadded<AtomicUsize>,
+    idle: AtomicUsize,
+    peak: AtomicUsize,
+    next_id: AtomicUsize,
+    threads: Mutex<Vec<thread::JoinHandle<()>>>,
+    exited: Mutex<()>,
+    /// Notified each time a worker gives up its place in `live`.
+    worker_exited: Condvar,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        name: String,
+        config: PoolConfig,
+        picker: Picker,
+        lanes: &[LaneConfig],
+        hooks: Hooks,
+    ) -> Arc<Shared> {
+        let weights: Vec<u32> = lanes.iter().map(|l| l.weight).collect();
+        let lanes: Box<[Lane]> = lanes.iter().map(|l| Lane::new(l, config.max)).collect();
+        Arc::new(Shared {
+            name,
+            config,
+            aging: lanes.iter().any(Lane::ages),
+            lanes,
+            schedule: Schedule::new(picker, &weights),
+            stamp_jobs: hooks.need_clock(),
+            hooks,
+            timer: Timer::default(),
+            state: CachePadded::new(AtomicUsize::new(0)),
+            requeue: Mutex::new(()),
+            stopped: AtomicUsize::new(0),
+            sleep: Sleep::new(),
+            live: CachePadded::new(AtomicUsize::new(0)),
+            idle: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+            next_id: AtomicUsize::new(1),
+            threads: Mutex::new(Vec::new()),
+            exited: Mutex::new(()),
+            worker_exited: Condvar::new(),
+        })
+    }
+
+    pub(crate) fn picker(&self) -> Picker {
+        self.schedule.kind()
+    }
+
+    /// The lane of a priority. Lanes are sorted highest first.
+    #[inline]
+    pub(crate) fn lane_index(&self, priority: Priority) -> Option<usize> {
+        self.lanes
+            .binary_search_by(|lane| priority.cmp(&lane.priority))
+            .ok()
+    }
+
+    pub(crate) fn priorities(&self) -> Vec<Priority> {
+        self.lanes.iter().map(|l| l.priority).collect()
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.state.load(Ordering::SeqCst) & CLOSED != 0
+    }
+
+    fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst) != 0
+    }
+
+    /// Unclaimed jobs in all lanes.
+    fn queued(&self) -> usize {
+        self.lanes.iter().map(|l| l.queued_seqcst()).sum()
+    }
+
+    #[inline]
+    fn any_ready(&self) -> bool {
+        self.lanes.iter().any(Lane::is_ready)
+    }
+
+    #[inline]
+    fn any_claimable(&self) -> bool {
+        self.lanes.iter().any(Lane::is_claimable)
+    }
+
+    /// Live, idle, peak and sleeping threads, for the metrics.
+    pub(crate) fn thread_counts(&self) -> (usize, usize, usize, usize) {
+        let live = self.live.load(Ordering::Relaxed);
+        let idle = self.idle.load(Ordering::Relaxed).min(live);
+        let sleeping = self.sleep.sleepers().min(idle);
+        (live, idle, self.peak.load(Ordering::Relaxed), sleeping)
+    }
+}

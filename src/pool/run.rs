@@ -1,0 +1,235 @@
+//! A worker's turn: claim the job the picker chooses, check its deadline,
+//! run it between the hooks, record its outcome, and queue a retry again.
+
+use super::Shared;
+use super::timer::{self, Entry};
+use crate::clock::now_ns;
+use crate::hooks::{DeadLetter, ExpiredJob, JobInfo, JobOutcome};
+use crate::job::JobError;
+use crate::job::cell::{JobMeta, Observer, Retry, Task};
+use crate::sync::atomic::Ordering;
+use crate::sync::{Arc, lock};
+use crate::util::call_quietly;
+use std::time::{Duration, Instant};
+
+/// Records the outcomes of one attempt in its lane's counters and hooks.
+struct LaneObserver<'a> {
+    shared: &'a Shared,
+    lane: usize,
+    /// Set when the hooks need it (they are told the job's wait).
+    info: Option<&'a JobInfo>,
+}
+
+impl Observer for LaneObserver<'_> {
+    fn record(&self, outcome: JobOutcome) {
+        let c = &self.shared.lanes[self.lane].counters;
+        let counter = match outcome {
+            JobOutcome::Completed => &c.completed,
+            JobOutcome::Panicked => &c.panicked,
+            JobOutcome::Retrying => &c.retried,
+            JobOutcome::DeadLettered => &c.dead_lettered,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        if let (Some(hook), Some(info)) = (&self.shared.hooks.after, self.info) {
+            call_quietly(|| hook(info, outcome));
+        }
+    }
+
+    fn may_retry(&self) -> bool {
+        !self.shared.is_stopped()
+    }
+
+    fn dead_letter(&self, attempts: u32, error: &str) {
+        if let Some(hook) = &self.shared.hooks.dead_letter {
+            let letter = DeadLetter {
+                priority: self.shared.lanes[self.lane].priority,
+                attempts,
+                error: error.to_owned(),
+            };
+            call_quietly(|| hook(letter));
+        }
+    }
+}
+
+impl Shared {
+    /// Claims the next job the picker chooses, unless `shutdown_now` ran.
+    #[inline]
+    pub(super) fn next_task(&self) -> Option<(usize, Task)> {
+        if self.is_stopped() {
+            return None;
+        }
+        let lanes = &self.lanes;
+        loop {
+            let promoted = if self.aging {
+                self.overdue_lane()
+            } else {
+                None
+            };
+            let lane = match promoted {
+                Some(lane) => lane,
+                None => self.schedule.pick(
+                    lanes.len(),
+                    |l| lanes[l].is_claimable(),
+                    |l| lanes[l].try_claim_to_run(),
+                )?,
+            };
+            let chosen = &lanes[lane];
+            let Some(task) = chosen.take_claimed() else {
+                // A tombstone of a producer refused at shutdown.
+                chosen.finished_running();
+                continue;
+            };
+            if chosen.ages() {
+                chosen.new_head(now_ns());
+            }
+            chosen.counters.dispatched.fetch_add(1, Ordering::Relaxed);
+            return Some((lane, task));
+        }
+    }
+
+    /// Aging: a lane whose head job has waited past its threshold, claimed.
+    #[cold]
+    fn overdue_lane(&self) -> Option<usize> {
+        let now = now_ns();
+        let lane = self.lanes.iter().position(|lane| {
+            lane.ages() && lane.is_claimable() && lane.head_overdue(now) && lane.try_claim_to_run()
+        })?;
+        self.lanes[lane]
+            .counters
+            .promoted
+            .fetch_add(1, Ordering::Relaxed);
+        Some(lane)
+    }
+
+    /// Runs a task a worker claimed, then frees its running slot.
+    #[inline]
+    pub(super) fn execute(self: &Arc<Self>, index: usize, task: Task) {
+        if let Some(retry) = self.run_task(index, task) {
+            self.retry(index, retry);
+        }
+        if self.lanes[index].finished_running() {
+            // A capped lane has room again and work: a sleeper may take it.
+            self.sleep.wake_one();
+        }
+    }
+
+    /// Runs a task: expiry check, hooks, the job. Returns a retry it asks
+    /// for.
+    #[inline]
+    pub(super) fn run_task(&self, index: usize, task: Task) -> Option<Retry> {
+        let meta = task.meta();
+        if meta.enqueued_ns == 0 {
+            task.run(&LaneObserver {
+                shared: self,
+                lane: index,
+                info: None,
+            })
+        } else {
+            self.run_timed(index, task, meta)
+        }
+    }
+
+    #[cold]
+    fn run_timed(&self, index: usize, task: Task, meta: JobMeta) -> Option<Retry> {
+        let lane = &self.lanes[index];
+        let now = now_ns();
+        let waited = Duration::from_nanos(now.saturating_sub(meta.enqueued_ns));
+        if meta.deadline_ns != 0 && now > meta.deadline_ns {
+            lane.counters.expired.fetch_add(1, Ordering::Relaxed);
+            if let Some(hook) = &self.hooks.expired {
+                let job = ExpiredJob {
+                    priority: lane.priority,
+                    waited,
+                };
+                call_quietly(|| hook(job));
+            }
+            task.resolve(JobError::Expired);
+            return None;
+        }
+        let info = JobInfo {
+            priority: lane.priority,
+            waited,
+        };
+        if let Some(hook) = &self.hooks.before {
+            call_quietly(|| hook(&info));
+        }
+        task.run(&LaneObserver {
+            shared: self,
+            lane: index,
+            info: Some(&info),
+        })
+    }
+
+    /// The lane a retry of a job that ran in lane `from` goes to.
+    pub(super) fn retry_lane(&self, from: usize, retry: &Retry) -> usize {
+        retry
+            .priority
+            .and_then(|p| self.lane_index(p))
+            .unwrap_or(from)
+    }
+
+    /// Re-queues a retry of a job that ran in lane `from`: now, or after
+    /// its delay through the timer. After `shutdown_now` it is not queued
+    /// but dead-lettered with the error of its last attempt.
+    #[cold]
+    fn retry(self: &Arc<Self>, from: usize, retry: Retry) {
+        let lane = self.retry_lane(from, &retry);
+        let gate = lock(&self.requeue);
+        if self.is_stopped() {
+            drop(gate);
+            retry.give_up(&LaneObserver {
+                shared: self,
+                lane: from,
+                info: None,
+            });
+            return;
+        }
+        let task = if retry.delay.is_zero() {
+            retry.task
+        } else {
+            let due = Instant::now()
+                .checked_add(retry.delay)
+                .unwrap_or_else(Instant::now);
+            match self.timer.schedule(due, lane, retry.task) {
+                Ok(false) => return,
+                Ok(true) => {
+                    drop(gate);
+                    self.start_timer();
+                    return;
+                }
+                Err(task) => task,
+            }
+        };
+        self.lanes[lane].push_retry(task);
+        drop(gate);
+        self.after_publish();
+    }
+
+    #[cold]
+    fn start_timer(self: &Arc<Self>) {
+        let owner = Arc::clone(self);
+        let deliver = Arc::clone(self);
+        let spawned = timer::spawn(
+            format!("{}-timer", self.name),
+            move || owner.timer.next(),
+            move |entries: Vec<Entry>| {
+                let n = entries.len();
+                for entry in entries {
+                    deliver.lanes[entry.lane].push_retry(entry.task);
+                    deliver.after_publish();
+                }
+                deliver.timer.delivered(n);
+            },
+        );
+        match spawned {
+            Ok(handle) => lock(&self.threads).push(handle),
+            Err(_) => {
+                // No timer thread: retries skip their backoff.
+                for entry in self.timer.flush(true) {
+                    self.lanes[entry.lane].push_retry(entry.task);
+                    self.after_publish();
+                }
+            }
+        }
+    }
+}

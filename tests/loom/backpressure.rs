@@ -1,0 +1,33 @@
+//! Model: a producer blocked on a full bounded lane and a worker freeing a
+//! slot (`lane.rs`, `reserve_blocking` / `release_slot`).
+use crate::support::{Runs, model};
+use priority_executor::{Capacity, Executor, Priority};
+
+const HIGH: Priority = Priority(2);
+const LOW: Priority = Priority(1);
+
+/// The first job fills the lane of capacity 1 and starts the worker; the
+/// second `enqueue` blocks until the worker has taken the first. A lost
+/// notification leaves the producer blocked for ever (loom: deadlock).
+#[test]
+fn producer_blocked_on_a_full_lane_wakes_when_a_slot_frees() {
+    model(|| {
+        let exec = Executor::builder()
+            .name("loom")
+            .core_threads(1)
+            .max_threads(1)
+            .lane(HIGH, Capacity::Bounded(1))
+            .lane(LOW, Capacity::Bounded(1))
+            .build()
+            .unwrap();
+        let runs = Runs::new(2);
+        let first = exec.enqueue(HIGH, runs.job(0)).unwrap();
+        let second = exec.enqueue(HIGH, runs.job(1)).unwrap();
+        assert_eq!(first.join(), Ok(()));
+        assert_eq!(second.join(), Ok(()));
+        assert_eq!((runs.get(0), runs.get(1)), (1, 1));
+        let m = exec.metrics();
+        assert_eq!(m.lanes[0].rejected, 0);
+        exec.shutdown();
+    });
+}

@@ -1,0 +1,14 @@
+//! loom models of the pool's protocols (`src/sleep/README.md`), run on the
+//! production code through the `sync` facade:
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" cargo test --release --test loom
+//! ```
+#![cfg(loom)]
+
+mod support;
+
+mod backpressure;
+mod keep_alive;
+mod shutdown;
+mod sleep;

@@ -1,0 +1,24 @@
+//! The pool's behaviour through its public API, one module per behaviour.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod accounting;
+mod aging;
+mod async_handle;
+mod backpressure;
+mod build_errors;
+mod deadlines;
+mod destructors;
+mod fifo_within_priority;
+mod growth;
+mod hooks;
+mod panics;
+mod refused_after_shutdown;
+mod rejection_policies;
+mod reserved_workers;
+mod retries;
+mod shutdown;
+mod shutdown_now;
+mod unknown_priority;
+mod weighted_order;

@@ -1,0 +1,88 @@
+//! What `enqueue` does when a bounded lane is full: block (tested in
+//! `backpressure.rs`), reject, caller-runs, discard-oldest. Whatever is
+//! refused or pushed out is handed back, never dropped silently.
+
+use crate::common::hold_worker;
+use priority_executor::{Capacity, Executor, JobError, LaneConfig, Priority, RejectionPolicy};
+
+fn exec(policy: RejectionPolicy) -> Executor {
+    Executor::builder()
+        .name("reject")
+        .core_threads(1)
+        .max_threads(1)
+        .lane(Priority(10), Capacity::Unbounded)
+        .lane_config(
+            LaneConfig::new(Priority(1))
+                .capacity(Capacity::Bounded(2))
+                .when_full(policy),
+        )
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn reject_returns_the_job_at_once() {
+    let e = exec(RejectionPolicy::Reject);
+    let gate = hold_worker(&e, Priority(10));
+    let _a = e.enqueue(Priority(1), || 1).unwrap();
+    let _b = e.enqueue(Priority(1), || 2).unwrap();
+    let err = e.enqueue(Priority(1), || 3).unwrap_err();
+    assert!(err.is_full());
+    assert_eq!(err.into_inner()(), 3);
+    assert_eq!(e.metrics().lane(Priority(1)).unwrap().rejected, 1);
+    drop(gate);
+}
+
+#[test]
+fn caller_runs_runs_the_job_on_the_producer() {
+    let e = exec(RejectionPolicy::CallerRuns);
+    let gate = hold_worker(&e, Priority(10));
+    let _a = e.enqueue(Priority(1), || 1).unwrap();
+    let _b = e.enqueue(Priority(1), || 2).unwrap();
+    let me = std::thread::current().id();
+    let h = e
+        .enqueue(Priority(1), move || std::thread::current().id() == me)
+        .unwrap();
+    // Already done, on this thread, while the only worker is still held.
+    assert!(h.is_finished());
+    assert_eq!(h.join(), Ok(true));
+    let lane = e.metrics().lane(Priority(1)).unwrap().clone();
+    assert_eq!((lane.caller_ran, lane.submitted, lane.completed), (1, 3, 1));
+    // try_enqueue never runs a job inline.
+    assert!(e.try_enqueue(Priority(1), || false).unwrap_err().is_full());
+    drop(gate);
+}
+
+#[test]
+fn discard_oldest_hands_the_oldest_back_through_its_handle() {
+    let e = exec(RejectionPolicy::DiscardOldest);
+    let gate = hold_worker(&e, Priority(10));
+    let oldest = e.enqueue(Priority(1), || "oldest").unwrap();
+    let middle = e.enqueue(Priority(1), || "middle").unwrap();
+    let newest = e.enqueue(Priority(1), || "newest").unwrap();
+    assert_eq!(oldest.join(), Err(JobError::Discarded));
+    let lane = e.metrics().lane(Priority(1)).unwrap().clone();
+    assert_eq!((lane.discarded, lane.queued), (1, 2));
+    drop(gate);
+    assert_eq!(middle.join(), Ok("middle"));
+    assert_eq!(newest.join(), Ok("newest"));
+    let lane = e.metrics().lane(Priority(1)).unwrap().clone();
+    assert_eq!(lane.settled(), lane.submitted);
+}
+
+#[test]
+fn policy_names_parse_and_unknown_ones_are_errors() {
+    for p in [
+        RejectionPolicy::Block,
+        RejectionPolicy::Reject,
+        RejectionPolicy::CallerRuns,
+        RejectionPolicy::DiscardOldest,
+    ] {
+        assert_eq!(p.as_str().parse(), Ok(p));
+    }
+    let err = "discard".parse::<RejectionPolicy>().unwrap_err();
+    assert!(
+        err.contains("block, reject, caller-runs, discard-oldest"),
+        "{err}"
+    );
+}

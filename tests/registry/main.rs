@@ -1,0 +1,10 @@
+//! The ESB layer (feature `esb`): `executors.toml`, its errors, rules,
+//! sequences and reloading.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod config_errors;
+mod config_fuzz;
+mod reload;
+mod sequences;

@@ -1,0 +1,359 @@
+//! Reloading an edited file: new executors start, removed ones drain and
+//! stop, changed ones are replaced, unchanged ones keep running, and no
+//! accepted job is lost.
+
+use crate::common::Gate;
+use priority_executor::{ConfigErrorKind, Executors, Message, Priority};
+use std::collections::BTreeMap;
+use std::io;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+
+const BEFORE: &str = r#"
+[executors.changed]
+core_threads = 1
+max_threads = 1
+lanes = [{ priority = 2 }, { priority = 1 }]
+
+[executors.removed]
+core_threads = 1
+max_threads = 1
+lanes = [{ priority = 1 }]
+
+[executors.kept]
+core_threads = 1
+max_threads = 1
+rules = "r"
+lanes = [{ priority = 2 }, { priority = 1 }]
+
+[rules.r]
+default_priority = 1
+"#;
+
+const AFTER: &str = r#"
+[executors.changed]
+core_threads = 1
+max_threads = 2                     # the change
+lanes = [{ priority = 2 }, { priority = 1 }]
+
+[executors.kept]
+core_threads = 1
+max_threads = 1
+rules = "r"
+lanes = [{ priority = 2 }, { priority = 1 }]
+
+[executors.added]
+lanes = [{ priority = 1 }]
+
+[rules.r]
+default_priority = 2                # rules change without replacing `kept`
+"#;
+
+type Counts = Arc<Mutex<BTreeMap<String, usize>>>;
+
+/// A registry whose `hold` sequence blocks until the gate opens and whose
+/// `count` sequence counts runs by the message's `to` property.
+fn registry(toml: &str, gate: &Gate) -> (Executors, Counts, mpsc::Receiver<()>) {
+    let mut executors = Executors::from_toml_str(toml).expect("valid");
+    let held = gate.clone();
+    let (started_tx, started_rx) = mpsc::channel();
+    let started_tx = Mutex::new(started_tx);
+    executors.register_sequence("hold", move |_m: Message| {
+        let _ = started_tx.lock().expect("lock").send(());
+        held.wait();
+        Ok::<(), io::Error>(())
+    });
+    let counts: Counts = Arc::default();
+    let tally = Arc::clone(&counts);
+    executors.register_sequence("count", move |m: Message| {
+        let to = m.property("to").unwrap_or("?").to_owned();
+        *tally.lock().expect("lock").entry(to).or_default() += 1;
+        Ok::<(), io::Error>(())
+    });
+    (executors, counts, started_rx)
+}
+
+fn to(name: &str) -> Message {
+    Message::builder().property("to", name).build()
+}
+
+#[test]
+fn no_accepted_job_is_lost() {
+    let gate = Gate::default();
+    let (mut executors, counts, started) = registry(BEFORE, &gate);
+
+    // Hold the one worker of each executor so its queue fills.
+    let mut handles = Vec::new();
+    for name in ["changed", "removed", "kept"] {
+        handles.push(
+            executors
+                .enqueue_sequence(name, "hold", Message::new())
+                .expect("queued"),
+        );
+        started.recv().expect("worker held");
+    }
+    for name in ["changed", "removed", "kept"] {
+        for _ in 0..50 {
+            handles.push(
+                executors
+                    .enqueue_sequence(name, "count", to(name))
+                    .expect("queued"),
+            );
+        }
+    }
+
+    let reload = executors.reload_toml_str(AFTER).expect("valid");
+    assert_eq!(reload.added(), ["added"]);
+    assert_eq!(reload.removed(), ["removed"]);
+    assert_eq!(reload.replaced(), ["changed"]);
+    assert_eq!(reload.unchanged(), ["kept"]);
+    assert!(!reload.is_drained(), "the retired executors are still held");
+    assert_eq!(
+        executors.names().collect::<Vec<_>>(),
+        ["added", "changed", "kept"]
+    );
+
+    // The kept executor is the same one: its queue is still there.
+    let kept = executors.get("kept").expect("kept").metrics();
+    assert_eq!(kept.submitted(), 51);
+    // Its rules were replaced.
+    assert_eq!(
+        executors.priority_for("kept", &Message::new()),
+        Some(Priority(2))
+    );
+
+    // New messages go to the new executors at once, while the old ones
+    // are still held.
+    for name in ["changed", "added"] {
+        for _ in 0..20 {
+            let handle = executors
+                .enqueue_sequence(name, "count", to(&format!("{name}-new")))
+                .expect("queued");
+            handle.join().expect("no panic").expect("ok");
+        }
+    }
+    assert!(!reload.is_drained());
+
+    gate.open();
+    reload.wait();
+    assert!(reload.is_drained());
+    for handle in handles {
+        handle.join().expect("no panic").expect("ok");
+    }
+    let counts = counts.lock().expect("lock").clone();
+    let expected: BTreeMap<String, usize> = [
+        ("added-new", 20),
+        ("changed", 50),
+        ("changed-new", 20),
+        ("kept", 50),
+        ("removed", 50),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
+    assert_eq!(counts, expected);
+    let count = executors.sequence_metrics("count").expect("registered");
+    assert_eq!((count.enqueued, count.ran, count.failed), (190, 190, 0));
+    executors.shutdown();
+}
+
+#[test]
+fn a_file_with_a_mistake_changes_nothing() {
+    let gate = Gate::default();
+    gate.open();
+    let (mut executors, counts, _started) = registry(BEFORE, &gate);
+    let broken = AFTER.replace("max_threads = 2 ", "max_threads = 0 ");
+    let err = executors.reload_toml_str(&broken).unwrap_err();
+    assert_eq!(err.kind(), ConfigErrorKind::InvalidValue);
+    assert_eq!(
+        (err.executor(), err.field()),
+        (Some("changed"), Some("max_threads"))
+    );
+    assert_eq!(
+        executors.names().collect::<Vec<_>>(),
+        ["changed", "kept", "removed"]
+    );
+    for name in ["changed", "kept", "removed"] {
+        executors
+            .enqueue_sequence(name, "count", to(name))
+            .expect("still running")
+            .join()
+            .expect("no panic")
+            .expect("ok");
+    }
+    assert_eq!(counts.lock().expect("lock").values().sum::<usize>(), 3);
+    executors.shutdown();
+}
+
+#[test]
+fn hooks_and_fault_handlers_follow_the_name() {
+    let gate = Gate::default();
+    gate.open();
+    let (mut executors, _counts, _started) = registry(BEFORE, &gate);
+    executors
+        .set_before_enqueue("changed", |m: &mut Message, _p: &mut Priority| {
+            m.set_property("hooked", "yes");
+        })
+        .expect("declared");
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    executors.register_sequence("echo", move |m: Message| {
+        let _ = tx
+            .lock()
+            .expect("lock")
+            .send(m.property("hooked").map(str::to_owned));
+        Ok::<(), io::Error>(())
+    });
+    let reload = executors.reload_toml_str(AFTER).expect("valid");
+    assert_eq!(reload.replaced(), ["changed"]);
+    executors
+        .enqueue_sequence("changed", "echo", Message::new())
+        .expect("queued")
+        .join()
+        .expect("no panic")
+        .expect("ok");
+    assert_eq!(rx.recv().expect("ran"), Some("yes".to_owned()));
+    // Removed, then added again: a new executor with no hook.
+    executors.reload_toml_str(BEFORE).expect("valid").wait();
+    executors
+        .set_before_enqueue("removed", |_m: &mut Message, _p: &mut Priority| {})
+        .expect("back again");
+    executors.shutdown();
+}
+
+#[test]
+fn reload_from_a_path_and_shutdown_waits_for_retired_executors() {
+    let dir = std::env::temp_dir().join(format!("priority-executor-reload-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("executors.toml");
+    std::fs::write(&path, BEFORE).expect("write");
+
+    let gate = Gate::default();
+    let mut executors = Executors::from_path(&path).expect("valid");
+    let held = gate.clone();
+    let (started_tx, started_rx) = mpsc::channel();
+    let started_tx = Mutex::new(started_tx);
+    executors.register_sequence("hold", move |_m: Message| {
+        let _ = started_tx.lock().expect("lock").send(());
+        held.wait();
+        Ok::<(), io::Error>(())
+    });
+    let ran = Arc::new(Mutex::new(0usize));
+    let tally = Arc::clone(&ran);
+    executors.register_sequence("count", move |_m: Message| {
+        *tally.lock().expect("lock") += 1;
+        Ok::<(), io::Error>(())
+    });
+    let _hold = executors
+        .enqueue_sequence("removed", "hold", Message::new())
+        .expect("queued");
+    started_rx.recv().expect("held");
+    for _ in 0..25 {
+        // Detached: only the count says whether they ran.
+        drop(
+            executors
+                .enqueue_sequence("removed", "count", Message::new())
+                .expect("queued"),
+        );
+    }
+
+    std::fs::write(&path, AFTER).expect("write");
+    let reload = executors.reload(&path).expect("valid");
+    assert_eq!(reload.removed(), ["removed"]);
+
+    std::fs::write(
+        &path,
+        "[executors.x]\nlanes = [{ priority = 1 }]\nbogus = 1\n",
+    )
+    .expect("write");
+    let err = executors.reload(&path).unwrap_err();
+    assert_eq!(err.path(), Some(path.as_path()));
+    assert_eq!((err.line(), err.field()), (Some(3), Some("bogus")));
+
+    gate.open();
+    executors.shutdown();
+    assert_eq!(
+        *ran.lock().expect("lock"),
+        25,
+        "the retired executor drained"
+    );
+    assert!(reload.is_drained());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn reloads_while_producers_run_lose_nothing() {
+    use std::sync::RwLock;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let config = |max: usize| {
+        format!(
+            "[executors.a]\ncore_threads = 1\nmax_threads = {max}\nlanes = [{{ priority = 2 }}, {{ priority = 1 }}]\n"
+        )
+    };
+    let mut executors = Executors::from_toml_str(&config(1)).expect("valid");
+    let ran = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&ran);
+    executors.register_sequence("count", move |_m: Message| {
+        count.fetch_add(1, Ordering::SeqCst);
+        Ok::<(), io::Error>(())
+    });
+    let registry = Arc::new(RwLock::new(executors));
+
+    // Lock-step: each producer queues 50 messages, then waits while the
+    // main thread reloads, so every reload falls between queued batches.
+    let (tick_tx, tick_rx) = mpsc::channel();
+    let mut acks = Vec::new();
+    let producers: Vec<_> = (0..2)
+        .map(|p| {
+            let registry = Arc::clone(&registry);
+            let tick_tx = tick_tx.clone();
+            let (ack_tx, ack_rx) = mpsc::channel::<()>();
+            acks.push(ack_tx);
+            std::thread::spawn(move || {
+                let mut handles = Vec::new();
+                for _ in 0..10 {
+                    for _ in 0..50 {
+                        handles.push(
+                            registry
+                                .read()
+                                .expect("lock")
+                                .enqueue_sequence("a", "count", Message::new())
+                                .expect("executor a is always there"),
+                        );
+                    }
+                    tick_tx.send(p).expect("main listens");
+                    ack_rx.recv().expect("main acks");
+                }
+                handles
+            })
+        })
+        .collect();
+    let mut reloads = Vec::new();
+    for i in 0..20 {
+        let p: usize = tick_rx.recv().expect("a producer ticks");
+        // Every reload changes `a`, so it is replaced each time.
+        let reload = registry
+            .write()
+            .expect("lock")
+            .reload_toml_str(&config(2 + i % 2))
+            .expect("valid");
+        assert_eq!(reload.replaced(), ["a"]);
+        reloads.push(reload);
+        acks[p].send(()).expect("producer waits");
+    }
+    for producer in producers {
+        for handle in producer.join().expect("producer") {
+            handle.join().expect("no panic").expect("ok");
+        }
+    }
+    for reload in &reloads {
+        reload.wait();
+    }
+    assert_eq!(ran.load(Ordering::SeqCst), 1000);
+    let registry = Arc::into_inner(registry).expect("last owner");
+    let executors = registry.into_inner().expect("lock");
+    let count = executors.sequence_metrics("count").expect("registered");
+    assert_eq!((count.enqueued, count.ran), (1000, 1000));
+    executors.shutdown();
+}
