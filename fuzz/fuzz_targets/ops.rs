@@ -14,7 +14,7 @@
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use priority_executor::{
-    BuildError, Capacity, EnqueueError, Executor, JobError, JobHandle, Priority,
+    BuildError, Capacity, EnqueueError, Executor, JobError, JobHandle, LaneConfig, Priority,
 };
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering, fence};
@@ -142,7 +142,11 @@ fn run_session(s: &Session) {
         } else {
             Capacity::Bounded(usize::from(c % 8))
         };
-        builder = builder.lane_weighted(Priority(u32::from(p)), u32::from(w % 8), capacity);
+        builder = builder.lane_config(
+            LaneConfig::new(Priority(u32::from(p)))
+                .weight(u32::from(w % 8))
+                .capacity(capacity),
+        );
     }
     let exec = match builder.build() {
         Ok(exec) => exec,
