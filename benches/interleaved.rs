@@ -1,10 +1,13 @@
 //! The throughput workloads again, interleaved: every round runs each pool
 //! once, in a rotating order, so a burst of load from elsewhere on the
 //! machine hits every pool alike rather than whichever criterion happened
-//! to be measuring. Prints the median jobs/s of each pool and this crate's
-//! ratio to each peer, as markdown tables (the ones in README.md).
+//! to be measuring. Prints the median jobs/s of each pool and, against each
+//! peer, the median of the *paired* ratios (each round's pool against the
+//! peer of the same round) with their 10th-90th percentile spread, as
+//! markdown tables (the ones in benches/README.md).
 //!
-//! `cargo bench --bench interleaved` (`-- ROUNDS` to change the round count)
+//! `cargo bench --bench interleaved` (`-- ROUNDS` to change the round count,
+//! `-- trivial` to run only the groups whose name contains that word)
 
 mod pools;
 
@@ -12,7 +15,7 @@ use std::time::Duration;
 
 use pools::{Latch, Pool, Spec, Workload, flood_once, median, thread_counts, throughput_specs};
 
-const ROUNDS: usize = 9;
+const ROUNDS: usize = 41;
 
 struct Group {
     name: &'static str,
@@ -75,8 +78,15 @@ fn main() {
         .find_map(|a| a.parse::<usize>().ok())
         .unwrap_or(ROUNDS)
         .max(1);
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-') && a.parse::<usize>().is_err())
+        .collect();
     let specs = throughput_specs();
-    for group in &GROUPS {
+    for group in GROUPS
+        .iter()
+        .filter(|g| only.is_empty() || only.iter().any(|o| g.name.contains(o.as_str())))
+    {
         for threads in thread_counts() {
             let mut rates: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); specs.len()];
             for round in 0..rounds {
@@ -85,10 +95,11 @@ fn main() {
                     rates[i].push(specs[i].with_pool(threads, &mut Once { group }));
                 }
             }
-            let rate: Vec<f64> = rates.iter_mut().map(|r| median(r)).collect();
-            let of = |name: &str| specs.iter().position(|s| s.name == name).map(|i| rate[i]);
+            let rate: Vec<f64> = rates.iter().map(|r| median(&mut r.clone())).collect();
+            let of = |name: &str| specs.iter().position(|s| s.name == name);
             println!(
-                "\n{}, {threads} threads, median of {rounds} interleaved rounds\n",
+                "\n{}, {threads} threads, {rounds} interleaved rounds: median M jobs/s, \
+                 and the median paired ratio (p10-p90)\n",
                 group.name
             );
             print!("| pool | M jobs/s |");
@@ -96,11 +107,14 @@ fn main() {
                 print!(" vs {peer} |");
             }
             println!("\n|---|---:|{}", "---:|".repeat(PEERS.len()));
-            for (spec, r) in specs.iter().zip(&rate) {
-                print!("| {} | {:.2} |", spec.name, r / 1e6);
+            for (i, spec) in specs.iter().enumerate() {
+                print!("| {} | {:.2} |", spec.name, rate[i] / 1e6);
                 for peer in PEERS {
                     match of(peer) {
-                        Some(p) => print!(" {:.2} |", r / p),
+                        Some(p) => {
+                            let (mid, lo, hi) = paired(&rates[i], &rates[p]);
+                            print!(" {mid:.2} ({lo:.2}-{hi:.2}) |");
+                        }
                         None => print!(" - |"),
                     }
                 }
@@ -108,4 +122,13 @@ fn main() {
             }
         }
     }
+}
+
+/// The median and the 10th and 90th percentiles of `a[r] / b[r]` over the
+/// rounds `r`.
+fn paired(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
+    let mut ratios: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
+    ratios.sort_by(f64::total_cmp);
+    let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.1), at(0.9))
 }

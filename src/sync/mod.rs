@@ -6,7 +6,7 @@
 //! are the standard library's types and cost nothing extra.
 //!
 //! The lane queue is the one structure loom cannot see inside
-//! (`crossbeam_deque::Injector`); under loom it is replaced by a
+//! (`crossbeam_queue::SegQueue`); under loom it is replaced by a
 //! `Mutex<VecDeque>` with the same push/steal contract, see [`queue`].
 //!
 //! [loom]: https://docs.rs/loom

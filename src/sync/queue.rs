@@ -1,24 +1,29 @@
 //! The FIFO queue inside one lane.
 //!
-//! Outside loom this is crossbeam's `Injector`: lock-free, FIFO, many
+//! Outside loom this is crossbeam's `SegQueue`: lock-free, FIFO, many
 //! producers and many consumers. Under loom it is a `Mutex<VecDeque>`, which
 //! keeps the contract the lane relies on (a push that has returned is
 //! visible to the next steal, FIFO order) while letting the model checker
 //! explore every interleaving of the counters and the sleep protocol around
 //! it.
+//!
+//! `SegQueue` rather than `crossbeam_deque::Injector` (the same contract):
+//! the Injector's 1016-byte blocks come from glibc's large-request path,
+//! where the consolidation of frees made by the workers cost about 20 ns a
+//! job; SegQueue's blocks are about half that size (benches/README.md).
 
 #[cfg(not(loom))]
 mod imp {
-    use crossbeam_deque::{Injector, Steal};
+    use crossbeam_queue::SegQueue;
 
     pub(crate) struct Queue<T> {
-        inner: Injector<T>,
+        inner: SegQueue<T>,
     }
 
     impl<T> Queue<T> {
         pub(crate) fn new() -> Self {
             Queue {
-                inner: Injector::new(),
+                inner: SegQueue::new(),
             }
         }
 
@@ -28,16 +33,9 @@ mod imp {
         }
 
         /// Takes the oldest element, or `None` if the queue looked empty.
-        /// Transient contention (`Steal::Retry`) is retried here.
         #[inline]
         pub(crate) fn pop(&self) -> Option<T> {
-            loop {
-                match self.inner.steal() {
-                    Steal::Success(v) => return Some(v),
-                    Steal::Empty => return None,
-                    Steal::Retry => super::super::spin_hint(),
-                }
-            }
+            self.inner.pop()
         }
     }
 }
