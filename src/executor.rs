@@ -247,9 +247,8 @@ impl Executor {
         E: fmt::Display,
     {
         self.shared
-            .submit(priority, job, None, Wait::Forever, move |f| Retrying {
-                f,
-                policy,
+            .submit(priority, job, None, Wait::Forever, move |f| {
+                Retrying::new(f, policy)
             })
     }
 

@@ -11,8 +11,11 @@ pub(crate) trait Body: Send + 'static {
     /// What the caller handed in, given back if the job is refused.
     type Payload;
     fn into_payload(self) -> Option<Self::Payload>;
-    /// Runs attempt `n` (1-based). `Err` carries the attempt's error.
-    fn attempt(&mut self, n: u32) -> Result<Self::Output, String>;
+    /// Attempts made so far.
+    fn attempts(&self) -> u32;
+    /// Runs the next attempt (number `attempts() + 1`). `Err` carries the
+    /// attempt's error.
+    fn attempt(&mut self) -> Result<Self::Output, String>;
     /// After failed attempt `n`: another attempt, or `None` to give up.
     fn retry_after(&self, n: u32) -> Option<(Duration, Option<Priority>)>;
     /// Whether failures are retried (a panic then counts as a failed
@@ -36,7 +39,12 @@ where
     }
 
     #[inline]
-    fn attempt(&mut self, _n: u32) -> Result<T, String> {
+    fn attempts(&self) -> u32 {
+        u32::from(self.0.is_none())
+    }
+
+    #[inline]
+    fn attempt(&mut self) -> Result<T, String> {
         match self.0.take() {
             Some(f) => Ok(f()),
             None => Err("job body already consumed".to_owned()),
@@ -54,8 +62,15 @@ where
 
 /// A closure that may fail and be tried again under a [`RetryPolicy`].
 pub(crate) struct Retrying<F> {
-    pub(crate) f: F,
-    pub(crate) policy: RetryPolicy,
+    f: F,
+    policy: RetryPolicy,
+    made: u32,
+}
+
+impl<F> Retrying<F> {
+    pub(crate) fn new(f: F, policy: RetryPolicy) -> Self {
+        Retrying { f, policy, made: 0 }
+    }
 }
 
 impl<F, T, E> Body for Retrying<F>
@@ -71,7 +86,13 @@ where
         Some(self.f)
     }
 
-    fn attempt(&mut self, n: u32) -> Result<T, String> {
+    fn attempts(&self) -> u32 {
+        self.made
+    }
+
+    fn attempt(&mut self) -> Result<T, String> {
+        self.made += 1;
+        let n = self.made;
         let last = n > self.policy.max_retries;
         (self.f)(Attempt { number: n, last }).map_err(|e| e.to_string())
     }

@@ -5,25 +5,57 @@
 //! [`JobHandle`](crate::JobHandle) holds it as a `Completion<T>` (type-erased
 //! to read the result). Neither side needs a second allocation.
 //!
-//! The cell's own lock is taken twice per attempt (to take the body, then to
-//! store the result) and is never contended except by a handle being polled
-//! or joined at that moment. The handle's condition variable is notified
-//! only when someone is blocked in `join`, so a finished job costs no
-//! system call.
+//! The cell has no lock. Its body is only ever touched by whoever holds the
+//! job's one [`Task`] (a lane, then a worker, or a `PendingJob`), so running
+//! it needs no synchronisation; the cell keeps a retrying body between
+//! attempts and the lane re-queues the same task. The result crosses to the
+//! handle through a one-shot protocol on one state word:
 //!
-//! The cell keeps a retrying body between attempts, and the lane re-queues
-//! the same task.
+//! | state | meaning | who may touch `stage` / `waker` |
+//! |---|---|---|
+//! | `EMPTY` | no result, no waiter | task side: `stage`; handle: `waker` |
+//! | `WAITING` | the handle left a waker | task side: `stage`; `waker` is published |
+//! | `READY` | the result is in `stage` | handle: `stage`; task side: `waker` if it saw `WAITING` |
+//! | `TAKEN` | the handle took the result | nobody |
+//! | `DROPPED` | the handle is gone | task side: both |
+//!
+//! Transitions, each one atomic operation:
+//! - the task side publishes its result with `swap(READY)`: from `EMPTY`
+//!   nothing more; from `WAITING` it takes the waker and wakes it; from
+//!   `DROPPED` nobody will look, so it drops the result itself;
+//! - the handle registers a waker with `EMPTY -> WAITING` (after writing
+//!   it), takes it back with `WAITING -> EMPTY` to replace it, takes a
+//!   `READY` result and stores `TAKEN`, and on drop `swap(DROPPED)`: from
+//!   `WAITING` it drops its waker, from `READY` the unread result.
+//!
+//! A blocking `join` is a poll with a waker that unparks the joining thread.
+//! Both sides hold an `Arc`; whichever lets go last frees the cell. The
+//! loom model `tests/loom/cell.rs` checks the races between completing,
+//! polling, joining and dropping the handle.
 
 use super::body::Body;
 use super::error::JobError;
 use crate::hooks::JobOutcome;
 use crate::priority::Priority;
-use crate::sync::{Condvar, Mutex, lock};
+use crate::sync::atomic::{AtomicUsize, Ordering};
+use crate::sync::cell::UnsafeCell;
+use crate::sync::thread;
 use crate::util::{drop_quietly, panic_message};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::task::{Poll, Waker};
+use std::task::{Poll, Wake, Waker};
 use std::time::Duration;
+
+/// No result yet, and no waiter.
+const EMPTY: usize = 0;
+/// The handle left a waker in `waker`.
+const WAITING: usize = 1;
+/// The result is in `stage`.
+const READY: usize = 2;
+/// The handle took the result.
+const TAKEN: usize = 3;
+/// The handle was dropped.
+const DROPPED: usize = 4;
 
 /// Fixed facts about a job, readable without its lock.
 #[derive(Clone, Copy, Debug, Default)]
@@ -76,7 +108,6 @@ impl Retry {
     pub(crate) fn give_up(mut self, observer: &dyn Observer) {
         if let Some(raw) = self.task.raw.take() {
             raw.give_up(observer, self.error);
-            drop_quietly(raw);
         }
     }
 }
@@ -100,6 +131,8 @@ pub(crate) trait Completion<T>: Send + Sync {
     /// Blocks until the job has finished and takes the result.
     fn wait(&self) -> Result<T, JobError>;
     fn is_finished(&self) -> bool;
+    /// The handle is gone: drop what it will never read.
+    fn detach(&self);
 }
 
 enum Stage<B: Body> {
@@ -107,21 +140,21 @@ enum Stage<B: Body> {
     Running,
     /// The error is boxed so a job's cell stays small while it waits.
     Done(Result<B::Output, Box<JobError>>),
-    Taken,
-}
-
-struct State<B: Body> {
-    stage: Stage<B>,
-    attempt: u32,
-    waker: Option<Waker>,
-    joining: bool,
 }
 
 pub(crate) struct JobCell<B: Body> {
-    state: Mutex<State<B>>,
-    finished: Condvar,
+    state: AtomicUsize,
     meta: JobMeta,
+    stage: UnsafeCell<Stage<B>>,
+    waker: UnsafeCell<Option<Waker>>,
 }
+
+// SAFETY: the cells are only reached through the protocol in the module
+// docs, which gives each of `stage` and `waker` one owner at a time, handed
+// over by an atomic operation with Release on the giving side and Acquire
+// on the taking side. What crosses threads is the body (`B: Send`), the
+// result (`B::Output: Send`) and a `Waker` (`Send + Sync`).
+unsafe impl<B: Body> Sync for JobCell<B> {}
 
 /// A job allocated but not yet queued: it can still be taken apart to give
 /// the caller's closure back.
@@ -130,14 +163,10 @@ pub(crate) struct NewJob<B: Body>(Arc<JobCell<B>>);
 impl<B: Body> NewJob<B> {
     pub(crate) fn new(body: B, meta: JobMeta) -> Self {
         NewJob(Arc::new(JobCell {
-            state: Mutex::new(State {
-                stage: Stage::Queued(body),
-                attempt: 0,
-                waker: None,
-                joining: false,
-            }),
-            finished: Condvar::new(),
+            state: AtomicUsize::new(EMPTY),
             meta,
+            stage: UnsafeCell::new(Stage::Queued(body)),
+            waker: UnsafeCell::new(None),
         }))
     }
 
@@ -151,11 +180,7 @@ impl<B: Body> NewJob<B> {
     /// the cell yet.
     pub(crate) fn into_body(self) -> Option<B> {
         let cell = Arc::try_unwrap(self.0).ok()?;
-        let state = match cell.state.into_inner() {
-            Ok(state) => state,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        match state.stage {
+        match cell.stage.into_inner() {
             Stage::Queued(body) => Some(body),
             _ => None,
         }
@@ -163,97 +188,67 @@ impl<B: Body> NewJob<B> {
 }
 
 impl<B: Body> JobCell<B> {
+    /// Task side: takes the body out to run or drop it. `None` if the job
+    /// was already resolved (never run a job twice).
+    fn take_body(&self) -> Option<B> {
+        // SAFETY: the task side owns `stage` until it publishes `READY`,
+        // and only the holder of the job's one `Task` calls this.
+        self.stage.with_mut(|stage| unsafe {
+            match std::mem::replace(&mut *stage, Stage::Running) {
+                Stage::Queued(body) => Some(body),
+                other => {
+                    *stage = other;
+                    None
+                }
+            }
+        })
+    }
+
+    /// Task side: puts a body back for its next attempt.
+    fn keep_body(&self, body: B) {
+        // SAFETY: as in `take_body`.
+        self.stage
+            .with_mut(|stage| unsafe { *stage = Stage::Queued(body) });
+    }
+
+    /// Task side: stores the result and hands it to the handle.
     fn finish(&self, result: Result<B::Output, JobError>) {
-        let mut state = lock(&self.state);
-        state.stage = Stage::Done(result.map_err(Box::new));
-        let waker = state.waker.take();
-        let joining = state.joining;
-        drop(state);
-        if joining {
-            self.finished.notify_all();
-        }
-        if let Some(waker) = waker {
-            // A waker is user code too: its panic must not unwind a worker.
-            drop_quietly(catch_unwind(AssertUnwindSafe(|| waker.wake())));
-        }
-    }
-}
-
-impl<B: Body> RawJob for JobCell<B> {
-    fn run(self: Arc<Self>, observer: &dyn Observer) -> Option<Retry> {
-        match self.attempt(observer) {
-            Some((delay, priority, error)) => Some(Retry {
-                task: Task { raw: Some(self) },
-                delay,
-                priority,
-                error,
-            }),
-            None => {
-                // If the handle is gone, this drops the result, which is
-                // user code and may panic: not on the worker's stack.
-                drop_quietly(self);
-                None
-            }
-        }
-    }
-
-    fn resolve_unrun(&self, error: JobError) {
-        let body = {
-            let mut state = lock(&self.state);
-            match std::mem::replace(&mut state.stage, Stage::Running) {
-                Stage::Queued(body) => body,
-                other => {
-                    state.stage = other;
-                    return;
+        // SAFETY: as in `take_body`: `READY` is not published yet.
+        self.stage
+            .with_mut(|stage| unsafe { *stage = Stage::Done(result.map_err(Box::new)) });
+        // ORDERING: Release publishes the result to the handle's Acquire
+        // load; Acquire takes over the waker the handle published with
+        // Release when it moved to `WAITING`.
+        match self.state.swap(READY, Ordering::AcqRel) {
+            WAITING => {
+                // SAFETY: the handle gave `waker` up when it stored
+                // `WAITING`, and cannot take it back now that the state
+                // is `READY`.
+                let waker = self.waker.with_mut(|w| unsafe { (*w).take() });
+                if let Some(waker) = waker {
+                    // A waker is user code too: its panic must not unwind
+                    // a worker.
+                    drop_quietly(catch_unwind(AssertUnwindSafe(|| waker.wake())));
                 }
             }
-        };
-        // Drop the body outside the lock: its captures may do anything,
-        // panic included.
-        drop_quietly(body);
-        self.finish(Err(error));
-    }
-
-    fn give_up(&self, observer: &dyn Observer, error: String) {
-        let (body, attempts) = {
-            let mut state = lock(&self.state);
-            match std::mem::replace(&mut state.stage, Stage::Running) {
-                Stage::Queued(body) => (body, state.attempt),
-                other => {
-                    state.stage = other;
-                    return;
-                }
+            DROPPED => {
+                // SAFETY: the handle is gone; nobody else will touch the
+                // result.
+                let stage = self
+                    .stage
+                    .with_mut(|stage| unsafe { std::mem::replace(&mut *stage, Stage::Running) });
+                // Nobody will read it, and its drop may panic.
+                drop_quietly(stage);
             }
-        };
-        drop_quietly(body);
-        self.dead_letter(observer, attempts, error);
+            _ => {}
+        }
     }
 
-    #[inline]
-    fn meta(&self) -> JobMeta {
-        self.meta
-    }
-}
-
-impl<B: Body> JobCell<B> {
     /// Runs one attempt. `Some` asks for another after a delay, possibly at
     /// another priority; the body is then back in the cell.
     fn attempt(&self, observer: &dyn Observer) -> Option<(Duration, Option<Priority>, String)> {
-        let (mut body, attempt) = {
-            let mut state = lock(&self.state);
-            match std::mem::replace(&mut state.stage, Stage::Running) {
-                Stage::Queued(body) => {
-                    state.attempt += 1;
-                    (body, state.attempt)
-                }
-                other => {
-                    // Already resolved: never run a job twice.
-                    state.stage = other;
-                    return None;
-                }
-            }
-        };
-        let failure = match catch_unwind(AssertUnwindSafe(|| body.attempt(attempt))) {
+        let mut body = self.take_body()?;
+        let failure = match catch_unwind(AssertUnwindSafe(|| body.attempt())) {
             Ok(Ok(value)) => {
                 observer.record(JobOutcome::Completed);
                 drop_quietly(body);
@@ -275,15 +270,16 @@ impl<B: Body> JobCell<B> {
                 format!("panicked: {message}")
             }
         };
+        let attempts = body.attempts();
         if observer.may_retry()
-            && let Some((delay, priority)) = body.retry_after(attempt)
+            && let Some((delay, priority)) = body.retry_after(attempts)
         {
             observer.record(JobOutcome::Retrying);
-            lock(&self.state).stage = Stage::Queued(body);
+            self.keep_body(body);
             return Some((delay, priority, failure));
         }
         drop_quietly(body);
-        self.dead_letter(observer, attempt, failure);
+        self.dead_letter(observer, attempts, failure);
         None
     }
 
@@ -297,43 +293,189 @@ impl<B: Body> JobCell<B> {
     }
 }
 
+impl<B: Body> RawJob for JobCell<B> {
+    fn run(self: Arc<Self>, observer: &dyn Observer) -> Option<Retry> {
+        // On `None` the result went to the handle, or was dropped quietly
+        // in `finish` if the handle is gone: dropping the cell runs no user
+        // code.
+        self.attempt(observer)
+            .map(|(delay, priority, error)| Retry {
+                task: Task { raw: Some(self) },
+                delay,
+                priority,
+                error,
+            })
+    }
+
+    fn resolve_unrun(&self, error: JobError) {
+        let Some(body) = self.take_body() else {
+            return;
+        };
+        // Its captures may do anything, panic included.
+        drop_quietly(body);
+        self.finish(Err(error));
+    }
+
+    fn give_up(&self, observer: &dyn Observer, error: String) {
+        let Some(body) = self.take_body() else {
+            return;
+        };
+        let attempts = body.attempts();
+        drop_quietly(body);
+        self.dead_letter(observer, attempts, error);
+    }
+
+    #[inline]
+    fn meta(&self) -> JobMeta {
+        self.meta
+    }
+}
+
 impl<B: Body> Completion<B::Output> for JobCell<B> {
     fn poll_result(&self, waker: Option<&Waker>) -> Poll<Result<B::Output, JobError>> {
-        let mut state = lock(&self.state);
-        match std::mem::replace(&mut state.stage, Stage::Taken) {
-            Stage::Done(result) => Poll::Ready(result.map_err(|e| *e)),
-            Stage::Taken => Poll::Ready(Err(JobError::Cancelled)),
-            other => {
-                state.stage = other;
-                if let Some(waker) = waker {
-                    match &state.waker {
-                        Some(old) if old.will_wake(waker) => {}
-                        _ => state.waker = Some(waker.clone()),
+        // ORDERING: Acquire pairs with the task side's Release in `finish`,
+        // so a `READY` seen here comes with the result.
+        let mut state = self.state.load(Ordering::Acquire);
+        loop {
+            match state {
+                READY => {
+                    // SAFETY: `READY` hands `stage` to the handle for good.
+                    let stage = self.stage.with_mut(|stage| unsafe {
+                        std::mem::replace(&mut *stage, Stage::Running)
+                    });
+                    // ORDERING: only the handle reads the state from here
+                    // on (the task side is done with it).
+                    self.state.store(TAKEN, Ordering::Relaxed);
+                    return Poll::Ready(match stage {
+                        Stage::Done(result) => result.map_err(|e| *e),
+                        _ => Err(JobError::Cancelled),
+                    });
+                }
+                EMPTY => {
+                    let Some(waker) = waker else {
+                        return Poll::Pending;
+                    };
+                    // SAFETY: in `EMPTY` the handle owns `waker`.
+                    self.waker.with_mut(|w| unsafe { *w = Some(waker.clone()) });
+                    // ORDERING: Release publishes the waker to the task
+                    // side's `swap`; on failure, Acquire as the load above.
+                    match self.state.compare_exchange(
+                        EMPTY,
+                        WAITING,
+                        Ordering::AcqRel,
+                        Ordering::Acquire,
+                    ) {
+                        Ok(_) => return Poll::Pending,
+                        Err(actual) => {
+                            // The result came first and the task side never
+                            // saw the waker: it is still the handle's.
+                            // SAFETY: as above, the state never was `WAITING`.
+                            let stale = self.waker.with_mut(|w| unsafe { (*w).take() });
+                            drop(stale);
+                            state = actual;
+                        }
                     }
                 }
-                Poll::Pending
+                WAITING => {
+                    let Some(waker) = waker else {
+                        return Poll::Pending;
+                    };
+                    // Take the slot back to replace the waker; if the result
+                    // came meanwhile, take that instead.
+                    // ORDERING: Acquire takes the slot back from the state
+                    // the handle itself published; on failure as above.
+                    match self.state.compare_exchange(
+                        WAITING,
+                        EMPTY,
+                        Ordering::Acquire,
+                        Ordering::Acquire,
+                    ) {
+                        Ok(_) => {
+                            // SAFETY: back in `EMPTY`, the handle owns `waker`.
+                            let same = self.waker.with_mut(|w| unsafe {
+                                (*w).as_ref().is_some_and(|old| old.will_wake(waker))
+                            });
+                            if same {
+                                // ORDERING: as in the `EMPTY` arm.
+                                match self.state.compare_exchange(
+                                    EMPTY,
+                                    WAITING,
+                                    Ordering::AcqRel,
+                                    Ordering::Acquire,
+                                ) {
+                                    Ok(_) => return Poll::Pending,
+                                    Err(actual) => {
+                                        // SAFETY: as in the `EMPTY` arm.
+                                        let stale = self.waker.with_mut(|w| unsafe { (*w).take() });
+                                        drop(stale);
+                                        state = actual;
+                                    }
+                                }
+                            } else {
+                                state = EMPTY;
+                            }
+                        }
+                        Err(actual) => state = actual,
+                    }
+                }
+                // `TAKEN`, or `DROPPED` (cannot be seen through a live
+                // handle): nothing more to give.
+                _ => return Poll::Ready(Err(JobError::Cancelled)),
             }
         }
     }
 
     fn wait(&self) -> Result<B::Output, JobError> {
-        let mut state = lock(&self.state);
+        if let Poll::Ready(result) = self.poll_result(None) {
+            return result;
+        }
+        let waker = Waker::from(Arc::new(Unpark(thread::current())));
         loop {
-            match std::mem::replace(&mut state.stage, Stage::Taken) {
-                Stage::Done(result) => return result.map_err(|e| *e),
-                Stage::Taken => return Err(JobError::Cancelled),
-                other => state.stage = other,
+            match self.poll_result(Some(&waker)) {
+                Poll::Ready(result) => return result,
+                // Spurious unparks just poll again.
+                Poll::Pending => thread::park(),
             }
-            state.joining = true;
-            state = match self.finished.wait(state) {
-                Ok(g) => g,
-                Err(p) => p.into_inner(),
-            };
         }
     }
 
     fn is_finished(&self) -> bool {
-        matches!(lock(&self.state).stage, Stage::Done(_) | Stage::Taken)
+        matches!(self.state.load(Ordering::Acquire), READY | TAKEN)
+    }
+
+    fn detach(&self) {
+        // ORDERING: AcqRel: Acquire to take a published result or our own
+        // waker back; Release so the task side, seeing `DROPPED`, owns the
+        // slots after whatever the handle did to them.
+        match self.state.swap(DROPPED, Ordering::AcqRel) {
+            WAITING => {
+                // SAFETY: the task side has not swapped yet (it would have
+                // left `READY`), and now never takes the waker.
+                let waker = self.waker.with_mut(|w| unsafe { (*w).take() });
+                drop(waker);
+            }
+            READY => {
+                // SAFETY: `READY` gave `stage` to the handle.
+                let stage = self
+                    .stage
+                    .with_mut(|stage| unsafe { std::mem::replace(&mut *stage, Stage::Running) });
+                drop(stage);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Wakes a thread blocked in `join`.
+struct Unpark(thread::Thread);
+
+impl Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
     }
 }
 
@@ -364,7 +506,6 @@ impl Task {
     pub(crate) fn resolve(mut self, error: JobError) {
         if let Some(raw) = self.raw.take() {
             raw.resolve_unrun(error);
-            drop_quietly(raw);
         }
     }
 
@@ -378,7 +519,6 @@ impl Drop for Task {
     fn drop(&mut self) {
         if let Some(raw) = self.raw.take() {
             raw.resolve_unrun(JobError::Cancelled);
-            drop_quietly(raw);
         }
     }
 }

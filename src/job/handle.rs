@@ -84,6 +84,12 @@ impl<T> JobHandle<T> {
     }
 }
 
+impl<T> Drop for JobHandle<T> {
+    fn drop(&mut self) {
+        self.cell.detach();
+    }
+}
+
 impl<T> Future for JobHandle<T> {
     type Output = Result<T, JobError>;
 

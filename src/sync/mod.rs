@@ -31,6 +31,34 @@ pub(crate) use loom::sync::{Condvar, Mutex, MutexGuard};
 #[cfg(loom)]
 pub(crate) use loom::thread;
 
+/// `UnsafeCell` with loom's closure API, so the job cell's accesses are
+/// checked under the models.
+#[cfg(not(loom))]
+pub(crate) mod cell {
+    #[derive(Debug)]
+    pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+    impl<T> UnsafeCell<T> {
+        #[inline]
+        pub(crate) const fn new(value: T) -> Self {
+            UnsafeCell(std::cell::UnsafeCell::new(value))
+        }
+
+        #[inline]
+        pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+            f(self.0.get())
+        }
+
+        #[inline]
+        pub(crate) fn into_inner(self) -> T {
+            self.0.into_inner()
+        }
+    }
+}
+
+#[cfg(loom)]
+pub(crate) use loom::cell;
+
 pub(crate) mod atomic {
     #[cfg(not(loom))]
     pub(crate) use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

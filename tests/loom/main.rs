@@ -9,6 +9,7 @@
 mod support;
 
 mod backpressure;
+mod cell;
 mod keep_alive;
 mod shutdown;
 mod sleep;
