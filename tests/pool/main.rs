@@ -16,6 +16,7 @@ mod hooks;
 mod panics;
 mod refused_after_shutdown;
 mod rejection_policies;
+mod reliability;
 mod reserved_workers;
 mod retries;
 mod shutdown;
