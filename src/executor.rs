@@ -387,8 +387,12 @@ impl Executor {
 
     /// Stops at once: no new job is accepted, workers start no further job,
     /// and every job that never started is handed back, highest priority
-    /// first. Jobs already running finish; dropping the executor afterwards
-    /// joins their threads.
+    /// first, retries waiting out a backoff included. Jobs already running
+    /// finish their attempt; a retrying job whose attempt then fails is not
+    /// queued again but dead-lettered with its error
+    /// ([`JobError::Failed`](crate::JobError::Failed), the `on_dead_letter`
+    /// hook, counted `dead_lettered`). Dropping the executor afterwards
+    /// joins the threads.
     ///
     /// A [`PendingJob`] can be [run](PendingJob::run) or dropped (its handle
     /// then resolves [`JobError::Cancelled`](crate::JobError::Cancelled)).
