@@ -40,6 +40,13 @@ impl<T> JobHandle<T> {
 
     /// Blocks until the job has run and returns its value.
     ///
+    /// From inside a job, joining a job queued behind it on the same
+    /// executor waits for a worker to take it: if every worker of the
+    /// executor does so at once, none ever will (as in Java's pool).
+    /// `.await` it from a future, or hand the work to the joined job
+    /// instead. (A job *enqueueing* into a full lane of its own executor is
+    /// safe: its worker runs queued jobs while it waits.)
+    ///
     /// # Errors
     ///
     /// [`JobError::Panicked`] if the job panicked, [`JobError::Cancelled`]

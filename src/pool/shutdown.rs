@@ -97,9 +97,4 @@ impl Shared {
             }
         }
     }
-
-    fn is_own_worker(&self) -> bool {
-        let me = thread::current().id();
-        lock(&self.threads).iter().any(|h| h.thread().id() == me)
-    }
 }

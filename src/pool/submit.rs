@@ -108,7 +108,7 @@ impl Shared {
     /// The lane is full: apply its rejection policy. `Ok` means a slot was
     /// reserved after all.
     #[cold]
-    fn when_full(&self, lane: &Lane, wait: Wait) -> Result<(), NoSlot> {
+    fn when_full(self: &Arc<Self>, lane: &Lane, wait: Wait) -> Result<(), NoSlot> {
         let deadline = match (wait, lane.when_full) {
             (Wait::No, _) | (_, RejectionPolicy::Reject | RejectionPolicy::CallerRuns) => {
                 return Err(NoSlot::Full);
@@ -117,7 +117,39 @@ impl Shared {
             (Wait::Forever, RejectionPolicy::Block) => None,
             (Wait::Until(deadline), RejectionPolicy::Block) => Some(deadline),
         };
+        if self.is_own_worker() {
+            return self.reserve_helping(lane, deadline);
+        }
         lane.reserve_blocking(deadline, || self.is_closed())
+    }
+
+    /// A job blocking on a full lane of its own executor could wait for
+    /// itself: if every worker did so, nothing would ever free a slot. So a
+    /// worker runs queued jobs (the picker's choice) while it waits, as
+    /// rayon's `join` does, until a slot frees up.
+    #[cold]
+    fn reserve_helping(
+        self: &Arc<Self>,
+        lane: &Lane,
+        deadline: Option<Instant>,
+    ) -> Result<(), NoSlot> {
+        loop {
+            if self.is_closed() {
+                return Err(NoSlot::Closed);
+            }
+            if lane.try_reserve() {
+                return Ok(());
+            }
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                return Err(NoSlot::Full);
+            }
+            match self.next_task() {
+                Some((index, task)) => self.execute(index, task),
+                // Every queued job is running (or capped): one of them
+                // frees a slot.
+                None => yield_now(),
+            }
+        }
     }
 
     /// Pushes the lane's oldest queued job out (its handle resolves

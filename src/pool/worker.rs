@@ -7,8 +7,10 @@ use crate::job::cell::Task;
 use crate::sleep::Wake;
 use crate::sync::atomic::Ordering;
 use crate::sync::{
-    Arc, decrement_above, dekker_fence, increment_below, lock, spin_hint, thread, yield_now,
+    Arc, decrement_above, dekker_fence, increment_below, lock, spin_hint, thread, thread_local,
+    yield_now,
 };
+use std::cell::Cell;
 
 /// Rounds an idle worker looks for work before it goes to sleep.
 #[cfg(not(loom))]
@@ -19,7 +21,18 @@ const SPIN_ROUNDS: u32 = 32;
 #[cfg(loom)]
 const SPIN_ROUNDS: u32 = 1;
 
+thread_local! {
+    /// The address of the pool whose worker this thread is, or 0.
+    static WORKER_OF: Cell<usize> = Cell::new(0);
+}
+
 impl Shared {
+    /// Is the calling thread one of this pool's workers? (Set by the worker
+    /// itself as it starts, so it holds before its first job.)
+    pub(super) fn is_own_worker(&self) -> bool {
+        WORKER_OF.with(|of| of.get() == self as *const Shared as usize)
+    }
+
     /// Starts one worker if the pool is below `max`. Returns whether it did.
     #[cold]
     pub(crate) fn spawn_worker(self: &Arc<Self>) -> bool {
@@ -177,6 +190,7 @@ impl Drop for WorkerExit<'_> {
 }
 
 fn worker_main(shared: Arc<Shared>) {
+    WORKER_OF.with(|of| of.set(Arc::as_ptr(&shared) as usize));
     let mut exit = WorkerExit {
         shared: &shared,
         place: Place::Idle,

@@ -25,11 +25,15 @@ pub(crate) use std::sync::Arc;
 pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
 #[cfg(not(loom))]
 pub(crate) use std::thread;
+#[cfg(not(loom))]
+pub(crate) use std::thread_local;
 
 #[cfg(loom)]
 pub(crate) use loom::sync::{Condvar, Mutex, MutexGuard};
 #[cfg(loom)]
 pub(crate) use loom::thread;
+#[cfg(loom)]
+pub(crate) use loom::thread_local;
 
 /// `UnsafeCell` with loom's closure API, so the job cell's accesses are
 /// checked under the models.

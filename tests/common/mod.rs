@@ -2,8 +2,9 @@
 #![allow(dead_code)]
 
 use priority_executor::{Executor, LaneConfig, Priority};
-use std::sync::mpsc;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Condvar, Mutex};
+use std::thread;
 use std::time::{Duration, Instant};
 
 /// An executor with one worker and the given lanes (priority, weight).
@@ -62,4 +63,42 @@ impl Gate {
         *self.0.0.lock().expect("gate lock") = true;
         self.0.1.notify_all();
     }
+}
+
+/// Runs `f` on its own thread and returns its result; panics with `what`
+/// if it does not finish within `limit` (the thread is then leaked), and
+/// re-raises its panic if it panicked.
+pub fn within<T: Send + 'static>(
+    what: &str,
+    limit: Duration,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let (done_tx, done) = mpsc::channel();
+    let runner = thread::Builder::new()
+        .name(format!("watched: {what}"))
+        .spawn(move || {
+            let _ = done_tx.send(f());
+        })
+        .expect("spawn the watched thread");
+    match done.recv_timeout(limit) {
+        Ok(value) => {
+            let _ = runner.join();
+            value
+        }
+        Err(RecvTimeoutError::Timeout) => {
+            panic!("HANG: {what} did not finish within {limit:?} (its thread is leaked)")
+        }
+        Err(RecvTimeoutError::Disconnected) => match runner.join() {
+            Err(payload) => panic!("{what} panicked: {}", panic_text(payload.as_ref())),
+            Ok(()) => unreachable!("the watched thread sends its result before it ends"),
+        },
+    }
+}
+
+pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-string payload".to_owned())
 }

@@ -1,7 +1,7 @@
 //! A full bounded lane blocks `enqueue` until a worker frees a slot;
 //! `try_enqueue` and `enqueue_timeout` hand the job back instead.
 
-use crate::common::hold_worker;
+use crate::common::{hold_worker, within};
 use priority_executor::{Capacity, Executor, Priority};
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -108,3 +108,39 @@ fn shutdown_wakes_a_blocked_producer_with_its_job() {
     }
     drop(gate);
 }
+
+/// A job that fills a lane of its own executor and keeps enqueueing into it
+/// would wait for a slot only itself could free; instead, the worker runs
+/// queued jobs while it waits. One worker, capacity 1: every job runs.
+#[test]
+fn a_job_enqueueing_into_its_own_full_lane_runs_queued_jobs_meanwhile() {
+    let exec = Arc::new(one_worker(1));
+    let inner = exec.clone();
+    let ran = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = ran.clone();
+    let outer = exec
+        .enqueue(Priority(1), move || {
+            let handles: Vec<_> = (0..5)
+                .map(|_| {
+                    let counted = counted.clone();
+                    inner
+                        .enqueue(Priority(10), move || {
+                            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        })
+                        .expect("accepted")
+                })
+                .collect();
+            handles.len()
+        })
+        .unwrap();
+    let queued = within(
+        "a job enqueueing into its own full lane",
+        LIMIT,
+        move || outer.join(),
+    );
+    assert_eq!(queued, Ok(5));
+    drop(exec);
+    assert_eq!(ran.load(std::sync::atomic::Ordering::SeqCst), 5);
+}
+
+const LIMIT: Duration = Duration::from_secs(10);

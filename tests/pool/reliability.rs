@@ -20,55 +20,19 @@ use std::future::Future;
 use std::ops::Deref;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::mpsc;
 use std::sync::{Arc, Once};
 use std::task::{Context, Wake, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
+
+use crate::common::{panic_text, within};
 
 /// How long a step may take before it counts as hung.
 const LIMIT: Duration = Duration::from_secs(10);
 const P: Priority = Priority(1);
 /// Every panic these tests cause on purpose starts with this.
 const DELIBERATE: &str = "reliability: deliberate panic";
-
-/// Runs `f` on its own thread and returns its result; panics with `what`
-/// if it does not finish within `limit` (the thread is then leaked), and
-/// re-raises its panic if it panicked.
-fn within<T: Send + 'static>(
-    what: &str,
-    limit: Duration,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> T {
-    let (done_tx, done) = mpsc::channel();
-    let runner = thread::Builder::new()
-        .name(format!("watched: {what}"))
-        .spawn(move || {
-            let _ = done_tx.send(f());
-        })
-        .expect("spawn the watched thread");
-    match done.recv_timeout(limit) {
-        Ok(value) => {
-            let _ = runner.join();
-            value
-        }
-        Err(RecvTimeoutError::Timeout) => {
-            panic!("HANG: {what} did not finish within {limit:?} (its thread is leaked)")
-        }
-        Err(RecvTimeoutError::Disconnected) => match runner.join() {
-            Err(payload) => panic!("{what} panicked: {}", panic_text(payload.as_ref())),
-            Ok(()) => unreachable!("the watched thread sends its result before it ends"),
-        },
-    }
-}
-
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a non-string payload".to_owned())
-}
 
 /// Owns an executor (or a registry) for a test. It is dropped under the
 /// watchdog, since a broken pool's drop can hang, and leaked if the test
