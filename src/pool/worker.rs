@@ -23,7 +23,7 @@ const SPIN_ROUNDS: u32 = 1;
 
 thread_local! {
     /// The address of the pool whose worker this thread is, or 0.
-    static WORKER_OF: Cell<usize> = Cell::new(0);
+    static WORKER_OF: Cell<usize> = const { Cell::new(0) };
 }
 
 impl Shared {
