@@ -21,9 +21,16 @@ const SPIN_ROUNDS: u32 = 32;
 #[cfg(loom)]
 const SPIN_ROUNDS: u32 = 1;
 
+#[cfg(not(loom))]
 thread_local! {
     /// The address of the pool whose worker this thread is, or 0.
     static WORKER_OF: Cell<usize> = const { Cell::new(0) };
+}
+
+// loom's macro takes no `const` block.
+#[cfg(loom)]
+thread_local! {
+    static WORKER_OF: Cell<usize> = Cell::new(0);
 }
 
 impl Shared {
