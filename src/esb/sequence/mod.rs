@@ -1,0 +1,140 @@
+//! Named sequences: the code a message runs through once its executor
+//! picks it, with Synapse's fault handler and per-sequence counters.
+//!
+//! A sequence is `Fn(Message) -> Result<(), E>`. When it fails (returns an
+//! error or panics) its fault handler, if any, receives a copy of the
+//! message and a [`SequenceFailure`]. The copy is taken before the sequence
+//! runs and only when a fault handler applies, so sequences without one pay
+//! nothing for it.
+//!
+//! Here: a registered sequence and one run of it. Beside it: the failure a
+//! run reports (`failure.rs`), the per-sequence counters (`metrics.rs`),
+//! and the errors of enqueueing a message and of naming what is not there
+//! (`error.rs`).
+
+mod error;
+mod failure;
+mod metrics;
+
+pub use error::{SequenceError, SequenceErrorKind, UnknownName};
+pub use failure::SequenceFailure;
+pub use metrics::SequenceMetrics;
+
+pub(crate) use metrics::Counters;
+
+use crate::{JobHandle, Message, Priority};
+use failure::Panicked;
+use std::error::Error;
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::{Arc, Mutex, PoisonError};
+
+pub(crate) type BoxError = Box<dyn Error + Send + Sync + 'static>;
+pub(crate) type SequenceFn = Arc<dyn Fn(Message) -> Result<(), BoxError> + Send + Sync>;
+pub(crate) type FaultFn = Arc<dyn Fn(Message, &SequenceFailure) + Send + Sync>;
+
+/// The handle of a queued sequence run: `join` gives `Ok(Ok(()))` when the
+/// sequence succeeded, `Ok(Err(failure))` when it returned an error, and
+/// `Err(JobError::Panicked { .. })` when it panicked.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{Executors, Message, SequenceHandle};
+///
+/// let mut executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+/// executors.register_sequence("noop", |_m: Message| Ok::<(), std::io::Error>(()));
+/// let handle: SequenceHandle = executors.enqueue_sequence("e", "noop", Message::new())?;
+/// assert!(handle.join().expect("no panic").is_ok());
+/// executors.shutdown();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub type SequenceHandle = JobHandle<Result<(), SequenceFailure>>;
+
+// ===== A registered sequence =====
+
+/// A sequence as registered: its code, its own fault handler, its counters
+/// (which outlive re-registration under the same name).
+pub(crate) struct Sequence {
+    pub(crate) name: Arc<str>,
+    pub(crate) run: SequenceFn,
+    pub(crate) fault: Option<FaultFn>,
+    pub(crate) counters: Arc<Counters>,
+}
+
+impl fmt::Debug for Sequence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sequence")
+            .field("has_fault_handler", &self.fault.is_some())
+            .field("metrics", &self.counters.snapshot())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The message of a job, shared with the enqueuing thread so that a job
+/// the executor refuses gives its message back (the refused closure itself
+/// is opaque).
+pub(crate) type Slot = Arc<Mutex<Option<Message>>>;
+
+pub(crate) fn take(slot: &Slot) -> Option<Message> {
+    slot.lock().unwrap_or_else(PoisonError::into_inner).take()
+}
+
+/// Everything one run needs, moved into the executor's job.
+pub(crate) struct Run {
+    pub(crate) executor: Arc<str>,
+    pub(crate) sequence: Arc<str>,
+    pub(crate) priority: Priority,
+    pub(crate) run: SequenceFn,
+    pub(crate) fault: Option<FaultFn>,
+    pub(crate) counters: Arc<Counters>,
+    pub(crate) slot: Slot,
+}
+
+impl Run {
+    /// Runs the sequence on the message in the slot, counting the outcome
+    /// and calling the fault handler on failure. A panic is reported to the
+    /// fault handler and then resumed, so the executor's handle and
+    /// metrics see it as a panic too.
+    pub(crate) fn execute(self) -> Result<(), SequenceFailure> {
+        // The slot is only emptied here or by a refused enqueue, which never
+        // runs the job: an accepted job always finds its message.
+        let Some(message) = take(&self.slot) else {
+            return Ok(());
+        };
+        let copy = self.fault.as_ref().map(|_| message.clone());
+        let outcome = catch_unwind(AssertUnwindSafe(|| (self.run)(message)));
+        self.counters.record_run();
+        let failure = |error: BoxError| {
+            SequenceFailure::new(
+                Arc::clone(&self.executor),
+                Arc::clone(&self.sequence),
+                self.priority,
+                error,
+            )
+        };
+        match outcome {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(error)) => {
+                self.counters.record_failure();
+                let failure = failure(error);
+                if let (Some(fault), Some(copy)) = (&self.fault, copy) {
+                    fault(copy, &failure);
+                }
+                Err(failure)
+            }
+            Err(payload) => {
+                self.counters.record_panic();
+                if let (Some(fault), Some(copy)) = (&self.fault, copy) {
+                    let text = payload
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| payload.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "a non-string panic payload".to_owned());
+                    fault(copy, &failure(Box::new(Panicked(text))));
+                }
+                resume_unwind(payload)
+            }
+        }
+    }
+}
