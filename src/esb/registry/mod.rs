@@ -8,17 +8,15 @@ pub use reload::Reload;
 
 use crate::esb::config::{self, ExecutorSpec, Plan};
 use crate::esb::sequence::{
-    self, Counters, FaultFn, Run, Sequence, SequenceErrorKind, SequenceFailure, SequenceHandle,
-    UnknownName,
+    self, Counters, FaultFn, Sequence, SequenceErrorKind, SequenceFailure, SequenceHandle,
+    SequenceJob, UnknownName,
 };
-use crate::{
-    ConfigError, EnqueueError, Executor, Message, Priority, Rules, SequenceError, SequenceMetrics,
-};
+use crate::{ConfigError, Executor, Message, Priority, Rules, SequenceError, SequenceMetrics};
 use std::collections::BTreeMap;
 use std::error::Error;
 use std::fmt;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 type HookFn = Arc<dyn Fn(&mut Message, &mut Priority) + Send + Sync>;
@@ -75,16 +73,21 @@ struct Entry {
     name: Arc<str>,
     spec: ExecutorSpec,
     rules: Option<Arc<Rules>>,
-    /// Highest first, as the executor reports them.
-    lanes: Vec<Priority>,
+    /// The priority of a message no rule gives one.
+    lowest: Priority,
     hook: Option<HookFn>,
     fault: Option<FaultFn>,
 }
 
 impl Entry {
     fn new(name: &str, executor: Executor, spec: ExecutorSpec, rules: Option<Arc<Rules>>) -> Self {
+        let lowest = executor
+            .priorities()
+            .last()
+            .copied()
+            .expect("the builder refuses an executor without lanes");
         Entry {
-            lanes: executor.priorities(),
+            lowest,
             executor,
             name: Arc::from(name),
             spec,
@@ -94,11 +97,11 @@ impl Entry {
         }
     }
 
-    fn priority_for(&self, message: &Message) -> Option<Priority> {
+    fn priority_for(&self, message: &Message) -> Priority {
         self.rules
             .as_ref()
             .and_then(|rules| rules.priority_for(message))
-            .or_else(|| self.lanes.last().copied())
+            .unwrap_or(self.lowest)
     }
 }
 
@@ -245,7 +248,7 @@ impl Executors {
     /// # Ok::<(), priority_executor::ConfigError>(())
     /// ```
     pub fn priority_for(&self, executor: &str, message: &Message) -> Option<Priority> {
-        self.entries.get(executor)?.priority_for(message)
+        Some(self.entries.get(executor)?.priority_for(message))
     }
 
     // ===== Sequences, fault handlers, hooks =====
@@ -523,58 +526,46 @@ impl Executors {
             };
             return Err(SequenceError::new(kind, message));
         };
-        let mut priority = match priority.or_else(|| entry.priority_for(&message)) {
-            Some(p) => p,
-            // An executor always has a lane; the builder refuses none.
-            None => Priority(0),
-        };
+        let mut priority = priority.unwrap_or_else(|| entry.priority_for(&message));
         if let Some(hook) = &entry.hook {
             hook(&mut message, &mut priority);
         }
-        if !entry.lanes.contains(&priority) {
-            let kind = SequenceErrorKind::UnknownPriority {
-                executor: executor.to_owned(),
-                priority,
-                lanes: entry.lanes.clone(),
-            };
-            return Err(SequenceError::new(kind, message));
-        }
-        let slot: sequence::Slot = Arc::new(Mutex::new(Some(message)));
-        let run = Run {
+        let job = SequenceJob {
+            message,
             executor: Arc::clone(&entry.name),
             sequence: Arc::clone(&seq.name),
             priority,
             run: Arc::clone(&seq.run),
             fault: seq.fault.clone().or_else(|| entry.fault.clone()),
             counters: Arc::clone(&seq.counters),
-            slot: Arc::clone(&slot),
         };
         // Counted before it can run, so `ran` never exceeds `enqueued`.
         seq.counters.accepted();
-        let job = move || run.execute();
         let queued = match mode {
-            Mode::Block => entry.executor.enqueue(priority, job),
-            Mode::Try => entry.executor.try_enqueue(priority, job),
+            Mode::Block => entry
+                .executor
+                .enqueue_value(priority, job, SequenceJob::run),
+            Mode::Try => entry
+                .executor
+                .try_enqueue_value(priority, job, SequenceJob::run),
         };
         queued.map_err(|err| {
             seq.counters.refused();
-            let kind = match &err {
-                EnqueueError::Full { .. } => SequenceErrorKind::Full {
-                    executor: executor.to_owned(),
+            let executor = executor.to_owned();
+            let kind = if err.is_full() {
+                SequenceErrorKind::Full { executor, priority }
+            } else if err.is_unknown_priority() {
+                let lanes = entry.executor.priorities();
+                SequenceErrorKind::UnknownPriority {
+                    executor,
                     priority,
-                },
-                EnqueueError::UnknownPriority { .. } => SequenceErrorKind::UnknownPriority {
-                    executor: executor.to_owned(),
-                    priority,
-                    lanes: entry.lanes.clone(),
-                },
-                EnqueueError::ShutDown { .. } => SequenceErrorKind::ShutDown {
-                    executor: executor.to_owned(),
-                },
+                    lanes,
+                }
+            } else {
+                SequenceErrorKind::ShutDown { executor }
             };
-            // The refused job never ran, so its message is still there.
-            drop(err);
-            SequenceError::new(kind, sequence::take(&slot).unwrap_or_default())
+            // The refused job never ran: its message comes back with it.
+            SequenceError::new(kind, err.into_inner().message)
         })
     }
 

@@ -22,12 +22,13 @@ pub use metrics::SequenceMetrics;
 
 pub(crate) use metrics::Counters;
 
+use crate::util::panic_message;
 use crate::{JobHandle, Message, Priority};
 use failure::Panicked;
 use std::error::Error;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 pub(crate) type BoxError = Box<dyn Error + Send + Sync + 'static>;
 pub(crate) type SequenceFn = Arc<dyn Fn(Message) -> Result<(), BoxError> + Send + Sync>;
@@ -71,67 +72,61 @@ impl fmt::Debug for Sequence {
     }
 }
 
-/// The message of a job, shared with the enqueuing thread so that a job
-/// the executor refuses gives its message back (the refused closure itself
-/// is opaque).
-pub(crate) type Slot = Arc<Mutex<Option<Message>>>;
-
-pub(crate) fn take(slot: &Slot) -> Option<Message> {
-    slot.lock().unwrap_or_else(PoisonError::into_inner).take()
-}
-
-/// Everything one run needs, moved into the executor's job.
-pub(crate) struct Run {
+/// One run of a sequence: the message and everything the run needs. It is
+/// the value the registry queues with
+/// [`Executor::enqueue_value`](crate::Executor::enqueue_value), so a job
+/// the executor refuses hands the message straight back.
+pub(crate) struct SequenceJob {
+    pub(crate) message: Message,
     pub(crate) executor: Arc<str>,
     pub(crate) sequence: Arc<str>,
     pub(crate) priority: Priority,
     pub(crate) run: SequenceFn,
     pub(crate) fault: Option<FaultFn>,
     pub(crate) counters: Arc<Counters>,
-    pub(crate) slot: Slot,
 }
 
-impl Run {
-    /// Runs the sequence on the message in the slot, counting the outcome
-    /// and calling the fault handler on failure. A panic is reported to the
-    /// fault handler and then resumed, so the executor's handle and
-    /// metrics see it as a panic too.
-    pub(crate) fn execute(self) -> Result<(), SequenceFailure> {
-        // The slot is only emptied here or by a refused enqueue, which never
-        // runs the job: an accepted job always finds its message.
-        let Some(message) = take(&self.slot) else {
-            return Ok(());
-        };
-        let copy = self.fault.as_ref().map(|_| message.clone());
-        let outcome = catch_unwind(AssertUnwindSafe(|| (self.run)(message)));
-        self.counters.record_run();
+impl SequenceJob {
+    /// Runs the sequence on the message, counting the outcome and calling
+    /// the fault handler on failure. A panic is reported to the fault
+    /// handler and then resumed, so the executor's handle and metrics see
+    /// it as a panic too.
+    pub(crate) fn run(self) -> Result<(), SequenceFailure> {
+        let SequenceJob {
+            message,
+            executor,
+            sequence,
+            priority,
+            run,
+            fault,
+            counters,
+        } = self;
+        let copy = fault.as_ref().map(|_| message.clone());
+        let outcome = catch_unwind(AssertUnwindSafe(|| run(message)));
+        counters.record_run();
         let failure = |error: BoxError| {
             SequenceFailure::new(
-                Arc::clone(&self.executor),
-                Arc::clone(&self.sequence),
-                self.priority,
+                Arc::clone(&executor),
+                Arc::clone(&sequence),
+                priority,
                 error,
             )
         };
         match outcome {
             Ok(Ok(())) => Ok(()),
             Ok(Err(error)) => {
-                self.counters.record_failure();
+                counters.record_failure();
                 let failure = failure(error);
-                if let (Some(fault), Some(copy)) = (&self.fault, copy) {
+                if let (Some(fault), Some(copy)) = (&fault, copy) {
                     fault(copy, &failure);
                 }
                 Err(failure)
             }
             Err(payload) => {
-                self.counters.record_panic();
-                if let (Some(fault), Some(copy)) = (&self.fault, copy) {
-                    let text = payload
-                        .downcast_ref::<&str>()
-                        .map(|s| (*s).to_owned())
-                        .or_else(|| payload.downcast_ref::<String>().cloned())
-                        .unwrap_or_else(|| "a non-string panic payload".to_owned());
-                    fault(copy, &failure(Box::new(Panicked(text))));
+                counters.record_panic();
+                if let (Some(fault), Some(copy)) = (&fault, copy) {
+                    let panicked = failure(Box::new(Panicked(panic_message(&*payload))));
+                    fault(copy, &panicked);
                 }
                 resume_unwind(payload)
             }
