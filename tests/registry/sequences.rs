@@ -408,6 +408,45 @@ fn fault_handlers_receive_the_message_and_the_error() {
 }
 
 #[test]
+fn a_panicking_fault_handler_leaves_the_sequence_outcome_in_the_handle() {
+    let mut executors = Executors::from_toml_str(VISA).expect("valid");
+    executors.register_sequence("reject", |_m: Message| Err(Rejected("missing passport")));
+    executors.register_sequence("boom", |_m: Message| -> Result<(), Rejected> {
+        panic!("sequence blew up")
+    });
+    executors
+        .set_executor_fault_handler("visa", |_m, _failure| panic!("fault handler blew up"))
+        .expect("declared");
+
+    let failure = executors
+        .enqueue_sequence("visa", "reject", Message::new())
+        .expect("queued")
+        .join()
+        .expect("the handler's panic is not the run's")
+        .unwrap_err();
+    assert_eq!(failure.error().to_string(), "missing passport");
+    let panicked = executors
+        .enqueue_sequence("visa", "boom", Message::new())
+        .expect("queued")
+        .join();
+    assert!(
+        matches!(&panicked, Err(JobError::Panicked { message }) if message == "sequence blew up"),
+        "{panicked:?}"
+    );
+    // The one worker lived through both.
+    executors.register_sequence("submit", ok);
+    executors
+        .enqueue_sequence("visa", "submit", Message::new())
+        .expect("queued")
+        .join()
+        .expect("no panic")
+        .expect("ok");
+    let reject = executors.sequence_metrics("reject").expect("registered");
+    assert_eq!((reject.ran, reject.failed, reject.panicked), (1, 1, 0));
+    executors.shutdown();
+}
+
+#[test]
 fn counters_count_every_run_exactly() {
     let mut executors = Executors::from_toml_str(
         "[executors.e]\ncore_threads = 2\nmax_threads = 4\nlanes = [{ priority = 2 }, { priority = 1 }]\n",

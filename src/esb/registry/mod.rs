@@ -293,7 +293,8 @@ impl Executors {
     /// Sets the fault handler of the sequence `sequence` (Synapse's fault
     /// sequence): when a run fails, it receives the message as it was
     /// enqueued and the [`SequenceFailure`]. It takes precedence over the
-    /// executor's.
+    /// executor's. A handler that panics is caught: the run's handle still
+    /// reports the sequence's own failure.
     ///
     /// # Errors
     ///

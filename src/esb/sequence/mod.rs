@@ -22,7 +22,7 @@ pub use metrics::SequenceMetrics;
 
 pub(crate) use metrics::Counters;
 
-use crate::util::panic_message;
+use crate::util::{call_quietly, panic_message};
 use crate::{JobHandle, Message, Priority};
 use failure::Panicked;
 use std::error::Error;
@@ -90,7 +90,8 @@ impl SequenceJob {
     /// Runs the sequence on the message, counting the outcome and calling
     /// the fault handler on failure. A panic is reported to the fault
     /// handler and then resumed, so the executor's handle and metrics see
-    /// it as a panic too.
+    /// it as a panic too. A fault handler that panics is caught (the panic
+    /// hook has printed it): the run's own outcome stands.
     pub(crate) fn run(self) -> Result<(), SequenceFailure> {
         let SequenceJob {
             message,
@@ -118,7 +119,7 @@ impl SequenceJob {
                 counters.record_failure();
                 let failure = failure(error);
                 if let (Some(fault), Some(copy)) = (&fault, copy) {
-                    fault(copy, &failure);
+                    call_quietly(|| fault(copy, &failure));
                 }
                 Err(failure)
             }
@@ -126,7 +127,7 @@ impl SequenceJob {
                 counters.record_panic();
                 if let (Some(fault), Some(copy)) = (&fault, copy) {
                     let panicked = failure(Box::new(Panicked(panic_message(&*payload))));
-                    fault(copy, &panicked);
+                    call_quietly(|| fault(copy, &panicked));
                 }
                 resume_unwind(payload)
             }
