@@ -93,11 +93,11 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut maintenance = Vec::new();
     loop {
         let before = executor.metrics().threads.live;
-        maintenance.push(executors.enqueue_sequence_with_priority(
+        maintenance.push(executors.enqueue_sequence_at(
             EXECUTOR,
             "maintenance",
-            lanes[0],
             Message::new(),
+            lanes[0],
         )?);
         if executor.metrics().threads.live == before {
             break; // at max_threads: this one waits in its lane

@@ -95,5 +95,5 @@ pub use esb::registry::{Executors, Reload};
 pub use esb::rules::Rules;
 #[cfg(feature = "esb")]
 pub use esb::sequence::{
-    SequenceError, SequenceErrorKind, SequenceFailure, SequenceHandle, SequenceMetrics, UnknownName,
+    SequenceError, SequenceFailure, SequenceHandle, SequenceMetrics, UnknownName,
 };

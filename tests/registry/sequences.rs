@@ -4,7 +4,7 @@
 
 use crate::common::Gate;
 use priority_executor::{
-    Executors, JobError, Message, Priority, SequenceErrorKind, SequenceFailure, SequenceMetrics,
+    Executors, JobError, Message, Priority, SequenceError, SequenceFailure, SequenceMetrics,
 };
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -214,12 +214,14 @@ fn unknown_executor_sequence_or_priority_hands_the_message_back() {
     let err = executors
         .enqueue_sequence("visa_exec", "submit", message(&[("id", "1")]))
         .unwrap_err();
-    assert_eq!(
-        err.kind(),
-        &SequenceErrorKind::UnknownExecutor {
-            executor: "visa_exec".into(),
-            known: vec!["visa".into()]
-        }
+    assert!(err.is_unknown_executor());
+    assert!(
+        matches!(
+            &err,
+            SequenceError::UnknownExecutor { executor, known, .. }
+                if executor == "visa_exec" && known == &["visa"]
+        ),
+        "{err:?}"
     );
     assert_eq!(
         err.to_string(),
@@ -237,7 +239,7 @@ fn unknown_executor_sequence_or_priority_hands_the_message_back() {
     assert_eq!(err.message().property("id"), Some("2"));
 
     let err = executors
-        .enqueue_sequence_with_priority("visa", "submit", Priority(7), message(&[("id", "3")]))
+        .enqueue_sequence_at("visa", "submit", message(&[("id", "3")]), Priority(7))
         .unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -297,8 +299,8 @@ fn before_enqueue_hook_changes_priority_and_properties() {
         .enqueue_sequence("visa", "submit", message(&[("bogus", "1")]))
         .unwrap_err();
     assert!(matches!(
-        err.kind(),
-        SequenceErrorKind::UnknownPriority {
+        err,
+        SequenceError::UnknownPriority {
             priority: Priority(99),
             ..
         }
@@ -530,12 +532,13 @@ fn full_lane_and_shut_down_executor_hand_the_message_back() {
         .try_enqueue_sequence("e", "count", Message::builder().body("third").build())
         .unwrap_err();
     assert!(matches!(
-        err.kind(),
-        SequenceErrorKind::Full {
+        err,
+        SequenceError::Full {
             priority: Priority(1),
             ..
         }
     ));
+    assert!(err.is_full());
     assert_eq!(err.to_string(), "executor \"e\": lane 1 is full");
     assert_eq!(err.into_message().body(), b"third");
 
@@ -549,7 +552,8 @@ fn full_lane_and_shut_down_executor_hand_the_message_back() {
     let err = executors
         .enqueue_sequence("e", "count", Message::builder().body("late").build())
         .unwrap_err();
-    assert!(matches!(err.kind(), SequenceErrorKind::ShutDown { .. }));
+    assert!(matches!(err, SequenceError::ShutDown { .. }));
+    assert!(err.is_shut_down());
     assert_eq!(err.into_message().body(), b"late");
     let m = executors.sequence_metrics("count").expect("registered");
     assert_eq!((m.enqueued, m.ran), (1, 1));
@@ -651,7 +655,7 @@ fn a_rejecting_lane_hands_the_message_back_from_the_blocking_call() {
     let err = executors
         .enqueue_sequence("e", "hold", Message::builder().body("third").build())
         .unwrap_err();
-    assert!(matches!(err.kind(), SequenceErrorKind::Full { .. }));
+    assert!(matches!(err, SequenceError::Full { .. }));
     assert_eq!(err.into_message().body(), b"third");
     gate.open();
     first.join().expect("no panic").expect("ok");

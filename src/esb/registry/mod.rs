@@ -8,8 +8,7 @@ pub use reload::Reload;
 
 use crate::esb::config::{self, ExecutorSpec, Plan};
 use crate::esb::sequence::{
-    self, Counters, FaultFn, Sequence, SequenceErrorKind, SequenceFailure, SequenceHandle,
-    SequenceJob, UnknownName,
+    self, Counters, FaultFn, Sequence, SequenceFailure, SequenceHandle, SequenceJob, UnknownName,
 };
 use crate::{ConfigError, Executor, Message, Priority, Rules, SequenceError, SequenceMetrics};
 use std::collections::BTreeMap;
@@ -451,7 +450,7 @@ impl Executors {
         sequence: &str,
         message: Message,
     ) -> Result<SequenceHandle, SequenceError> {
-        self.submit(executor, sequence, None, message, Mode::Block)
+        self.submit(executor, sequence, message, None, Mode::Block)
     }
 
     /// Queues `message` at `priority`, bypassing the rules (the hook still
@@ -464,14 +463,14 @@ impl Executors {
     /// # Examples
     ///
     /// See [`SequenceError`].
-    pub fn enqueue_sequence_with_priority(
+    pub fn enqueue_sequence_at(
         &self,
         executor: &str,
         sequence: &str,
-        priority: Priority,
         message: Message,
+        priority: Priority,
     ) -> Result<SequenceHandle, SequenceError> {
-        self.submit(executor, sequence, Some(priority), message, Mode::Block)
+        self.submit(executor, sequence, message, Some(priority), Mode::Block)
     }
 
     /// As [`enqueue_sequence`](Executors::enqueue_sequence), but a full
@@ -480,7 +479,7 @@ impl Executors {
     /// # Errors
     ///
     /// As [`enqueue_sequence`](Executors::enqueue_sequence), and
-    /// [`SequenceErrorKind::Full`].
+    /// [`SequenceError::Full`].
     ///
     /// # Examples
     ///
@@ -500,32 +499,32 @@ impl Executors {
         sequence: &str,
         message: Message,
     ) -> Result<SequenceHandle, SequenceError> {
-        self.submit(executor, sequence, None, message, Mode::Try)
+        self.submit(executor, sequence, message, None, Mode::Try)
     }
 
     fn submit(
         &self,
         executor: &str,
         sequence: &str,
-        priority: Option<Priority>,
         mut message: Message,
+        priority: Option<Priority>,
         mode: Mode,
     ) -> Result<SequenceHandle, SequenceError> {
         let Some(entry) = self.entries.get(executor) else {
             let known = self.entries.keys().cloned().collect();
-            let kind = SequenceErrorKind::UnknownExecutor {
+            return Err(SequenceError::UnknownExecutor {
                 executor: executor.to_owned(),
                 known,
-            };
-            return Err(SequenceError::new(kind, message));
+                message,
+            });
         };
         let Some(seq) = self.sequences.get(sequence) else {
             let known = self.sequences.keys().cloned().collect();
-            let kind = SequenceErrorKind::UnknownSequence {
+            return Err(SequenceError::UnknownSequence {
                 sequence: sequence.to_owned(),
                 known,
-            };
-            return Err(SequenceError::new(kind, message));
+                message,
+            });
         };
         let mut priority = priority.unwrap_or_else(|| entry.priority_for(&message));
         if let Some(hook) = &entry.hook {
@@ -553,20 +552,26 @@ impl Executors {
         queued.map_err(|err| {
             seq.counters.refused();
             let executor = executor.to_owned();
-            let kind = if err.is_full() {
-                SequenceErrorKind::Full { executor, priority }
+            if err.is_full() {
+                let message = err.into_inner().message;
+                SequenceError::Full {
+                    executor,
+                    priority,
+                    message,
+                }
             } else if err.is_unknown_priority() {
+                let message = err.into_inner().message;
                 let lanes = entry.executor.priorities();
-                SequenceErrorKind::UnknownPriority {
+                SequenceError::UnknownPriority {
                     executor,
                     priority,
                     lanes,
+                    message,
                 }
             } else {
-                SequenceErrorKind::ShutDown { executor }
-            };
-            // The refused job never ran: its message comes back with it.
-            SequenceError::new(kind, err.into_inner().message)
+                let message = err.into_inner().message;
+                SequenceError::ShutDown { executor, message }
+            }
         })
     }
 

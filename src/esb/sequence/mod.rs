@@ -16,7 +16,7 @@ mod error;
 mod failure;
 mod metrics;
 
-pub use error::{SequenceError, SequenceErrorKind, UnknownName};
+pub use error::{SequenceError, UnknownName};
 pub use failure::SequenceFailure;
 pub use metrics::SequenceMetrics;
 
