@@ -34,32 +34,27 @@
 //!
 //! Each `when` entry is a condition plus its `priority`.
 
+use crate::esb::config::{Fields, Node, Spanned, U32};
 use crate::esb::config_error::Issue;
 use crate::{Message, Priority};
 use regex::{Regex, RegexBuilder};
-use serde::Deserialize;
 use std::ops::Range;
-use toml::Spanned;
 
 // ===== The file's shape =====
 
 /// `[rules.NAME]` as written.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug)]
 pub(crate) struct RawRules {
     default_priority: Option<Spanned<u32>>,
-    #[serde(default)]
     when: Vec<Spanned<RawCondition>>,
 }
 
 /// One `when` entry or one nested condition, as written. Both share one
-/// shape (serde cannot combine `flatten` with `deny_unknown_fields`); which
-/// keys are allowed where is checked in [`compile`].
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// shape; which keys are allowed where is checked in [`compile`].
+#[derive(Debug)]
 pub(crate) struct RawCondition {
     priority: Option<Spanned<u32>>,
-    #[serde(alias = "property")]
+    /// `header`, or `property`: the same key.
     header: Option<Spanned<String>>,
     equals: Option<Spanned<String>>,
     matches: Option<Spanned<String>>,
@@ -68,6 +63,79 @@ pub(crate) struct RawCondition {
     all: Option<Spanned<Vec<Spanned<RawCondition>>>>,
     any: Option<Spanned<Vec<Spanned<RawCondition>>>>,
     not: Option<Spanned<Box<RawCondition>>>,
+}
+
+const RULES_KEYS: &[&str] = &["default_priority", "when"];
+const CONDITION_KEYS: &[&str] = &[
+    "priority",
+    "header",
+    "property",
+    "equals",
+    "matches",
+    "exists",
+    "ignore_case",
+    "all",
+    "any",
+    "not",
+];
+
+/// Reads `[rules.NAME]`.
+pub(crate) fn raw(node: &Node<'_>) -> Result<RawRules, Issue> {
+    let fields = node.fields(RULES_KEYS)?;
+    let when = fields.read("when", conditions)?;
+    Ok(RawRules {
+        default_priority: fields.read("default_priority", |n| n.integer(U32))?,
+        when: when.map_or_else(Vec::new, Spanned::into_inner),
+    })
+}
+
+/// `all = [...]`, `any = [...]` and `when`: an array of conditions.
+fn conditions(node: &Node<'_>) -> Result<Spanned<Vec<Spanned<RawCondition>>>, Issue> {
+    let array = node.array()?;
+    let span = array.span();
+    let conditions = array
+        .into_inner()
+        .iter()
+        .map(|element| Ok(Spanned::new(raw_condition(element)?, element.span())))
+        .collect::<Result<_, Issue>>()?;
+    Ok(Spanned::new(conditions, span))
+}
+
+fn raw_condition(node: &Node<'_>) -> Result<RawCondition, Issue> {
+    let fields = node.fields(CONDITION_KEYS)?;
+    Ok(RawCondition {
+        priority: fields.read("priority", |n| n.integer(U32))?,
+        header: header(&fields)?,
+        equals: fields.read("equals", Node::string)?,
+        matches: fields.read("matches", Node::string)?,
+        exists: fields.read("exists", Node::boolean)?,
+        ignore_case: fields.read("ignore_case", Node::boolean)?,
+        all: fields.read("all", conditions)?,
+        any: fields.read("any", conditions)?,
+        not: fields.read("not", |n| {
+            Ok(Spanned::new(Box::new(raw_condition(n)?), n.span()))
+        })?,
+    })
+}
+
+/// `header = "NAME"` or `property = "NAME"`, not both.
+fn header(fields: &Fields<'_>) -> Result<Option<Spanned<String>>, Issue> {
+    match (fields.key("header"), fields.key("property")) {
+        (Some(header), Some(property)) => {
+            let second = if header.start > property.start {
+                header
+            } else {
+                property
+            };
+            Err(Issue::invalid(
+                second,
+                "duplicate key `header` (`header` and `property` are the same key)",
+            )
+            .with_field("header"))
+        }
+        (Some(_), None) => fields.read("header", Node::string),
+        (None, _) => fields.read("property", Node::string),
+    }
 }
 
 // ===== Compiled rules =====

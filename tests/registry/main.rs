@@ -6,5 +6,6 @@ mod common;
 
 mod config_errors;
 mod config_fuzz;
+mod dotted_keys;
 mod reload;
 mod sequences;
