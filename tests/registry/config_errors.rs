@@ -438,3 +438,57 @@ fn windows_line_endings_and_a_byte_order_mark() {
     let executors = Executors::from_toml_str(&text.replace("fair", "classic")).expect("valid");
     executors.shutdown();
 }
+
+#[test]
+fn an_integer_too_large_for_toml_names_its_executor_and_key() {
+    let path = temp_file(
+        "too-large",
+        "[executors.x]\ncore_threads = 99999999999999999999\nlanes = [{ priority = 1 }]\n",
+    );
+    let err = Executors::from_path(&path).unwrap_err();
+    assert_eq!(err.kind(), ConfigErrorKind::InvalidValue);
+    assert_eq!(
+        (err.line(), err.column(), err.executor(), err.field()),
+        (Some(2), Some(16), Some("x"), Some("core_threads"))
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}:2:16: executor \"x\": core_threads = 99999999999999999999 is too large \
+             (TOML integers go up to 9223372036854775807)",
+            path.display()
+        )
+    );
+    let _ = std::fs::remove_dir_all(path.parent().expect("dir"));
+
+    // In a lane, in an inline table, negative, in hexadecimal, in a rule.
+    let err = load_err(
+        "[executors.x]\nlanes = [{ priority = 1, weight = -99_999_999_999_999_999_999 }]\n",
+    );
+    assert_eq!(
+        (err.line(), err.executor(), err.field()),
+        (Some(2), Some("x"), Some("weight"))
+    );
+    assert!(
+        err.to_string()
+            .contains("lane priority 1: weight = -99_999"),
+        "{err}"
+    );
+    assert!(err.detail().contains("is too small"), "{err}");
+    let err = load_err("[executors.x]\nmax_threads = 0x1_0000_0000_0000_0000\n");
+    assert_eq!(
+        (err.executor(), err.field()),
+        (Some("x"), Some("max_threads"))
+    );
+    let err = load_err("[rules.r]\ndefault_priority = 18446744073709551616\n");
+    assert_eq!(
+        (err.rule(), err.field()),
+        (Some("r"), Some("default_priority"))
+    );
+
+    // Other malformed numbers stay syntax errors.
+    for text in ["x = 1__2\n", "x = 1e999\n", "x = 0123\n"] {
+        let err = load_err(&format!("[executors.x]\n{text}"));
+        assert_eq!(err.kind(), ConfigErrorKind::Syntax, "{text}: {err}");
+    }
+}

@@ -82,7 +82,7 @@ pub(crate) fn parse(source: String, path: Option<&Path>) -> Result<Plan, ConfigE
 type Checked = (Vec<ExecutorPlan>, BTreeMap<String, Arc<Rules>>);
 
 fn check(source: &str) -> Result<Checked, Issue> {
-    let document = toml_edit::ImDocument::parse(source).map_err(|e| Issue::syntax(&e))?;
+    let document = toml_edit::ImDocument::parse(source).map_err(|e| Issue::syntax(&e, source))?;
     let file = raw::file(document.as_table())?;
 
     let mut rule_sets = BTreeMap::new();
