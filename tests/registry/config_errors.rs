@@ -492,3 +492,32 @@ fn an_integer_too_large_for_toml_names_its_executor_and_key() {
         assert_eq!(err.kind(), ConfigErrorKind::Syntax, "{text}: {err}");
     }
 }
+
+#[test]
+fn a_nul_byte_in_an_executor_name_is_refused_at_load_and_placed_at_the_name() {
+    let err = load_err("[executors.\"a\\u0000b\"]\nlanes = [{ priority = 1 }]\n");
+    assert_eq!(err.kind(), ConfigErrorKind::InvalidValue);
+    assert_eq!(
+        (err.line(), err.column(), err.executor(), err.field()),
+        (Some(1), Some(12), Some("a\0b"), None)
+    );
+    assert_eq!(
+        err.to_string(),
+        "line 1, column 12: executor \"a\\0b\": the name contains a NUL byte, which a thread \
+         name cannot hold (an executor's threads are named after it)"
+    );
+    let source = err.source().expect("the builder's error");
+    assert!(source.to_string().contains("NUL byte"), "{source}");
+
+    // Through dotted keys, and on reload: the running registry is kept.
+    let err = load_err("executors.\"a\\u0000b\".lanes = [{ priority = 1 }]\n");
+    assert_eq!((err.line(), err.column()), (Some(1), Some(11)));
+    let mut executors =
+        Executors::from_toml_str("[executors.a]\nlanes = [{ priority = 1 }]\n").expect("valid");
+    let err = executors
+        .reload_toml_str("[executors.\"a\\u0000b\"]\nlanes = [{ priority = 1 }]\n")
+        .unwrap_err();
+    assert_eq!(err.executor(), Some("a\0b"));
+    assert_eq!(executors.names().collect::<Vec<_>>(), ["a"]);
+    executors.shutdown();
+}

@@ -1,7 +1,7 @@
 //! From checked settings to a running executor: the builder, and a
 //! builder error placed back at the key that caused it.
 
-use super::raw::{RawExecutor, RawLane};
+use super::raw::RawLane;
 use super::{ExecutorPlan, ExecutorSpec, Plan, Spanned};
 use crate::esb::config_error::{ConfigError, Issue};
 use crate::{BuildError, Executor, ExecutorBuilder, Priority};
@@ -40,14 +40,14 @@ impl Plan {
         plan.spec
             .builder(&plan.name)
             .build()
-            .map_err(|err| build_issue(&plan.raw, err).locate(&self.source, self.path.as_deref()))
+            .map_err(|err| build_issue(plan, err).locate(&self.source, self.path.as_deref()))
     }
 }
 
 /// Which key a [`BuildError`] is about, and what to say about it.
-fn build_issue(raw: &Spanned<RawExecutor>, err: BuildError) -> Issue {
-    let table = raw.span();
-    let raw = raw.get_ref();
+fn build_issue(plan: &ExecutorPlan, err: BuildError) -> Issue {
+    let table = plan.raw.span();
+    let raw = plan.raw.get_ref();
     let lanes: &[Spanned<RawLane>] = raw.lanes.as_ref().map_or(&[], |l| l.get_ref());
     let lane = |p: Priority| {
         lanes
@@ -146,8 +146,9 @@ fn build_issue(raw: &Spanned<RawExecutor>, err: BuildError) -> Issue {
             "promote_after must be longer than zero (omit it for no aging)",
         ),
         BuildError::InvalidName { .. } => Issue::invalid(
-            table,
-            "the executor's name contains a NUL byte, which a thread name cannot hold",
+            plan.name_span.clone(),
+            "the name contains a NUL byte, which a thread name cannot hold (an executor's \
+             threads are named after it)",
         ),
     };
     issue.with_source(err)

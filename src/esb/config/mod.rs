@@ -21,6 +21,7 @@ use crate::util::List;
 use crate::{LaneConfig, Picker, Priority, RejectionPolicy};
 use raw::{RawExecutor, RawLane};
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,6 +45,8 @@ pub(crate) struct ExecutorSpec {
 #[derive(Debug)]
 pub(crate) struct ExecutorPlan {
     pub(crate) name: String,
+    /// The name's key in the file.
+    name_span: Range<usize>,
     pub(crate) spec: ExecutorSpec,
     pub(crate) rules: Option<Arc<Rules>>,
     raw: Spanned<RawExecutor>,
@@ -93,6 +96,7 @@ fn check(source: &str) -> Result<Checked, Issue> {
 
     let mut executors = Vec::with_capacity(file.executors.len());
     for (name, raw) in file.executors {
+        let name_span = name.span();
         let name = name.into_inner();
         let spec = spec(raw.get_ref())?;
         let bound = match &raw.get_ref().rules {
@@ -119,6 +123,7 @@ fn check(source: &str) -> Result<Checked, Issue> {
         };
         executors.push(ExecutorPlan {
             name,
+            name_span,
             spec,
             rules: bound,
             raw,

@@ -78,9 +78,10 @@ impl Context {
     pub(super) fn scope(&self, executor_override: Option<&str>) -> String {
         let mut parts = Vec::new();
         if let Some(rule) = &self.rule {
-            parts.push(format!("rule \"{rule}\""));
+            // Debug: a name with a control character shows it escaped.
+            parts.push(format!("rule {rule:?}"));
         } else if let Some(executor) = executor_override.or(self.executor.as_deref()) {
-            parts.push(format!("executor \"{executor}\""));
+            parts.push(format!("executor {executor:?}"));
         }
         parts.extend(self.inner.iter().cloned());
         parts.join(", ")
