@@ -8,7 +8,7 @@
 //!
 //! Run with `cargo run --example visa`.
 
-use priority_executor::{Executors, Message, Priority};
+use priority_executor::{Executors, Message, Priority, Rules};
 use std::error::Error;
 use std::io;
 use std::sync::mpsc;
@@ -50,8 +50,9 @@ impl Drop for OpenOnDrop {
 
 fn main() -> Result<(), Box<dyn Error>> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/executors.toml");
-    let mut executors = Executors::from_path(path)?;
-    let rules = executors.rules(EXECUTOR).map_or("none", |r| r.name());
+    let executors = Executors::from_path(path)?;
+    let rules = executors.rules(EXECUTOR);
+    let rules = rules.as_deref().map_or("none", Rules::name);
     let lanes = executors
         .get(EXECUTOR)
         .ok_or("no visa executor")?
@@ -179,6 +180,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         .sequence_metrics("call-external-sequence")
         .unwrap_or_default();
     println!("sequence metrics: {metrics:?}");
+    drop(executor);
     executors.shutdown();
     Ok(())
 }

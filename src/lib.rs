@@ -90,7 +90,7 @@ pub use esb::config_error::{ConfigError, ConfigErrorKind};
 #[cfg(feature = "esb")]
 pub use esb::message::{Message, MessageBuilder};
 #[cfg(feature = "esb")]
-pub use esb::registry::{Executors, Reload};
+pub use esb::registry::{ExecutorRef, Executors, Reload};
 #[cfg(feature = "esb")]
 pub use esb::rules::Rules;
 #[cfg(feature = "esb")]

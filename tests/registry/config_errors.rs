@@ -2,13 +2,15 @@
 //! column, with the executor or rule, the key, the value and what is
 //! allowed.
 
-use priority_executor::{Capacity, ConfigError, ConfigErrorKind, Executors, Picker, Priority};
+use priority_executor::{
+    Capacity, ConfigError, ConfigErrorKind, Executors, Picker, Priority, Rules,
+};
 use std::path::PathBuf;
 
 fn load_err(toml: &str) -> ConfigError {
     match Executors::from_toml_str(toml) {
         Ok(executors) => {
-            let names: Vec<String> = executors.names().map(str::to_owned).collect();
+            let names: Vec<String> = executors.names();
             executors.shutdown();
             panic!("expected an error, loaded {names:?}");
         }
@@ -350,12 +352,12 @@ fn inline_tables_are_placed_as_well_as_headers() {
 fn the_shipped_file_loads() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/executors.toml");
     let executors = Executors::from_path(path).expect("executors.toml at the repo root loads");
+    assert_eq!(executors.names(), ["visa_priority_exec"]);
     assert_eq!(
-        executors.names().collect::<Vec<_>>(),
-        ["visa_priority_exec"]
-    );
-    assert_eq!(
-        executors.rules("visa_priority_exec").map(|r| r.name()),
+        executors
+            .rules("visa_priority_exec")
+            .as_deref()
+            .map(Rules::name),
         Some("visa")
     );
     // The settings reached the builder.
@@ -366,6 +368,7 @@ fn the_shipped_file_loads() {
     let lane = |p| metrics.lane(Priority(p)).map(|l| (l.weight, l.capacity));
     assert_eq!(lane(10), Some((10, Capacity::Bounded(1000))));
     assert_eq!(lane(1), Some((1, Capacity::Bounded(1000))));
+    drop(visa);
     executors.shutdown();
 }
 
@@ -512,12 +515,12 @@ fn a_nul_byte_in_an_executor_name_is_refused_at_load_and_placed_at_the_name() {
     // Through dotted keys, and on reload: the running registry is kept.
     let err = load_err("executors.\"a\\u0000b\".lanes = [{ priority = 1 }]\n");
     assert_eq!((err.line(), err.column()), (Some(1), Some(11)));
-    let mut executors =
+    let executors =
         Executors::from_toml_str("[executors.a]\nlanes = [{ priority = 1 }]\n").expect("valid");
     let err = executors
         .reload_toml_str("[executors.\"a\\u0000b\"]\nlanes = [{ priority = 1 }]\n")
         .unwrap_err();
     assert_eq!(err.executor(), Some("a\0b"));
-    assert_eq!(executors.names().collect::<Vec<_>>(), ["a"]);
+    assert_eq!(executors.names(), ["a"]);
     executors.shutdown();
 }

@@ -9,9 +9,10 @@ use std::io;
 fn an_executor_declared_by_dotted_keys_loads() {
     let executors =
         Executors::from_toml_str("executors.a.lanes = [{priority = 1}]\n").expect("valid TOML");
-    assert_eq!(executors.names().collect::<Vec<_>>(), ["a"]);
+    assert_eq!(executors.names(), ["a"]);
     let a = executors.get("a").expect("declared");
     assert_eq!(a.priorities(), [Priority(1)]);
+    drop(a);
     executors.shutdown();
 }
 
@@ -30,7 +31,7 @@ visa.when = [
 
 #[test]
 fn lanes_and_rules_declared_by_dotted_keys_work() {
-    let mut executors = Executors::from_toml_str(DOTTED).expect("valid TOML");
+    let executors = Executors::from_toml_str(DOTTED).expect("valid TOML");
     let visa = executors.get("visa").expect("declared");
     assert_eq!(visa.priorities(), [Priority(10), Priority(1)]);
     let metrics = visa.metrics();
@@ -38,6 +39,7 @@ fn lanes_and_rules_declared_by_dotted_keys_work() {
     assert_eq!(capacity(10), Some(Capacity::Bounded(5)));
     assert_eq!(capacity(1), Some(Capacity::Unbounded));
     assert_eq!(metrics.threads.live, 0);
+    drop(visa);
 
     let rules = executors.rules("visa").expect("bound");
     assert_eq!(rules.name(), "visa");

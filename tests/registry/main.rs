@@ -8,4 +8,5 @@ mod config_errors;
 mod config_fuzz;
 mod dotted_keys;
 mod reload;
+mod reload_under_load;
 mod sequences;

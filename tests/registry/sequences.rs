@@ -108,7 +108,7 @@ fn without_default_priority_the_lowest_lane() {
 
 #[test]
 fn enqueue_sequence_uses_the_rules() {
-    let mut executors = Executors::from_toml_str(VISA).expect("valid");
+    let executors = Executors::from_toml_str(VISA).expect("valid");
     executors.register_sequence("submit", ok);
     let mut handles = Vec::new();
     for props in [
@@ -140,7 +140,7 @@ fn flood_is_served_ten_to_one() {
     // One worker held by a first job while the flood is queued, as after a
     // maintenance week: then any 11 consecutive runs hold ten ABC and one
     // ordinary application.
-    let mut executors = Executors::from_toml_str(
+    let executors = Executors::from_toml_str(
         r#"
         [executors.visa]
         core_threads = 1
@@ -208,7 +208,7 @@ fn flood_is_served_ten_to_one() {
 
 #[test]
 fn unknown_executor_sequence_or_priority_hands_the_message_back() {
-    let mut executors = Executors::from_toml_str(VISA).expect("valid");
+    let executors = Executors::from_toml_str(VISA).expect("valid");
     executors.register_sequence("submit", ok);
 
     let err = executors
@@ -261,7 +261,7 @@ fn unknown_executor_sequence_or_priority_hands_the_message_back() {
 
 #[test]
 fn before_enqueue_hook_changes_priority_and_properties() {
-    let mut executors = Executors::from_toml_str(VISA).expect("valid");
+    let executors = Executors::from_toml_str(VISA).expect("valid");
     let (tx, rx) = mpsc::channel();
     let tx = Mutex::new(tx);
     executors.register_sequence("submit", move |m: Message| {
@@ -339,7 +339,7 @@ fn recorder(faults: &Faults, who: &'static str) -> impl Fn(Message, &SequenceFai
 
 #[test]
 fn fault_handlers_receive_the_message_and_the_error() {
-    let mut executors = Executors::from_toml_str(VISA).expect("valid");
+    let executors = Executors::from_toml_str(VISA).expect("valid");
     executors.register_sequence("reject", |_m: Message| Err(Rejected("missing passport")));
     executors.register_sequence("also-reject", |_m: Message| Err(Rejected("expired")));
     executors.register_sequence("boom", |_m: Message| -> Result<(), Rejected> {
@@ -411,7 +411,7 @@ fn fault_handlers_receive_the_message_and_the_error() {
 
 #[test]
 fn a_panicking_fault_handler_leaves_the_sequence_outcome_in_the_handle() {
-    let mut executors = Executors::from_toml_str(VISA).expect("valid");
+    let executors = Executors::from_toml_str(VISA).expect("valid");
     executors.register_sequence("reject", |_m: Message| Err(Rejected("missing passport")));
     executors.register_sequence("boom", |_m: Message| -> Result<(), Rejected> {
         panic!("sequence blew up")
@@ -450,7 +450,7 @@ fn a_panicking_fault_handler_leaves_the_sequence_outcome_in_the_handle() {
 
 #[test]
 fn counters_count_every_run_exactly() {
-    let mut executors = Executors::from_toml_str(
+    let executors = Executors::from_toml_str(
         "[executors.e]\ncore_threads = 2\nmax_threads = 4\nlanes = [{ priority = 2 }, { priority = 1 }]\n",
     )
     .expect("valid");
@@ -501,7 +501,7 @@ fn counters_count_every_run_exactly() {
 
 #[test]
 fn full_lane_and_shut_down_executor_hand_the_message_back() {
-    let mut executors = Executors::from_toml_str(
+    let executors = Executors::from_toml_str(
         "[executors.e]\ncore_threads = 1\nmax_threads = 1\nlanes = [{ priority = 1, capacity = 1 }]\n",
     )
     .expect("valid");
@@ -562,7 +562,7 @@ fn full_lane_and_shut_down_executor_hand_the_message_back() {
 
 #[test]
 fn unknown_names_for_fault_handlers_are_errors() {
-    let mut executors = Executors::from_toml_str(VISA).expect("valid");
+    let executors = Executors::from_toml_str(VISA).expect("valid");
     let err = executors
         .set_sequence_fault_handler("nope", |_m, _f| {})
         .unwrap_err();
@@ -588,7 +588,7 @@ fn the_registry_and_its_errors_cross_threads() {
 
 #[test]
 fn producers_on_many_threads_share_one_registry() {
-    let mut executors = Executors::from_toml_str(VISA).expect("valid");
+    let executors = Executors::from_toml_str(VISA).expect("valid");
     let ran = Arc::new(AtomicUsize::new(0));
     let count = Arc::clone(&ran);
     executors.register_sequence("count", move |_m: Message| {
@@ -631,7 +631,7 @@ fn producers_on_many_threads_share_one_registry() {
 
 #[test]
 fn a_rejecting_lane_hands_the_message_back_from_the_blocking_call() {
-    let mut executors = Executors::from_toml_str(
+    let executors = Executors::from_toml_str(
         "[executors.e]\ncore_threads = 1\nmax_threads = 1\n\
          lanes = [{ priority = 1, capacity = 1, when_full = \"reject\" }]\n",
     )

@@ -112,12 +112,12 @@ impl Rules {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::Executors;
+    /// use priority_executor::{Executors, Rules};
     ///
     /// let executors = Executors::from_toml_str(
     ///     "[executors.e]\nrules = \"r\"\nlanes = [{ priority = 1 }]\n[rules.r]\n",
     /// )?;
-    /// assert_eq!(executors.rules("e").map(|r| r.name()), Some("r"));
+    /// assert_eq!(executors.rules("e").as_deref().map(Rules::name), Some("r"));
     /// # executors.shutdown();
     /// # Ok::<(), priority_executor::ConfigError>(())
     /// ```

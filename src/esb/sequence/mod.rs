@@ -56,6 +56,7 @@ pub type SequenceHandle = JobHandle<Result<(), SequenceFailure>>;
 
 /// A sequence as registered: its code, its own fault handler, its counters
 /// (which outlive re-registration under the same name).
+#[derive(Clone)]
 pub(crate) struct Sequence {
     pub(crate) name: Arc<str>,
     pub(crate) run: SequenceFn,
