@@ -27,7 +27,9 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use plotters::prelude::*;
-use priority_executor::{Capacity, Executor, Executors, LaneConfig, MaxRunning, Picker, Priority};
+use priority_executor::{
+    Capacity, Executor, ExecutorRef, Executors, LaneConfig, MaxRunning, Picker, Priority,
+};
 
 const USAGE: &str = "\
 usage: floodgate [OPTIONS]
@@ -195,13 +197,32 @@ enum Source {
     File { executors: Executors, name: String },
 }
 
-impl Source {
-    fn executor(&self) -> &Executor {
+/// The executor of a [`Source`] while the flood runs.
+enum InUse<'a> {
+    BuiltIn(&'a Executor),
+    File(ExecutorRef<'a>),
+}
+
+impl std::ops::Deref for InUse<'_> {
+    type Target = Executor;
+
+    fn deref(&self) -> &Executor {
         match self {
-            Source::BuiltIn(executor) => executor,
-            Source::File { executors, name } => executors
-                .get(name)
-                .expect("the name was looked up when the file was loaded"),
+            InUse::BuiltIn(executor) => executor,
+            InUse::File(executor) => executor,
+        }
+    }
+}
+
+impl Source {
+    fn executor(&self) -> InUse<'_> {
+        match self {
+            Source::BuiltIn(executor) => InUse::BuiltIn(executor),
+            Source::File { executors, name } => InUse::File(
+                executors
+                    .get(name)
+                    .expect("the name was looked up when the file was loaded"),
+            ),
         }
     }
 
@@ -240,7 +261,7 @@ fn executor_for(options: &Options) -> Result<(Source, String), String> {
     };
     let executors = Executors::from_path(&path).map_err(|e| e.to_string())?;
     if executors.get(&options.executor).is_none() {
-        let names: Vec<&str> = executors.names().collect();
+        let names = executors.names();
         let message = format!(
             "--executor: {} has no executor named '{}' (it has: {})",
             path.display(),
@@ -803,7 +824,7 @@ fn run(options: &Options) -> Result<(), String> {
 
     let name = executor.name().to_string();
     let target = PriorityTarget {
-        executor,
+        executor: &executor,
         high,
         low,
         handles: std::sync::Mutex::new(Vec::with_capacity(classes.len())),
@@ -813,6 +834,7 @@ fn run(options: &Options) -> Result<(), String> {
     let threads = options.threads;
     let picker = executor.picker().as_str();
     drop(target);
+    drop(executor);
     owner.shutdown();
     let executor_stats = stats(&timeline, &classes);
 
@@ -965,6 +987,7 @@ mod tests {
             Some(2)
         );
         assert_eq!(metrics.lane(Priority(10)).and_then(|l| l.max_running), None);
+        drop(executor);
         executors.shutdown();
         let err = with_overrides(&path, "nope", None, 2, None)
             .err()

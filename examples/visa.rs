@@ -8,7 +8,7 @@
 //!
 //! Run with `cargo run --example visa`.
 
-use priority_executor::{Executors, Message, Priority};
+use priority_executor::{Executors, Message, Priority, Rules};
 use std::error::Error;
 use std::io;
 use std::sync::mpsc;
@@ -50,8 +50,9 @@ impl Drop for OpenOnDrop {
 
 fn main() -> Result<(), Box<dyn Error>> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/executors.toml");
-    let mut executors = Executors::from_path(path)?;
-    let rules = executors.rules(EXECUTOR).map_or("none", |r| r.name());
+    let executors = Executors::from_path(path)?;
+    let rules = executors.rules(EXECUTOR);
+    let rules = rules.as_deref().map_or("none", Rules::name);
     let lanes = executors
         .get(EXECUTOR)
         .ok_or("no visa executor")?
@@ -93,11 +94,11 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut maintenance = Vec::new();
     loop {
         let before = executor.metrics().threads.live;
-        maintenance.push(executors.enqueue_sequence_with_priority(
+        maintenance.push(executors.enqueue_sequence_at(
             EXECUTOR,
             "maintenance",
-            lanes[0],
             Message::new(),
+            lanes[0],
         )?);
         if executor.metrics().threads.live == before {
             break; // at max_threads: this one waits in its lane
@@ -179,6 +180,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         .sequence_metrics("call-external-sequence")
         .unwrap_or_default();
     println!("sequence metrics: {metrics:?}");
+    drop(executor);
     executors.shutdown();
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! The executor: the public face of the pool.
 
 use crate::error::{EnqueueError, ShutdownTimeout};
-use crate::job::body::{Once, Retrying};
+use crate::job::body::{Call, Once, Retrying};
 use crate::job::{Attempt, JobHandle, JobOptions, PendingJob, RetryPolicy};
 use crate::lane::picker::Picker;
 use crate::metrics::{LaneMetrics, Metrics, ThreadMetrics};
@@ -218,6 +218,86 @@ impl Executor {
     {
         self.shared
             .submit(priority, job, options.deadline, Wait::Forever, once)
+    }
+
+    /// Queues `run(value)` in the lane of `priority`: like
+    /// [`enqueue`](Executor::enqueue), but a refused job hands back `value`
+    /// itself rather than a closure, which is opaque. A caller that must
+    /// get its data back from a refusal (a message to redeliver, say) then
+    /// needs no shared slot to recover it from. `run` is a function, not a
+    /// closure, so that nothing but `value` is lost when the job is
+    /// refused; a closure that captures nothing coerces to one.
+    ///
+    /// # Errors
+    ///
+    /// As [`enqueue`](Executor::enqueue); the error holds `value`
+    /// ([`EnqueueError::into_inner`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build()?;
+    /// let length = |form: String| form.len();
+    /// let handle = exec.enqueue_value(Priority(1), "visa".to_owned(), length).unwrap();
+    /// assert_eq!(handle.join(), Ok(4));
+    ///
+    /// let err = exec.enqueue_value(Priority(9), "form".to_owned(), length).unwrap_err();
+    /// assert!(err.is_unknown_priority());
+    /// assert_eq!(err.into_inner(), "form"); // the value, not a closure
+    /// # Ok::<(), priority_executor::BuildError>(())
+    /// ```
+    pub fn enqueue_value<V, T>(
+        &self,
+        priority: Priority,
+        value: V,
+        run: fn(V) -> T,
+    ) -> Result<JobHandle<T>, EnqueueError<V>>
+    where
+        V: Send + 'static,
+        T: Send + 'static,
+    {
+        self.shared
+            .submit(priority, value, None, Wait::Forever, move |value| Call {
+                value: Some(value),
+                run,
+            })
+    }
+
+    /// Like [`enqueue_value`](Executor::enqueue_value), but never blocks.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_enqueue`](Executor::try_enqueue); the error holds `value`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build()?;
+    /// let _pending = exec.shutdown_now();
+    /// let err = exec.try_enqueue_value(Priority(1), vec![1, 2, 3], |v: Vec<i32>| v.len()).unwrap_err();
+    /// assert!(err.is_shut_down());
+    /// assert_eq!(err.into_inner(), [1, 2, 3]);
+    /// # Ok::<(), priority_executor::BuildError>(())
+    /// ```
+    pub fn try_enqueue_value<V, T>(
+        &self,
+        priority: Priority,
+        value: V,
+        run: fn(V) -> T,
+    ) -> Result<JobHandle<T>, EnqueueError<V>>
+    where
+        V: Send + 'static,
+        T: Send + 'static,
+    {
+        self.shared
+            .submit(priority, value, None, Wait::No, move |value| Call {
+                value: Some(value),
+                run,
+            })
     }
 
     /// Queues a job that may fail and be tried again: `job` returns

@@ -90,10 +90,10 @@ pub use esb::config_error::{ConfigError, ConfigErrorKind};
 #[cfg(feature = "esb")]
 pub use esb::message::{Message, MessageBuilder};
 #[cfg(feature = "esb")]
-pub use esb::registry::{Executors, Reload};
+pub use esb::registry::{ExecutorRef, Executors, Reload};
 #[cfg(feature = "esb")]
 pub use esb::rules::Rules;
 #[cfg(feature = "esb")]
 pub use esb::sequence::{
-    SequenceError, SequenceErrorKind, SequenceFailure, SequenceHandle, SequenceMetrics, UnknownName,
+    SequenceError, SequenceFailure, SequenceHandle, SequenceMetrics, UnknownName,
 };

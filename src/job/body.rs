@@ -1,5 +1,5 @@
-//! What a job cell runs: a plain closure once, or a retrying closure under
-//! a [`RetryPolicy`].
+//! What a job cell runs: a plain closure once, a value and the function to
+//! run on it once, or a retrying closure under a [`RetryPolicy`].
 
 use super::options::{Attempt, RetryPolicy};
 use crate::priority::Priority;
@@ -47,6 +47,42 @@ where
     fn attempt(&mut self) -> Result<T, String> {
         match self.0.take() {
             Some(f) => Ok(f()),
+            None => Err("job body already consumed".to_owned()),
+        }
+    }
+
+    fn retry_after(&self, _n: u32) -> Option<(Duration, Option<Priority>)> {
+        None
+    }
+
+    fn retries(&self) -> bool {
+        false
+    }
+}
+
+/// A value and the function to run on it, once. Refused, it gives the
+/// value back (a closure would only give back itself, opaque).
+pub(crate) struct Call<V, T> {
+    pub(crate) value: Option<V>,
+    pub(crate) run: fn(V) -> T,
+}
+
+impl<V, T> Body for Call<V, T>
+where
+    V: Send + 'static,
+    T: Send + 'static,
+{
+    type Output = T;
+    type Payload = V;
+
+    fn into_payload(self) -> Option<V> {
+        self.value
+    }
+
+    #[inline]
+    fn attempt(&mut self, _n: u32) -> Result<T, String> {
+        match self.value.take() {
+            Some(value) => Ok((self.run)(value)),
             None => Err("job body already consumed".to_owned()),
         }
     }

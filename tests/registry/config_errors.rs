@@ -2,13 +2,15 @@
 //! column, with the executor or rule, the key, the value and what is
 //! allowed.
 
-use priority_executor::{Capacity, ConfigError, ConfigErrorKind, Executors, Picker, Priority};
+use priority_executor::{
+    Capacity, ConfigError, ConfigErrorKind, Executors, Picker, Priority, Rules,
+};
 use std::path::PathBuf;
 
 fn load_err(toml: &str) -> ConfigError {
     match Executors::from_toml_str(toml) {
         Ok(executors) => {
-            let names: Vec<String> = executors.names().map(str::to_owned).collect();
+            let names: Vec<String> = executors.names();
             executors.shutdown();
             panic!("expected an error, loaded {names:?}");
         }
@@ -350,12 +352,12 @@ fn inline_tables_are_placed_as_well_as_headers() {
 fn the_shipped_file_loads() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/executors.toml");
     let executors = Executors::from_path(path).expect("executors.toml at the repo root loads");
+    assert_eq!(executors.names(), ["visa_priority_exec"]);
     assert_eq!(
-        executors.names().collect::<Vec<_>>(),
-        ["visa_priority_exec"]
-    );
-    assert_eq!(
-        executors.rules("visa_priority_exec").map(|r| r.name()),
+        executors
+            .rules("visa_priority_exec")
+            .as_deref()
+            .map(Rules::name),
         Some("visa")
     );
     // The settings reached the builder.
@@ -366,6 +368,7 @@ fn the_shipped_file_loads() {
     let lane = |p| metrics.lane(Priority(p)).map(|l| (l.weight, l.capacity));
     assert_eq!(lane(10), Some((10, Capacity::Bounded(1000))));
     assert_eq!(lane(1), Some((1, Capacity::Bounded(1000))));
+    drop(visa);
     executors.shutdown();
 }
 
@@ -436,5 +439,88 @@ fn windows_line_endings_and_a_byte_order_mark() {
         (Some(3), Some(10), Some("picker"))
     );
     let executors = Executors::from_toml_str(&text.replace("fair", "classic")).expect("valid");
+    executors.shutdown();
+}
+
+#[test]
+fn an_integer_too_large_for_toml_names_its_executor_and_key() {
+    let path = temp_file(
+        "too-large",
+        "[executors.x]\ncore_threads = 99999999999999999999\nlanes = [{ priority = 1 }]\n",
+    );
+    let err = Executors::from_path(&path).unwrap_err();
+    assert_eq!(err.kind(), ConfigErrorKind::InvalidValue);
+    assert_eq!(
+        (err.line(), err.column(), err.executor(), err.field()),
+        (Some(2), Some(16), Some("x"), Some("core_threads"))
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}:2:16: executor \"x\": core_threads = 99999999999999999999 is too large \
+             (TOML integers go up to 9223372036854775807)",
+            path.display()
+        )
+    );
+    let _ = std::fs::remove_dir_all(path.parent().expect("dir"));
+
+    // In a lane, in an inline table, negative, in hexadecimal, in a rule.
+    let err = load_err(
+        "[executors.x]\nlanes = [{ priority = 1, weight = -99_999_999_999_999_999_999 }]\n",
+    );
+    assert_eq!(
+        (err.line(), err.executor(), err.field()),
+        (Some(2), Some("x"), Some("weight"))
+    );
+    assert!(
+        err.to_string()
+            .contains("lane priority 1: weight = -99_999"),
+        "{err}"
+    );
+    assert!(err.detail().contains("is too small"), "{err}");
+    let err = load_err("[executors.x]\nmax_threads = 0x1_0000_0000_0000_0000\n");
+    assert_eq!(
+        (err.executor(), err.field()),
+        (Some("x"), Some("max_threads"))
+    );
+    let err = load_err("[rules.r]\ndefault_priority = 18446744073709551616\n");
+    assert_eq!(
+        (err.rule(), err.field()),
+        (Some("r"), Some("default_priority"))
+    );
+
+    // Other malformed numbers stay syntax errors.
+    for text in ["x = 1__2\n", "x = 1e999\n", "x = 0123\n"] {
+        let err = load_err(&format!("[executors.x]\n{text}"));
+        assert_eq!(err.kind(), ConfigErrorKind::Syntax, "{text}: {err}");
+    }
+}
+
+#[test]
+fn a_nul_byte_in_an_executor_name_is_refused_at_load_and_placed_at_the_name() {
+    let err = load_err("[executors.\"a\\u0000b\"]\nlanes = [{ priority = 1 }]\n");
+    assert_eq!(err.kind(), ConfigErrorKind::InvalidValue);
+    assert_eq!(
+        (err.line(), err.column(), err.executor(), err.field()),
+        (Some(1), Some(12), Some("a\0b"), None)
+    );
+    assert_eq!(
+        err.to_string(),
+        "line 1, column 12: executor \"a\\0b\": the name contains a NUL byte, which a thread \
+         name cannot hold (an executor's threads are named after it)"
+    );
+    let source = err.source().expect("the builder's error");
+    assert!(source.to_string().contains("NUL byte"), "{source}");
+
+    // Through dotted keys, and on reload: the running registry is kept.
+    let err = load_err("executors.\"a\\u0000b\".lanes = [{ priority = 1 }]\n");
+    assert_eq!((err.line(), err.column()), (Some(1), Some(11)));
+    let executors =
+        Executors::from_toml_str("[executors.a]\nlanes = [{ priority = 1 }]\n").expect("valid");
+    let err = executors
+        .reload_toml_str("[executors.\"a\\u0000b\"]\nlanes = [{ priority = 1 }]\n")
+        .unwrap_err();
+    assert_eq!(err.executor(), Some("a\0b"));
+    assert_eq!(executors.names(), ["a"]);
     executors.shutdown();
 }

@@ -6,5 +6,7 @@ mod common;
 
 mod config_errors;
 mod config_fuzz;
+mod dotted_keys;
 mod reload;
+mod reload_under_load;
 mod sequences;

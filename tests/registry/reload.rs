@@ -54,7 +54,7 @@ type Counts = Arc<Mutex<BTreeMap<String, usize>>>;
 /// A registry whose `hold` sequence blocks until the gate opens and whose
 /// `count` sequence counts runs by the message's `to` property.
 fn registry(toml: &str, gate: &Gate) -> (Executors, Counts, mpsc::Receiver<()>) {
-    let mut executors = Executors::from_toml_str(toml).expect("valid");
+    let executors = Executors::from_toml_str(toml).expect("valid");
     let held = gate.clone();
     let (started_tx, started_rx) = mpsc::channel();
     let started_tx = Mutex::new(started_tx);
@@ -80,7 +80,7 @@ fn to(name: &str) -> Message {
 #[test]
 fn no_accepted_job_is_lost() {
     let gate = Gate::default();
-    let (mut executors, counts, started) = registry(BEFORE, &gate);
+    let (executors, counts, started) = registry(BEFORE, &gate);
 
     // Hold the one worker of each executor so its queue fills.
     let mut handles = Vec::new();
@@ -108,10 +108,7 @@ fn no_accepted_job_is_lost() {
     assert_eq!(reload.replaced(), ["changed"]);
     assert_eq!(reload.unchanged(), ["kept"]);
     assert!(!reload.is_drained(), "the retired executors are still held");
-    assert_eq!(
-        executors.names().collect::<Vec<_>>(),
-        ["added", "changed", "kept"]
-    );
+    assert_eq!(executors.names(), ["added", "changed", "kept"]);
 
     // The kept executor is the same one: its queue is still there.
     let kept = executors.get("kept").expect("kept").metrics();
@@ -161,7 +158,7 @@ fn no_accepted_job_is_lost() {
 fn a_file_with_a_mistake_changes_nothing() {
     let gate = Gate::default();
     gate.open();
-    let (mut executors, counts, _started) = registry(BEFORE, &gate);
+    let (executors, counts, _started) = registry(BEFORE, &gate);
     let broken = AFTER.replace("max_threads = 2 ", "max_threads = 0 ");
     let err = executors.reload_toml_str(&broken).unwrap_err();
     assert_eq!(err.kind(), ConfigErrorKind::InvalidValue);
@@ -169,10 +166,7 @@ fn a_file_with_a_mistake_changes_nothing() {
         (err.executor(), err.field()),
         (Some("changed"), Some("max_threads"))
     );
-    assert_eq!(
-        executors.names().collect::<Vec<_>>(),
-        ["changed", "kept", "removed"]
-    );
+    assert_eq!(executors.names(), ["changed", "kept", "removed"]);
     for name in ["changed", "kept", "removed"] {
         executors
             .enqueue_sequence(name, "count", to(name))
@@ -189,7 +183,7 @@ fn a_file_with_a_mistake_changes_nothing() {
 fn hooks_and_fault_handlers_follow_the_name() {
     let gate = Gate::default();
     gate.open();
-    let (mut executors, _counts, _started) = registry(BEFORE, &gate);
+    let (executors, _counts, _started) = registry(BEFORE, &gate);
     executors
         .set_before_enqueue("changed", |m: &mut Message, _p: &mut Priority| {
             m.set_property("hooked", "yes");
@@ -229,7 +223,7 @@ fn reload_from_a_path_and_shutdown_waits_for_retired_executors() {
     std::fs::write(&path, BEFORE).expect("write");
 
     let gate = Gate::default();
-    let mut executors = Executors::from_path(&path).expect("valid");
+    let executors = Executors::from_path(&path).expect("valid");
     let held = gate.clone();
     let (started_tx, started_rx) = mpsc::channel();
     let started_tx = Mutex::new(started_tx);
@@ -283,7 +277,6 @@ fn reload_from_a_path_and_shutdown_waits_for_retired_executors() {
 
 #[test]
 fn reloads_while_producers_run_lose_nothing() {
-    use std::sync::RwLock;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     let config = |max: usize| {
@@ -291,14 +284,15 @@ fn reloads_while_producers_run_lose_nothing() {
             "[executors.a]\ncore_threads = 1\nmax_threads = {max}\nlanes = [{{ priority = 2 }}, {{ priority = 1 }}]\n"
         )
     };
-    let mut executors = Executors::from_toml_str(&config(1)).expect("valid");
+    let executors = Executors::from_toml_str(&config(1)).expect("valid");
     let ran = Arc::new(AtomicUsize::new(0));
     let count = Arc::clone(&ran);
     executors.register_sequence("count", move |_m: Message| {
         count.fetch_add(1, Ordering::SeqCst);
         Ok::<(), io::Error>(())
     });
-    let registry = Arc::new(RwLock::new(executors));
+    // No lock around it: reload takes &self.
+    let registry = Arc::new(executors);
 
     // Lock-step: each producer queues 50 messages, then waits while the
     // main thread reloads, so every reload falls between queued batches.
@@ -316,8 +310,6 @@ fn reloads_while_producers_run_lose_nothing() {
                     for _ in 0..50 {
                         handles.push(
                             registry
-                                .read()
-                                .expect("lock")
                                 .enqueue_sequence("a", "count", Message::new())
                                 .expect("executor a is always there"),
                         );
@@ -333,11 +325,7 @@ fn reloads_while_producers_run_lose_nothing() {
     for i in 0..20 {
         let p: usize = tick_rx.recv().expect("a producer ticks");
         // Every reload changes `a`, so it is replaced each time.
-        let reload = registry
-            .write()
-            .expect("lock")
-            .reload_toml_str(&config(2 + i % 2))
-            .expect("valid");
+        let reload = registry.reload_toml_str(&config(2 + i % 2)).expect("valid");
         assert_eq!(reload.replaced(), ["a"]);
         reloads.push(reload);
         acks[p].send(()).expect("producer waits");
@@ -351,8 +339,7 @@ fn reloads_while_producers_run_lose_nothing() {
         reload.wait();
     }
     assert_eq!(ran.load(Ordering::SeqCst), 1000);
-    let registry = Arc::into_inner(registry).expect("last owner");
-    let executors = registry.into_inner().expect("lock");
+    let executors = Arc::into_inner(registry).expect("last owner");
     let count = executors.sequence_metrics("count").expect("registered");
     assert_eq!((count.enqueued, count.ran), (1000, 1000));
     executors.shutdown();

@@ -4,7 +4,7 @@
 
 use crate::common::Gate;
 use priority_executor::{
-    Executors, JobError, Message, Priority, SequenceErrorKind, SequenceFailure, SequenceMetrics,
+    Executors, JobError, Message, Priority, SequenceError, SequenceFailure, SequenceMetrics,
 };
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -108,7 +108,7 @@ fn without_default_priority_the_lowest_lane() {
 
 #[test]
 fn enqueue_sequence_uses_the_rules() {
-    let mut executors = Executors::from_toml_str(VISA).expect("valid");
+    let executors = Executors::from_toml_str(VISA).expect("valid");
     executors.register_sequence("submit", ok);
     let mut handles = Vec::new();
     for props in [
@@ -140,7 +140,7 @@ fn flood_is_served_ten_to_one() {
     // One worker held by a first job while the flood is queued, as after a
     // maintenance week: then any 11 consecutive runs hold ten ABC and one
     // ordinary application.
-    let mut executors = Executors::from_toml_str(
+    let executors = Executors::from_toml_str(
         r#"
         [executors.visa]
         core_threads = 1
@@ -208,18 +208,20 @@ fn flood_is_served_ten_to_one() {
 
 #[test]
 fn unknown_executor_sequence_or_priority_hands_the_message_back() {
-    let mut executors = Executors::from_toml_str(VISA).expect("valid");
+    let executors = Executors::from_toml_str(VISA).expect("valid");
     executors.register_sequence("submit", ok);
 
     let err = executors
         .enqueue_sequence("visa_exec", "submit", message(&[("id", "1")]))
         .unwrap_err();
-    assert_eq!(
-        err.kind(),
-        &SequenceErrorKind::UnknownExecutor {
-            executor: "visa_exec".into(),
-            known: vec!["visa".into()]
-        }
+    assert!(err.is_unknown_executor());
+    assert!(
+        matches!(
+            &err,
+            SequenceError::UnknownExecutor { executor, known, .. }
+                if executor == "visa_exec" && known == &["visa"]
+        ),
+        "{err:?}"
     );
     assert_eq!(
         err.to_string(),
@@ -237,7 +239,7 @@ fn unknown_executor_sequence_or_priority_hands_the_message_back() {
     assert_eq!(err.message().property("id"), Some("2"));
 
     let err = executors
-        .enqueue_sequence_with_priority("visa", "submit", Priority(7), message(&[("id", "3")]))
+        .enqueue_sequence_at("visa", "submit", message(&[("id", "3")]), Priority(7))
         .unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -259,7 +261,7 @@ fn unknown_executor_sequence_or_priority_hands_the_message_back() {
 
 #[test]
 fn before_enqueue_hook_changes_priority_and_properties() {
-    let mut executors = Executors::from_toml_str(VISA).expect("valid");
+    let executors = Executors::from_toml_str(VISA).expect("valid");
     let (tx, rx) = mpsc::channel();
     let tx = Mutex::new(tx);
     executors.register_sequence("submit", move |m: Message| {
@@ -297,8 +299,8 @@ fn before_enqueue_hook_changes_priority_and_properties() {
         .enqueue_sequence("visa", "submit", message(&[("bogus", "1")]))
         .unwrap_err();
     assert!(matches!(
-        err.kind(),
-        SequenceErrorKind::UnknownPriority {
+        err,
+        SequenceError::UnknownPriority {
             priority: Priority(99),
             ..
         }
@@ -337,7 +339,7 @@ fn recorder(faults: &Faults, who: &'static str) -> impl Fn(Message, &SequenceFai
 
 #[test]
 fn fault_handlers_receive_the_message_and_the_error() {
-    let mut executors = Executors::from_toml_str(VISA).expect("valid");
+    let executors = Executors::from_toml_str(VISA).expect("valid");
     executors.register_sequence("reject", |_m: Message| Err(Rejected("missing passport")));
     executors.register_sequence("also-reject", |_m: Message| Err(Rejected("expired")));
     executors.register_sequence("boom", |_m: Message| -> Result<(), Rejected> {
@@ -408,8 +410,47 @@ fn fault_handlers_receive_the_message_and_the_error() {
 }
 
 #[test]
+fn a_panicking_fault_handler_leaves_the_sequence_outcome_in_the_handle() {
+    let executors = Executors::from_toml_str(VISA).expect("valid");
+    executors.register_sequence("reject", |_m: Message| Err(Rejected("missing passport")));
+    executors.register_sequence("boom", |_m: Message| -> Result<(), Rejected> {
+        panic!("sequence blew up")
+    });
+    executors
+        .set_executor_fault_handler("visa", |_m, _failure| panic!("fault handler blew up"))
+        .expect("declared");
+
+    let failure = executors
+        .enqueue_sequence("visa", "reject", Message::new())
+        .expect("queued")
+        .join()
+        .expect("the handler's panic is not the run's")
+        .unwrap_err();
+    assert_eq!(failure.error().to_string(), "missing passport");
+    let panicked = executors
+        .enqueue_sequence("visa", "boom", Message::new())
+        .expect("queued")
+        .join();
+    assert!(
+        matches!(&panicked, Err(JobError::Panicked { message }) if message == "sequence blew up"),
+        "{panicked:?}"
+    );
+    // The one worker lived through both.
+    executors.register_sequence("submit", ok);
+    executors
+        .enqueue_sequence("visa", "submit", Message::new())
+        .expect("queued")
+        .join()
+        .expect("no panic")
+        .expect("ok");
+    let reject = executors.sequence_metrics("reject").expect("registered");
+    assert_eq!((reject.ran, reject.failed, reject.panicked), (1, 1, 0));
+    executors.shutdown();
+}
+
+#[test]
 fn counters_count_every_run_exactly() {
-    let mut executors = Executors::from_toml_str(
+    let executors = Executors::from_toml_str(
         "[executors.e]\ncore_threads = 2\nmax_threads = 4\nlanes = [{ priority = 2 }, { priority = 1 }]\n",
     )
     .expect("valid");
@@ -460,7 +501,7 @@ fn counters_count_every_run_exactly() {
 
 #[test]
 fn full_lane_and_shut_down_executor_hand_the_message_back() {
-    let mut executors = Executors::from_toml_str(
+    let executors = Executors::from_toml_str(
         "[executors.e]\ncore_threads = 1\nmax_threads = 1\nlanes = [{ priority = 1, capacity = 1 }]\n",
     )
     .expect("valid");
@@ -491,12 +532,13 @@ fn full_lane_and_shut_down_executor_hand_the_message_back() {
         .try_enqueue_sequence("e", "count", Message::builder().body("third").build())
         .unwrap_err();
     assert!(matches!(
-        err.kind(),
-        SequenceErrorKind::Full {
+        err,
+        SequenceError::Full {
             priority: Priority(1),
             ..
         }
     ));
+    assert!(err.is_full());
     assert_eq!(err.to_string(), "executor \"e\": lane 1 is full");
     assert_eq!(err.into_message().body(), b"third");
 
@@ -510,7 +552,8 @@ fn full_lane_and_shut_down_executor_hand_the_message_back() {
     let err = executors
         .enqueue_sequence("e", "count", Message::builder().body("late").build())
         .unwrap_err();
-    assert!(matches!(err.kind(), SequenceErrorKind::ShutDown { .. }));
+    assert!(matches!(err, SequenceError::ShutDown { .. }));
+    assert!(err.is_shut_down());
     assert_eq!(err.into_message().body(), b"late");
     let m = executors.sequence_metrics("count").expect("registered");
     assert_eq!((m.enqueued, m.ran), (1, 1));
@@ -519,7 +562,7 @@ fn full_lane_and_shut_down_executor_hand_the_message_back() {
 
 #[test]
 fn unknown_names_for_fault_handlers_are_errors() {
-    let mut executors = Executors::from_toml_str(VISA).expect("valid");
+    let executors = Executors::from_toml_str(VISA).expect("valid");
     let err = executors
         .set_sequence_fault_handler("nope", |_m, _f| {})
         .unwrap_err();
@@ -545,7 +588,7 @@ fn the_registry_and_its_errors_cross_threads() {
 
 #[test]
 fn producers_on_many_threads_share_one_registry() {
-    let mut executors = Executors::from_toml_str(VISA).expect("valid");
+    let executors = Executors::from_toml_str(VISA).expect("valid");
     let ran = Arc::new(AtomicUsize::new(0));
     let count = Arc::clone(&ran);
     executors.register_sequence("count", move |_m: Message| {
@@ -588,7 +631,7 @@ fn producers_on_many_threads_share_one_registry() {
 
 #[test]
 fn a_rejecting_lane_hands_the_message_back_from_the_blocking_call() {
-    let mut executors = Executors::from_toml_str(
+    let executors = Executors::from_toml_str(
         "[executors.e]\ncore_threads = 1\nmax_threads = 1\n\
          lanes = [{ priority = 1, capacity = 1, when_full = \"reject\" }]\n",
     )
@@ -612,7 +655,7 @@ fn a_rejecting_lane_hands_the_message_back_from_the_blocking_call() {
     let err = executors
         .enqueue_sequence("e", "hold", Message::builder().body("third").build())
         .unwrap_err();
-    assert!(matches!(err.kind(), SequenceErrorKind::Full { .. }));
+    assert!(matches!(err, SequenceError::Full { .. }));
     assert_eq!(err.into_message().body(), b"third");
     gate.open();
     first.join().expect("no panic").expect("ok");

@@ -24,7 +24,7 @@ pub(super) struct Context {
 
 impl Context {
     /// The context of `offset` in `source`, from the parser's spans of
-    /// every key and value (serde's spans miss implicit tables such as
+    /// every key and value (a table's own span misses implicit tables such as
     /// `executors` in `[executors.x]`).
     pub(super) fn find(source: &str, offset: usize) -> Option<Context> {
         let document = toml_edit::ImDocument::parse(source).ok()?;
@@ -78,9 +78,10 @@ impl Context {
     pub(super) fn scope(&self, executor_override: Option<&str>) -> String {
         let mut parts = Vec::new();
         if let Some(rule) = &self.rule {
-            parts.push(format!("rule \"{rule}\""));
+            // Debug: a name with a control character shows it escaped.
+            parts.push(format!("rule {rule:?}"));
         } else if let Some(executor) = executor_override.or(self.executor.as_deref()) {
-            parts.push(format!("executor \"{executor}\""));
+            parts.push(format!("executor {executor:?}"));
         }
         parts.extend(self.inner.iter().cloned());
         parts.join(", ")
@@ -106,6 +107,21 @@ fn item_contains(item: &toml_edit::Item, offset: usize) -> bool {
         }),
         Item::ArrayOfTables(tables) => tables.iter().any(|t| contains(t.span(), offset)),
         Item::Value(_) | Item::None => false,
+    }
+}
+
+/// As [`item_contains`], for a value: a table declared by dotted keys
+/// inside an inline table (`not.header = "x"`) has no span of its own.
+fn value_contains(value: &toml_edit::Value, offset: usize) -> bool {
+    if contains(value.span(), offset) {
+        return true;
+    }
+    match value {
+        toml_edit::Value::InlineTable(table) => table.iter().any(|(key, child)| {
+            contains(table.key(key).and_then(toml_edit::Key::span), offset)
+                || value_contains(child, offset)
+        }),
+        _ => false,
     }
 }
 
@@ -164,7 +180,7 @@ fn walk_value(value: &toml_edit::Value, offset: usize, path: &mut Vec<Step>) {
                     path.push(Step::Key(key.to_owned()));
                     return;
                 }
-                if contains(element.span(), offset) {
+                if value_contains(element, offset) {
                     path.push(Step::Key(key.to_owned()));
                     walk_value(element, offset, path);
                     return;
@@ -187,6 +203,16 @@ mod tests {
         assert_eq!(context.executor.as_deref(), Some("x"));
         assert_eq!(context.field.as_deref(), Some("weight"));
         assert_eq!(context.scope(None), "executor \"x\", lane priority 7");
+    }
+
+    #[test]
+    fn context_in_dotted_keys_of_an_inline_table() {
+        let text = "[rules.r]\nwhen = [{priority = 1, not.header = \"a\", not.equals = 3}]\n";
+        let offset = text.find('3').expect("present");
+        let context = Context::find(text, offset).expect("valid toml");
+        assert_eq!(context.rule.as_deref(), Some("r"));
+        assert_eq!(context.field.as_deref(), Some("equals"));
+        assert_eq!(context.scope(None), "rule \"r\", when #1, not");
     }
 
     #[test]

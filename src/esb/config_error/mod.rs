@@ -2,9 +2,9 @@
 //! and named by the executor or rule, the field, the bad value and what is
 //! allowed.
 //!
-//! Every check (serde's own: unknown keys, wrong types; ours: durations,
-//! regexes, rule priorities; the core builder's) reports a byte span of the
-//! source and a message. The span is then turned into a position and a
+//! Every check (the parser's; the reading of the document: unknown keys,
+//! wrong types, missing keys; durations, regexes, rule priorities; the
+//! core builder's) reports a byte span of the source and a message. The span is then turned into a position and a
 //! *context* by walking the parser's spans of the document, so a
 //! check never has to know where in the file it is, and an error inside an
 //! inline table or a dotted key is placed as well as one under a `[table]`
@@ -243,13 +243,16 @@ pub(crate) struct Issue {
     /// Overrides the executor found from the span (a rule priority checked
     /// against an executor's lanes is placed in the rule but names the
     /// executor).
-    pub(crate) executor: Option<String>,
+    pub(crate) executor: Option<Box<str>>,
     /// Overrides the key found from the span (a missing key has no span of
     /// its own).
-    pub(crate) field: Option<String>,
-    /// For serde's type and value errors, which know neither the key nor
-    /// the text of the value: `detail` follows `KEY = VALUE ` once placed.
+    pub(crate) field: Option<Box<str>>,
+    /// For type and value errors found where the key is not known (an
+    /// array element, say): `detail` follows `KEY = VALUE ` once placed.
     pub(crate) quote_value: bool,
+    /// A copy of the source that parses, to find the context in when the
+    /// source itself does not (an integer too large for TOML).
+    pub(crate) placed_in: Option<Box<str>>,
     pub(crate) source: Option<Box<dyn Error + Send + Sync + 'static>>,
 }
 
@@ -262,7 +265,34 @@ impl Issue {
             executor: None,
             field: None,
             quote_value: false,
+            placed_in: None,
             source: None,
+        }
+    }
+
+    /// A key the table does not know; `span` is the key's.
+    pub(crate) fn unknown_key(span: Range<usize>, detail: impl Into<String>) -> Self {
+        Issue {
+            kind: ConfigErrorKind::UnknownKey,
+            ..Issue::invalid(span, detail)
+        }
+    }
+
+    /// A value of the wrong type; `detail` follows `KEY = VALUE `.
+    pub(crate) fn wrong_type(span: Range<usize>, detail: impl Into<String>) -> Self {
+        Issue {
+            kind: ConfigErrorKind::WrongType,
+            quote_value: true,
+            ..Issue::invalid(span, detail)
+        }
+    }
+
+    /// A value of the right type that is not allowed; `detail` follows
+    /// `KEY = VALUE `.
+    pub(crate) fn not_allowed(span: Range<usize>, detail: impl Into<String>) -> Self {
+        Issue {
+            quote_value: true,
+            ..Issue::invalid(span, detail)
         }
     }
 
@@ -274,12 +304,12 @@ impl Issue {
     }
 
     pub(crate) fn with_field(mut self, field: &str) -> Self {
-        self.field = Some(field.to_owned());
+        self.field = Some(field.into());
         self
     }
 
     pub(crate) fn with_executor(mut self, executor: &str) -> Self {
-        self.executor = Some(executor.to_owned());
+        self.executor = Some(executor.into());
         self
     }
 
@@ -288,67 +318,25 @@ impl Issue {
         self
     }
 
-    /// Classifies one of serde's or the TOML parser's errors by its message
-    /// and rewords it to name what is allowed.
-    pub(crate) fn from_toml(err: &toml::de::Error) -> Self {
-        let message = err.message().trim();
-        let mut field = None;
-        let mut quote_value = false;
-        let (kind, detail) = if let Some(rest) = message.strip_prefix("unknown field `") {
-            let (key, allowed) = rest.split_once('`').unwrap_or((rest, ""));
-            let allowed = allowed
-                .trim_start_matches(", expected ")
-                .trim_start_matches("one of ")
-                .replace('`', "");
-            let detail = if allowed.is_empty() || allowed.starts_with("there are no fields") {
-                format!("unknown key `{key}` (no keys are allowed here)")
-            } else {
-                format!("unknown key `{key}` (allowed: {allowed})")
-            };
-            (ConfigErrorKind::UnknownKey, detail)
-        } else if let Some(rest) = message.strip_prefix("invalid type: ") {
-            let (found, expected) = rest.split_once(", expected ").unwrap_or((rest, "?"));
-            let found = found.split(' ').next().unwrap_or(found);
-            quote_value = true;
-            (
-                ConfigErrorKind::WrongType,
-                format!(
-                    "has the wrong type: expected {}, found {}",
-                    friendly(expected),
-                    friendly_found(found)
-                ),
-            )
-        } else if let Some(rest) = message.strip_prefix("invalid value: ") {
-            let expected = rest.split_once(", expected ").map_or("?", |(_, e)| e);
-            quote_value = true;
-            (
-                ConfigErrorKind::InvalidValue,
-                format!("is not allowed (expected {})", friendly(expected)),
-            )
-        } else if let Some(rest) = message.strip_prefix("missing field `") {
-            let key = rest.split('`').next().unwrap_or(rest);
-            field = Some(key.to_owned());
-            (ConfigErrorKind::MissingKey, format!("missing key `{key}`"))
-        } else if let Some(rest) = message.strip_prefix("duplicate field `") {
-            field = rest.split('`').next().map(str::to_owned);
-            (
-                ConfigErrorKind::InvalidValue,
-                format!(
-                    "{} (`header` and `property` are the same key)",
-                    message.replace("field", "key")
-                ),
-            )
-        } else {
-            // Parse errors are several lines (found, expected); keep one.
-            (ConfigErrorKind::Syntax, message.replace('\n', "; "))
-        };
+    /// The parser's error. An integer too large (or small) for TOML is a
+    /// parse error too; it is told apart by the text at the error, not by
+    /// the error's wording, and placed in its executor or rule and key.
+    pub(crate) fn syntax(err: &toml_edit::TomlError, source: &str) -> Self {
+        if let Some(issue) = err
+            .span()
+            .and_then(|span| out_of_range_integer(source, span.start))
+        {
+            return issue;
+        }
         Issue {
-            kind,
+            kind: ConfigErrorKind::Syntax,
             span: err.span(),
-            detail,
+            // Parse errors are several lines (found, expected); keep one.
+            detail: err.message().trim().replace('\n', "; "),
             executor: None,
-            field,
-            quote_value,
+            field: None,
+            quote_value: false,
+            placed_in: None,
             source: None,
         }
     }
@@ -359,7 +347,7 @@ impl Issue {
             kind: self.kind,
             path: path.map(Path::to_owned),
             position: None,
-            executor: self.executor.clone(),
+            executor: self.executor.as_deref().map(str::to_owned),
             rule: None,
             scope: String::new(),
             field: None,
@@ -380,7 +368,8 @@ impl Issue {
         }
         // Parsed again only for an error, and only if the text parses; a
         // syntax error has no structure to name.
-        if let Some(context) = Context::find(source, span.start) {
+        let parsed = self.placed_in.as_deref().unwrap_or(source);
+        if let Some(context) = Context::find(parsed, span.start) {
             if error.executor.is_none() {
                 error.executor = context.executor.clone();
             }
@@ -388,8 +377,8 @@ impl Issue {
             error.field = context.field.clone();
             error.scope = context.scope(self.executor.as_deref());
         }
-        if self.field.is_some() {
-            error.field = self.field;
+        if let Some(field) = self.field {
+            error.field = Some(field.into());
         }
         if self.quote_value {
             let value = quote(source, span);
@@ -414,29 +403,56 @@ fn quote(source: &str, span: Range<usize>) -> String {
     }
 }
 
-/// Names the type serde found as a reader of TOML would.
-fn friendly_found(found: &str) -> &'static str {
-    match found {
-        "string" => "a string",
-        "integer" => "an integer",
-        "floating" => "a float",
-        "boolean" => "a boolean",
-        "map" => "a table",
-        "sequence" => "an array",
-        _ => "another type",
+/// The integer literal starting at `offset`, if it is one TOML cannot hold
+/// (beyond 64 bits signed): an issue placed at the literal, with the
+/// context found in a copy of `source` that has `0` in its place.
+fn out_of_range_integer(source: &str, offset: usize) -> Option<Issue> {
+    let rest = source.get(offset..)?;
+    let len = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '+' | '-')))
+        .unwrap_or(rest.len());
+    let literal = &rest[..len];
+    let negative = literal.starts_with('-');
+    let unsigned = literal.trim_start_matches(['+', '-']);
+    let (radix, digits) = match unsigned.get(..2) {
+        Some("0x") => (16, &unsigned[2..]),
+        Some("0o") => (8, &unsigned[2..]),
+        Some("0b") => (2, &unsigned[2..]),
+        _ => (10, unsigned),
+    };
+    // TOML's integer grammar: digits, single underscores between them, no
+    // sign on a prefixed integer, no leading zero on a decimal one.
+    let well_formed = !digits.is_empty()
+        && !digits.starts_with('_')
+        && !digits.ends_with('_')
+        && !digits.contains("__")
+        && digits.chars().all(|c| c == '_' || c.is_digit(radix))
+        && (radix == 10 || unsigned.len() == literal.len())
+        && !(radix == 10 && digits.len() > 1 && digits.starts_with('0'));
+    if !well_formed {
+        return None;
     }
-}
-
-/// Rewords serde's type names for a reader of a TOML file.
-fn friendly(expected: &str) -> String {
-    match expected {
-        "usize" | "u64" => "a whole number >= 0".to_owned(),
-        "u32" => "a whole number from 0 to 4294967295".to_owned(),
-        "a boolean" => "true or false".to_owned(),
-        "a map" => "a table".to_owned(),
-        "a sequence" => "an array".to_owned(),
-        other => other.replace('`', ""),
+    let magnitude = u128::from_str_radix(&digits.replace('_', ""), radix).unwrap_or(u128::MAX);
+    let limit = if negative {
+        u128::from(i64::MIN.unsigned_abs())
+    } else {
+        u128::from(i64::MAX.unsigned_abs())
+    };
+    if magnitude <= limit {
+        return None;
     }
+    let detail = if negative {
+        format!("is too small (TOML integers go down to {})", i64::MIN)
+    } else {
+        format!("is too large (TOML integers go up to {})", i64::MAX)
+    };
+    let span = offset..offset + len;
+    let placed_in = format!("{}0{}", &source[..offset], &source[span.end..]);
+    Some(Issue {
+        quote_value: true,
+        placed_in: Some(placed_in.into()),
+        ..Issue::invalid(span, detail)
+    })
 }
 
 /// 1-based line and column (in characters) of byte `offset`.

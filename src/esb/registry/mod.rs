@@ -1,24 +1,34 @@
 //! The registry of named executors loaded from `executors.toml`, with the
-//! sequences, fault handlers and before-enqueue hooks registered in code,
-//! and reloading of an edited file (in `reload.rs`).
+//! sequences, fault handlers and before-enqueue hooks registered in code.
+//!
+//! Everything the registry knows is one immutable `Table`, behind an
+//! `RwLock<Arc<Table>>` whose lock is held only to clone or replace the
+//! pointer: a reader clones what it needs and lets go; a writer (a reload,
+//! a registration) builds a new table from a copy and swaps it in. Writers
+//! take turns on their own mutex, which readers never touch.
+//!
+//! Beside this file: queueing a message (`enqueue.rs`), registering
+//! sequences, fault handlers and hooks (`handlers.rs`), reloading
+//! (`reload.rs`), and how an executor a reload retires stays open until
+//! its last user lets go (`running.rs`).
 
+mod enqueue;
+mod handlers;
 mod reload;
+mod running;
 
 pub use reload::Reload;
+pub use running::ExecutorRef;
 
 use crate::esb::config::{self, ExecutorSpec, Plan};
-use crate::esb::sequence::{
-    self, Counters, FaultFn, Run, Sequence, SequenceErrorKind, SequenceFailure, SequenceHandle,
-    UnknownName,
-};
-use crate::{
-    ConfigError, EnqueueError, Executor, Message, Priority, Rules, SequenceError, SequenceMetrics,
-};
+use crate::esb::sequence::{Counters, FaultFn, Sequence};
+use crate::{ConfigError, Executor, Message, Priority, Rules, SequenceMetrics};
+use running::Running;
 use std::collections::BTreeMap;
-use std::error::Error;
 use std::fmt;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use std::thread::JoinHandle;
 
 type HookFn = Arc<dyn Fn(&mut Message, &mut Priority) + Send + Sync>;
@@ -26,15 +36,19 @@ type HookFn = Arc<dyn Fn(&mut Message, &mut Priority) + Send + Sync>;
 /// Named executors declared in `executors.toml`, the sequences they run,
 /// and the rules that give each message its priority.
 ///
-/// Share it across threads with an `Arc` (every enqueue takes `&self`), or
-/// an `Arc<RwLock<_>>` to [`reload`](Executors::reload) it while it runs.
+/// Every method takes `&self`, reloading and registering included: share it
+/// across threads as an `Arc<Executors>`, with no lock around it. Lookups
+/// and enqueues read the current table of executors; a
+/// [`reload`](Executors::reload) or a registration builds a new table and
+/// swaps it in, so a reader is never blocked by one (see
+/// [`Executors::reload`]).
 ///
 /// # Examples
 ///
 /// ```
 /// use priority_executor::{Executors, Message, Priority};
 ///
-/// let mut executors = Executors::from_toml_str(r#"
+/// let executors = Executors::from_toml_str(r#"
 ///     [executors.visa_priority_exec]
 ///     core_threads = 2
 ///     rules = "visa"
@@ -62,30 +76,48 @@ type HookFn = Arc<dyn Fn(&mut Message, &mut Priority) + Send + Sync>;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Executors {
-    entries: BTreeMap<String, Entry>,
-    rules: BTreeMap<String, Arc<Rules>>,
-    sequences: BTreeMap<String, Sequence>,
-    /// Counters by sequence name; kept when a sequence is registered again.
-    counters: BTreeMap<String, Arc<Counters>>,
-    retiring: Vec<JoinHandle<()>>,
+    /// The current table. The lock is held only to clone or swap the `Arc`.
+    table: RwLock<Arc<Table>>,
+    /// Taken by whoever changes the table (reload, registration), for the
+    /// whole read-copy-swap.
+    writer: Mutex<()>,
+    /// Threads draining executors retired by reloads.
+    retiring: Mutex<Vec<JoinHandle<()>>>,
 }
 
+/// Everything the registry knows, as of one reload or registration.
+#[derive(Clone, Default)]
+struct Table {
+    entries: BTreeMap<String, Arc<Entry>>,
+    rules: BTreeMap<String, Arc<Rules>>,
+    sequences: BTreeMap<String, Arc<Sequence>>,
+    /// Counters by sequence name; kept when a sequence is registered again.
+    counters: BTreeMap<String, Arc<Counters>>,
+}
+
+/// One executor of the table with what the file and the code attached to it.
+#[derive(Clone)]
 struct Entry {
-    executor: Executor,
+    executor: Arc<Running>,
     name: Arc<str>,
     spec: ExecutorSpec,
     rules: Option<Arc<Rules>>,
-    /// Highest first, as the executor reports them.
-    lanes: Vec<Priority>,
+    /// The priority of a message no rule gives one.
+    lowest: Priority,
     hook: Option<HookFn>,
     fault: Option<FaultFn>,
 }
 
 impl Entry {
     fn new(name: &str, executor: Executor, spec: ExecutorSpec, rules: Option<Arc<Rules>>) -> Self {
+        let lowest = executor
+            .priorities()
+            .last()
+            .copied()
+            .expect("the builder refuses an executor without lanes");
         Entry {
-            lanes: executor.priorities(),
-            executor,
+            lowest,
+            executor: Running::new(executor),
             name: Arc::from(name),
             spec,
             rules,
@@ -94,19 +126,12 @@ impl Entry {
         }
     }
 
-    fn priority_for(&self, message: &Message) -> Option<Priority> {
+    fn priority_for(&self, message: &Message) -> Priority {
         self.rules
             .as_ref()
             .and_then(|rules| rules.priority_for(message))
-            .or_else(|| self.lanes.last().copied())
+            .unwrap_or(self.lowest)
     }
-}
-
-/// Blocking or not, when the lane is full.
-#[derive(Clone, Copy)]
-enum Mode {
-    Block,
-    Try,
 }
 
 impl Executors {
@@ -148,7 +173,7 @@ impl Executors {
     /// let executors = Executors::from_toml_str(
     ///     "[executors.a]\nlanes = [{ priority = 2 }, { priority = 1 }]\n",
     /// )?;
-    /// assert_eq!(executors.names().collect::<Vec<_>>(), ["a"]);
+    /// assert_eq!(executors.names(), ["a"]);
     /// executors.shutdown();
     /// # Ok::<(), priority_executor::ConfigError>(())
     /// ```
@@ -162,26 +187,55 @@ impl Executors {
             // On error, the executors already built drop, and dropping one
             // shuts it down.
             let built = plan.build(executor)?;
-            entries.insert(
-                executor.name.clone(),
-                Entry::new(
-                    &executor.name,
-                    built,
-                    executor.spec.clone(),
-                    executor.rules.clone(),
-                ),
+            let entry = Entry::new(
+                &executor.name,
+                built,
+                executor.spec.clone(),
+                executor.rules.clone(),
             );
+            entries.insert(executor.name.clone(), Arc::new(entry));
         }
-        Ok(Executors {
+        let table = Table {
             entries,
             rules: plan.rules,
-            sequences: BTreeMap::new(),
-            counters: BTreeMap::new(),
-            retiring: Vec::new(),
+            ..Table::default()
+        };
+        Ok(Executors {
+            table: RwLock::new(Arc::new(table)),
+            writer: Mutex::new(()),
+            retiring: Mutex::new(Vec::new()),
         })
     }
 
-    /// The executor named `name`.
+    /// The table as it is now.
+    fn table(&self) -> Arc<Table> {
+        Arc::clone(&self.table.read().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Holds off other writers for a read-copy-swap of the table.
+    fn writer(&self) -> MutexGuard<'_, ()> {
+        self.writer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Swaps `next` in; returns the table it replaces, to be dropped by the
+    /// caller once the lock is released.
+    fn publish(&self, next: Table) -> Arc<Table> {
+        let next = Arc::new(next);
+        let mut current = self.table.write().unwrap_or_else(PoisonError::into_inner);
+        std::mem::replace(&mut *current, next)
+    }
+
+    /// Changes a copy of the table with `change` and swaps it in.
+    fn update<R>(&self, change: impl FnOnce(&mut Table) -> R) -> R {
+        let _writer = self.writer();
+        let mut next = Table::clone(&self.table());
+        let result = change(&mut next);
+        drop(self.publish(next));
+        result
+    }
+
+    /// The executor named `name`. While the [`ExecutorRef`] is held, the
+    /// executor stays open even if a reload retires it.
     ///
     /// # Examples
     ///
@@ -192,11 +246,14 @@ impl Executors {
     /// let a = executors.get("a").expect("declared");
     /// assert_eq!(a.priorities(), [Priority(3)]);
     /// assert!(executors.get("b").is_none());
+    /// drop(a); // it borrows the registry
     /// executors.shutdown();
     /// # Ok::<(), priority_executor::ConfigError>(())
     /// ```
-    pub fn get(&self, name: &str) -> Option<&Executor> {
-        self.entries.get(name).map(|e| &e.executor)
+    pub fn get(&self, name: &str) -> Option<ExecutorRef<'_>> {
+        let table = self.table();
+        let entry = table.entries.get(name)?;
+        Some(ExecutorRef::new(Arc::clone(&entry.executor)))
     }
 
     /// The executors' names, sorted.
@@ -209,12 +266,12 @@ impl Executors {
     /// let executors = Executors::from_toml_str(
     ///     "[executors.b]\nlanes = [{ priority = 1 }]\n[executors.a]\nlanes = [{ priority = 1 }]\n",
     /// )?;
-    /// assert_eq!(executors.names().collect::<Vec<_>>(), ["a", "b"]);
+    /// assert_eq!(executors.names(), ["a", "b"]);
     /// executors.shutdown();
     /// # Ok::<(), priority_executor::ConfigError>(())
     /// ```
-    pub fn names(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
-        self.entries.keys().map(String::as_str)
+    pub fn names(&self) -> Vec<String> {
+        self.table().entries.keys().cloned().collect()
     }
 
     /// The rule set the executor `executor` names with `rules = "..."`.
@@ -222,8 +279,8 @@ impl Executors {
     /// # Examples
     ///
     /// See [`Rules`].
-    pub fn rules(&self, executor: &str) -> Option<&Rules> {
-        self.entries.get(executor)?.rules.as_deref()
+    pub fn rules(&self, executor: &str) -> Option<Arc<Rules>> {
+        self.table().entries.get(executor)?.rules.clone()
     }
 
     /// The priority `message` would get on `executor` from its rules
@@ -245,173 +302,8 @@ impl Executors {
     /// # Ok::<(), priority_executor::ConfigError>(())
     /// ```
     pub fn priority_for(&self, executor: &str, message: &Message) -> Option<Priority> {
-        self.entries.get(executor)?.priority_for(message)
-    }
-
-    // ===== Sequences, fault handlers, hooks =====
-
-    /// Registers the sequence `name`, replacing one of the same name (its
-    /// counters and fault handler carry on).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Executors, Message};
-    ///
-    /// let mut executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
-    /// executors.register_sequence("log", |m: Message| {
-    ///     println!("{} bytes", m.body().len());
-    ///     Ok::<(), std::io::Error>(())
-    /// });
-    /// assert!(executors.sequence_metrics("log").is_some());
-    /// executors.shutdown();
-    /// # Ok::<(), priority_executor::ConfigError>(())
-    /// ```
-    pub fn register_sequence<F, E>(&mut self, name: impl Into<String>, f: F)
-    where
-        F: Fn(Message) -> Result<(), E> + Send + Sync + 'static,
-        E: Error + Send + Sync + 'static,
-    {
-        let name = name.into();
-        let counters = Arc::clone(self.counters.entry(name.clone()).or_default());
-        let fault = self.sequences.get(&name).and_then(|s| s.fault.clone());
-        let run: sequence::SequenceFn = Arc::new(move |m| f(m).map_err(|e| Box::new(e) as _));
-        self.sequences.insert(
-            name.clone(),
-            Sequence {
-                name: Arc::from(name),
-                run,
-                fault,
-                counters,
-            },
-        );
-    }
-
-    /// Sets the fault handler of the sequence `sequence` (Synapse's fault
-    /// sequence): when a run fails, it receives the message as it was
-    /// enqueued and the [`SequenceFailure`]. It takes precedence over the
-    /// executor's.
-    ///
-    /// # Errors
-    ///
-    /// [`UnknownName`] if no such sequence is registered.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Executors, Message};
-    /// use std::sync::mpsc;
-    ///
-    /// let mut executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
-    /// executors.register_sequence("submit", |_m: Message| Err(std::fmt::Error));
-    /// let (tx, rx) = mpsc::channel();
-    /// let tx = std::sync::Mutex::new(tx);
-    /// executors.set_sequence_fault_handler("submit", move |m, failure| {
-    ///     let _ = tx.lock().unwrap().send((m.body().to_vec(), failure.sequence().to_owned()));
-    /// })?;
-    /// let message = Message::builder().body("form").build();
-    /// executors.enqueue_sequence("e", "submit", message)?.join()?.unwrap_err();
-    /// assert_eq!(rx.recv()?, (b"form".to_vec(), "submit".to_owned()));
-    /// executors.shutdown();
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn set_sequence_fault_handler<F>(&mut self, sequence: &str, f: F) -> Result<(), UnknownName>
-    where
-        F: Fn(Message, &SequenceFailure) + Send + Sync + 'static,
-    {
-        match self.sequences.get_mut(sequence) {
-            Some(found) => {
-                found.fault = Some(Arc::new(f));
-                Ok(())
-            }
-            None => {
-                let known = self.sequences.keys().cloned().collect();
-                Err(UnknownName::new("sequence", sequence, known))
-            }
-        }
-    }
-
-    /// Sets the fault handler of every sequence run on `executor` that has
-    /// no fault handler of its own.
-    ///
-    /// # Errors
-    ///
-    /// [`UnknownName`] if there is no such executor.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Executors, Message};
-    /// use std::sync::atomic::{AtomicUsize, Ordering};
-    /// use std::sync::Arc;
-    ///
-    /// let mut executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
-    /// executors.register_sequence("fail", |_m: Message| Err(std::fmt::Error));
-    /// let faults = Arc::new(AtomicUsize::new(0));
-    /// let counter = Arc::clone(&faults);
-    /// executors.set_executor_fault_handler("e", move |_m, _failure| {
-    ///     counter.fetch_add(1, Ordering::SeqCst);
-    /// })?;
-    /// executors.enqueue_sequence("e", "fail", Message::new())?.join()?.unwrap_err();
-    /// assert_eq!(faults.load(Ordering::SeqCst), 1);
-    /// executors.shutdown();
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn set_executor_fault_handler<F>(&mut self, executor: &str, f: F) -> Result<(), UnknownName>
-    where
-        F: Fn(Message, &SequenceFailure) + Send + Sync + 'static,
-    {
-        self.entry_mut(executor)?.fault = Some(Arc::new(f));
-        Ok(())
-    }
-
-    /// Sets the before-enqueue hook of `executor` (Synapse's
-    /// `BeforeExecuteHandler`). It runs on the enqueuing thread after the
-    /// rules chose a priority, and may read and change the message and the
-    /// priority. A priority with no lane is then refused with the message.
-    /// The hook runs inside the enqueue call, so a panicking hook panics the
-    /// caller.
-    ///
-    /// # Errors
-    ///
-    /// [`UnknownName`] if there is no such executor.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Executors, Message, Priority};
-    ///
-    /// let mut executors = Executors::from_toml_str(
-    ///     "[executors.e]\nlanes = [{ priority = 10 }, { priority = 1 }]\n",
-    /// )?;
-    /// executors.register_sequence("check", |m: Message| {
-    ///     assert_eq!(m.property("stamped"), Some("yes"));
-    ///     Ok::<(), std::io::Error>(())
-    /// });
-    /// executors.set_before_enqueue("e", |m: &mut Message, p: &mut Priority| {
-    ///     m.set_property("stamped", "yes");
-    ///     if m.property("vip").is_some() {
-    ///         *p = Priority(10);
-    ///     }
-    /// })?;
-    /// let vip = Message::builder().property("vip", "1").build();
-    /// assert!(executors.enqueue_sequence("e", "check", vip)?.join()?.is_ok());
-    /// executors.shutdown();
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn set_before_enqueue<F>(&mut self, executor: &str, f: F) -> Result<(), UnknownName>
-    where
-        F: Fn(&mut Message, &mut Priority) + Send + Sync + 'static,
-    {
-        self.entry_mut(executor)?.hook = Some(Arc::new(f));
-        Ok(())
-    }
-
-    fn entry_mut(&mut self, executor: &str) -> Result<&mut Entry, UnknownName> {
-        let known: Vec<String> = self.entries.keys().cloned().collect();
-        self.entries
-            .get_mut(executor)
-            .ok_or_else(|| UnknownName::new("executor", executor, known))
+        let entry = Arc::clone(self.table().entries.get(executor)?);
+        Some(entry.priority_for(message))
     }
 
     /// The counters of the sequence `name`, if it was ever registered.
@@ -420,169 +312,12 @@ impl Executors {
     ///
     /// See [`SequenceMetrics`].
     pub fn sequence_metrics(&self, name: &str) -> Option<SequenceMetrics> {
-        self.counters.get(name).map(|c| c.snapshot())
+        self.table().counters.get(name).map(|c| c.snapshot())
     }
 
-    // ===== Enqueueing =====
-
-    /// Queues `message` to run through `sequence` on `executor`, at the
-    /// priority the executor's rules give it (see
-    /// [`priority_for`](Executors::priority_for)), after the executor's
-    /// before-enqueue hook. On a full lane, the lane's `when_full` policy
-    /// applies: by default it blocks until there is room.
-    ///
-    /// # Errors
-    ///
-    /// A [`SequenceError`] carrying the message back: unknown executor,
-    /// unknown sequence, a priority with no lane (set by the hook), a full
-    /// lane whose policy is `when_full = "reject"`, or the executor shut
-    /// down.
-    ///
-    /// # Examples
-    ///
-    /// See [`Executors`].
-    pub fn enqueue_sequence(
-        &self,
-        executor: &str,
-        sequence: &str,
-        message: Message,
-    ) -> Result<SequenceHandle, SequenceError> {
-        self.submit(executor, sequence, None, message, Mode::Block)
-    }
-
-    /// Queues `message` at `priority`, bypassing the rules (the hook still
-    /// runs and may change it), like Synapse's `<enqueue priority="10"/>`.
-    ///
-    /// # Errors
-    ///
-    /// As [`enqueue_sequence`](Executors::enqueue_sequence).
-    ///
-    /// # Examples
-    ///
-    /// See [`SequenceError`].
-    pub fn enqueue_sequence_with_priority(
-        &self,
-        executor: &str,
-        sequence: &str,
-        priority: Priority,
-        message: Message,
-    ) -> Result<SequenceHandle, SequenceError> {
-        self.submit(executor, sequence, Some(priority), message, Mode::Block)
-    }
-
-    /// As [`enqueue_sequence`](Executors::enqueue_sequence), but a full
-    /// lane refuses the message instead of blocking.
-    ///
-    /// # Errors
-    ///
-    /// As [`enqueue_sequence`](Executors::enqueue_sequence), and
-    /// [`SequenceErrorKind::Full`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Executors, Message};
-    ///
-    /// let mut executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
-    /// executors.register_sequence("s", |_m: Message| Ok::<(), std::io::Error>(()));
-    /// let handle = executors.try_enqueue_sequence("e", "s", Message::new())?;
-    /// assert!(handle.join()?.is_ok());
-    /// executors.shutdown();
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn try_enqueue_sequence(
-        &self,
-        executor: &str,
-        sequence: &str,
-        message: Message,
-    ) -> Result<SequenceHandle, SequenceError> {
-        self.submit(executor, sequence, None, message, Mode::Try)
-    }
-
-    fn submit(
-        &self,
-        executor: &str,
-        sequence: &str,
-        priority: Option<Priority>,
-        mut message: Message,
-        mode: Mode,
-    ) -> Result<SequenceHandle, SequenceError> {
-        let Some(entry) = self.entries.get(executor) else {
-            let known = self.entries.keys().cloned().collect();
-            let kind = SequenceErrorKind::UnknownExecutor {
-                executor: executor.to_owned(),
-                known,
-            };
-            return Err(SequenceError::new(kind, message));
-        };
-        let Some(seq) = self.sequences.get(sequence) else {
-            let known = self.sequences.keys().cloned().collect();
-            let kind = SequenceErrorKind::UnknownSequence {
-                sequence: sequence.to_owned(),
-                known,
-            };
-            return Err(SequenceError::new(kind, message));
-        };
-        let mut priority = match priority.or_else(|| entry.priority_for(&message)) {
-            Some(p) => p,
-            // An executor always has a lane; the builder refuses none.
-            None => Priority(0),
-        };
-        if let Some(hook) = &entry.hook {
-            hook(&mut message, &mut priority);
-        }
-        if !entry.lanes.contains(&priority) {
-            let kind = SequenceErrorKind::UnknownPriority {
-                executor: executor.to_owned(),
-                priority,
-                lanes: entry.lanes.clone(),
-            };
-            return Err(SequenceError::new(kind, message));
-        }
-        let slot: sequence::Slot = Arc::new(Mutex::new(Some(message)));
-        let run = Run {
-            executor: Arc::clone(&entry.name),
-            sequence: Arc::clone(&seq.name),
-            priority,
-            run: Arc::clone(&seq.run),
-            fault: seq.fault.clone().or_else(|| entry.fault.clone()),
-            counters: Arc::clone(&seq.counters),
-            slot: Arc::clone(&slot),
-        };
-        // Counted before it can run, so `ran` never exceeds `enqueued`.
-        seq.counters.accepted();
-        let job = move || run.execute();
-        let queued = match mode {
-            Mode::Block => entry.executor.enqueue(priority, job),
-            Mode::Try => entry.executor.try_enqueue(priority, job),
-        };
-        queued.map_err(|err| {
-            seq.counters.refused();
-            let kind = match &err {
-                EnqueueError::Full { .. } => SequenceErrorKind::Full {
-                    executor: executor.to_owned(),
-                    priority,
-                },
-                EnqueueError::UnknownPriority { .. } => SequenceErrorKind::UnknownPriority {
-                    executor: executor.to_owned(),
-                    priority,
-                    lanes: entry.lanes.clone(),
-                },
-                EnqueueError::ShutDown { .. } => SequenceErrorKind::ShutDown {
-                    executor: executor.to_owned(),
-                },
-            };
-            // The refused job never ran, so its message is still there.
-            drop(err);
-            SequenceError::new(kind, sequence::take(&slot).unwrap_or_default())
-        })
-    }
-
-    // ===== Shutdown =====
-
-    /// Shuts every executor down gracefully: each runs the jobs it had
-    /// accepted and joins its threads; executors retired by a reload finish
-    /// draining too.
+    /// Shuts every executor down gracefully, in name order: each runs the
+    /// jobs it had accepted and joins its threads; executors retired by a
+    /// reload finish draining too. Dropping the registry does the same.
     ///
     /// # Examples
     ///
@@ -591,7 +326,7 @@ impl Executors {
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     /// use std::sync::Arc;
     ///
-    /// let mut executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+    /// let executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
     /// let ran = Arc::new(AtomicUsize::new(0));
     /// let counter = Arc::clone(&ran);
     /// executors.register_sequence("count", move |_m: Message| {
@@ -605,15 +340,14 @@ impl Executors {
     /// assert_eq!(ran.load(Ordering::SeqCst), 100);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn shutdown(mut self) {
-        for (_, entry) in std::mem::take(&mut self.entries) {
-            entry.executor.shutdown();
-        }
-        self.join_retiring();
+    pub fn shutdown(self) {
+        drop(self);
     }
 
-    fn join_retiring(&mut self) {
-        for handle in self.retiring.drain(..) {
+    fn join_retiring(&self) {
+        let handles =
+            std::mem::take(&mut *self.retiring.lock().unwrap_or_else(PoisonError::into_inner));
+        for handle in handles {
             // A retire thread only calls `Executor::shutdown`; if that
             // panicked there is nothing left to drain.
             let _ = handle.join();
@@ -623,18 +357,38 @@ impl Executors {
 
 impl Drop for Executors {
     fn drop(&mut self) {
-        // The entries drop after this, and each executor's drop drains it.
+        // Nobody else can hold the executors now (an `ExecutorRef` borrows
+        // the registry): dropping the table hands each to `retired`, in
+        // name order, and each drains and stops here.
+        let table = std::mem::take(self.table.get_mut().unwrap_or_else(PoisonError::into_inner));
+        let (to, retired) = mpsc::channel();
+        for entry in table.entries.values() {
+            entry.executor.retire_to(to.clone());
+        }
+        drop(to);
+        drop(table);
+        for executor in retired {
+            executor.shutdown();
+        }
         self.join_retiring();
     }
 }
 
 impl fmt::Debug for Executors {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let table = self.table();
+        let retiring = self
+            .retiring
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter(|h| !h.is_finished())
+            .count();
         f.debug_struct("Executors")
-            .field("executors", &self.entries.keys().collect::<Vec<_>>())
-            .field("rules", &self.rules.keys().collect::<Vec<_>>())
-            .field("sequences", &self.sequences)
-            .field("retiring", &self.retiring.len())
+            .field("executors", &table.entries.keys().collect::<Vec<_>>())
+            .field("rules", &table.rules.keys().collect::<Vec<_>>())
+            .field("sequences", &table.sequences)
+            .field("retiring", &retiring)
             .finish()
     }
 }

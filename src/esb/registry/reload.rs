@@ -1,26 +1,29 @@
 //! Reloading an edited `executors.toml` into a running registry.
 //!
-//! [`Executors::reload`] takes `&mut self`: it swaps executors while no
-//! message can be on its way in. It checks and builds everything first, so
-//! a file with a mistake changes nothing. Then an executor whose settings
-//! are unchanged keeps running untouched (its queue included); a new one
-//! starts; a changed one is replaced by a fresh one, and the old one, like
-//! a removed one, is *retired*: it takes no new messages, runs every job it
-//! had accepted, and stops. Retired executors drain on a background thread,
-//! so a caller holding the registry in a `RwLock` holds the write lock only
-//! for the swap, and a sequence that enqueues into the same registry cannot
-//! deadlock the reload. [`Reload::wait`] waits for the drain;
-//! [`Executors::shutdown`] and dropping the registry wait for it too.
+//! [`Executors::reload`] takes `&self` and never waits for a reader. It
+//! checks and builds everything first, so a file with a mistake changes
+//! nothing. Then an executor whose settings are unchanged keeps running
+//! untouched (its queue included); a new one starts; a changed one is
+//! replaced by a fresh one, and the old one, like a removed one, is
+//! *retired*: new lookups no longer find it, a caller that found it just
+//! before still queues into it, and once the last such caller has let go
+//! it runs every job it had accepted and stops, on a background thread.
+//! The new table is swapped in atomically; a sequence that enqueues into
+//! the same registry, or a producer blocked on a full lane, is never
+//! waited for by the reload, and never waits for it. [`Reload::wait`]
+//! waits for the drain; [`Executors::shutdown`] and dropping the registry
+//! wait for it too.
 //!
 //! Rule sets are replaced by the file's. Sequences (code) survive; hooks
 //! and fault handlers stay with an executor that keeps its name and go with
 //! one that is removed.
 
-use super::{Entry, Executors};
-use crate::ConfigError;
+use super::{Entry, Executors, Table};
 use crate::esb::config::{self, Plan};
+use crate::{ConfigError, Executor};
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
 
@@ -31,12 +34,15 @@ impl Executors {
     /// stop; see [`Reload`]). Checks and builds everything first, so a file
     /// with a mistake changes nothing.
     ///
-    /// It takes `&mut self`, so no message is on its way in during the
-    /// swap; the retired executors drain on a background thread, so a
-    /// caller holding the registry in a `RwLock` holds the write lock only
-    /// for the swap. Rule sets are replaced by the file's; sequences
-    /// survive; hooks and fault handlers stay with an executor that keeps
-    /// its name.
+    /// It takes `&self`: share the registry as an `Arc<Executors>`, with no
+    /// lock around it. Enqueues and lookups on other threads go on during
+    /// the reload and see either the old executors or the new ones; a
+    /// caller that found an executor just before it was retired still
+    /// queues into it, and the retired executor drains on a background
+    /// thread once the last such caller is done. Reloads (and
+    /// registrations) take turns. Rule sets are replaced by the file's;
+    /// sequences survive; hooks and fault handlers stay with an executor
+    /// that keeps its name.
     ///
     /// # Errors
     ///
@@ -47,23 +53,25 @@ impl Executors {
     ///
     /// ```
     /// use priority_executor::Executors;
+    /// use std::sync::Arc;
     ///
     /// let dir = std::env::temp_dir().join(format!("reload-doc-{}", std::process::id()));
     /// std::fs::create_dir_all(&dir)?;
     /// let path = dir.join("executors.toml");
     /// std::fs::write(&path, "[executors.a]\nlanes = [{ priority = 1 }]\n")?;
-    /// let mut executors = Executors::from_path(&path)?;
+    /// let executors = Arc::new(Executors::from_path(&path)?);
     ///
     /// std::fs::write(&path, "[executors.b]\nlanes = [{ priority = 1 }]\n")?;
-    /// let reload = executors.reload(&path)?;
+    /// let reloader = Arc::clone(&executors);
+    /// let reload = std::thread::spawn(move || reloader.reload(&path)).join().unwrap()?;
     /// assert_eq!(reload.added(), ["b"]);
     /// assert_eq!(reload.removed(), ["a"]);
     /// reload.wait(); // "a" has drained and stopped
-    /// executors.shutdown();
+    /// assert_eq!(executors.names(), ["b"]);
     /// # std::fs::remove_dir_all(&dir)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn reload(&mut self, path: impl AsRef<Path>) -> Result<Reload, ConfigError> {
+    pub fn reload(&self, path: impl AsRef<Path>) -> Result<Reload, ConfigError> {
         let plan = config::read(path.as_ref())?;
         self.apply(plan)
     }
@@ -79,7 +87,7 @@ impl Executors {
     /// ```
     /// use priority_executor::Executors;
     ///
-    /// let mut executors = Executors::from_toml_str("[executors.a]\nlanes = [{ priority = 1 }]\n")?;
+    /// let executors = Executors::from_toml_str("[executors.a]\nlanes = [{ priority = 1 }]\n")?;
     /// let reload = executors.reload_toml_str(
     ///     "[executors.a]\nlanes = [{ priority = 1 }]\n[executors.b]\nlanes = [{ priority = 1 }]\n",
     /// )?;
@@ -88,17 +96,19 @@ impl Executors {
     /// executors.shutdown();
     /// # Ok::<(), priority_executor::ConfigError>(())
     /// ```
-    pub fn reload_toml_str(&mut self, toml: &str) -> Result<Reload, ConfigError> {
+    pub fn reload_toml_str(&self, toml: &str) -> Result<Reload, ConfigError> {
         let plan = config::parse(toml.to_owned(), None)?;
         self.apply(plan)
     }
 
-    fn apply(&mut self, plan: Plan) -> Result<Reload, ConfigError> {
+    fn apply(&self, plan: Plan) -> Result<Reload, ConfigError> {
+        let _writer = self.writer();
+        let current = self.table();
         // Build first: on error `fresh` drops (shutting down what it built)
         // and the registry is untouched.
         let mut fresh = BTreeMap::new();
         for executor in &plan.executors {
-            let same = self
+            let same = current
                 .entries
                 .get(&executor.name)
                 .is_some_and(|e| e.spec == executor.spec);
@@ -107,22 +117,29 @@ impl Executors {
             }
         }
 
-        let mut old = std::mem::take(&mut self.entries);
+        let mut old = current.entries.clone();
+        let mut next = Table {
+            entries: BTreeMap::new(),
+            rules: plan.rules,
+            sequences: current.sequences.clone(),
+            counters: current.counters.clone(),
+        };
         let mut report = Reload::default();
         let mut retired = Vec::new();
         for executor in plan.executors {
             let name = executor.name;
             let entry = match (old.remove(&name), fresh.remove(&name)) {
-                (Some(mut kept), None) => {
+                (Some(kept), None) => {
+                    let mut kept = Entry::clone(&kept);
                     kept.rules = executor.rules;
                     report.unchanged.push(name.clone());
                     kept
                 }
                 (Some(previous), Some(built)) => {
                     let mut entry = Entry::new(&name, built, executor.spec, executor.rules);
-                    entry.hook = previous.hook;
-                    entry.fault = previous.fault;
-                    retired.push(previous.executor);
+                    entry.hook = previous.hook.clone();
+                    entry.fault = previous.fault.clone();
+                    retired.push(Arc::clone(&previous.executor));
                     report.replaced.push(name.clone());
                     entry
                 }
@@ -133,37 +150,55 @@ impl Executors {
                 // Every name of the plan is either running or was built.
                 (None, None) => continue,
             };
-            self.entries.insert(name, entry);
+            next.entries.insert(name, Arc::new(entry));
         }
         for (name, entry) in old {
             report.removed.push(name);
-            retired.push(entry.executor);
+            retired.push(Arc::clone(&entry.executor));
         }
-        self.rules = plan.rules;
 
-        self.retiring.retain(|h| !h.is_finished());
-        report.drained = Drained::default();
-        if !retired.is_empty() {
-            let done = Arc::clone(&report.drained.0);
-            let spawned = thread::Builder::new()
-                .name("executors-retire".to_owned())
-                .spawn(move || {
-                    // Set even if a shutdown panics, so `wait` returns.
-                    let _finish = FinishOnDrop(done);
-                    for executor in retired {
-                        executor.shutdown();
-                    }
-                });
-            match spawned {
-                Ok(handle) => self.retiring.push(handle),
-                // The closure is gone: dropping it dropped the executors,
-                // and dropping an executor drains it here, inline.
-                Err(_) => Drained::finish(&report.drained.0),
-            }
-        } else {
-            Drained::finish(&report.drained.0);
+        // Marked before the swap: whoever drops the last reference to a
+        // retired executor, this thread included, sends it to be drained.
+        let (to, drain) = mpsc::channel();
+        for executor in &retired {
+            executor.retire_to(to.clone());
         }
+        drop(to);
+        let count = retired.len();
+        drop(retired);
+        let replaced = self.publish(next);
+        drop((replaced, current));
+        self.retire(count, drain, &report.drained);
         Ok(report)
+    }
+
+    /// Drains and stops the `count` executors `drain` receives, on a
+    /// background thread, then marks `drained`.
+    fn retire(&self, count: usize, drain: Receiver<Executor>, drained: &Drained) {
+        let mut retiring = self.retiring.lock().unwrap_or_else(PoisonError::into_inner);
+        retiring.retain(|h| !h.is_finished());
+        if count == 0 {
+            Drained::finish(&drained.0);
+            return;
+        }
+        let done = Arc::clone(&drained.0);
+        let finish = Arc::clone(&drained.0);
+        let spawned = thread::Builder::new()
+            .name("executors-retire".to_owned())
+            .spawn(move || {
+                // Set even if a shutdown panics, so `wait` returns.
+                let _finish = FinishOnDrop(done);
+                for executor in drain {
+                    executor.shutdown();
+                }
+            });
+        match spawned {
+            Ok(handle) => retiring.push(handle),
+            // The receiver is gone with the closure: each retired executor
+            // drains where its last reference is dropped, and `wait` does
+            // not wait for it.
+            Err(_) => Drained::finish(&finish),
+        }
     }
 }
 
@@ -177,7 +212,7 @@ impl Executors {
 /// ```
 /// use priority_executor::Executors;
 ///
-/// let mut executors = Executors::from_toml_str(
+/// let executors = Executors::from_toml_str(
 ///     "[executors.a]\nlanes = [{ priority = 1 }]\n[executors.b]\nlanes = [{ priority = 1 }]\n",
 /// )?;
 /// let reload = executors.reload_toml_str(
@@ -242,7 +277,10 @@ impl Reload {
     }
 
     /// Blocks until every executor this reload retired has run all the jobs
-    /// it had accepted and stopped its threads.
+    /// it had accepted and stopped its threads. A retired executor drains
+    /// once nobody uses it any more: a caller still queueing into it, or an
+    /// [`ExecutorRef`](crate::ExecutorRef) held on it, is waited for, so do
+    /// not call this while holding one.
     ///
     /// # Examples
     ///

@@ -1,0 +1,155 @@
+//! From checked settings to a running executor: the builder, and a
+//! builder error placed back at the key that caused it.
+
+use super::raw::RawLane;
+use super::{ExecutorPlan, ExecutorSpec, Plan, Spanned};
+use crate::esb::config_error::{ConfigError, Issue};
+use crate::{BuildError, Executor, ExecutorBuilder, Priority};
+
+impl ExecutorSpec {
+    /// The builder for these settings; what is not set keeps the builder's
+    /// default.
+    pub(crate) fn builder(&self, name: &str) -> ExecutorBuilder {
+        let mut builder = Executor::builder().name(name);
+        if let Some(n) = self.core_threads {
+            builder = builder.core_threads(n);
+        }
+        if let Some(n) = self.max_threads {
+            builder = builder.max_threads(n);
+        }
+        if let Some(d) = self.keep_alive {
+            builder = builder.keep_alive(d);
+        }
+        if let Some(allow) = self.allow_core_timeout {
+            builder = builder.allow_core_timeout(allow);
+        }
+        if let Some(picker) = self.picker {
+            builder = builder.picker(picker);
+        }
+        for (_, lane) in &self.lanes {
+            builder = builder.lane_config(lane.clone());
+        }
+        builder
+    }
+}
+
+impl Plan {
+    /// Builds the executor `plan` (one of `self.executors`), placing a
+    /// builder error at the key that caused it.
+    pub(crate) fn build(&self, plan: &ExecutorPlan) -> Result<Executor, ConfigError> {
+        plan.spec
+            .builder(&plan.name)
+            .build()
+            .map_err(|err| build_issue(plan, err).locate(&self.source, self.path.as_deref()))
+    }
+}
+
+/// Which key a [`BuildError`] is about, and what to say about it.
+fn build_issue(plan: &ExecutorPlan, err: BuildError) -> Issue {
+    let table = plan.raw.span();
+    let raw = plan.raw.get_ref();
+    let lanes: &[Spanned<RawLane>] = raw.lanes.as_ref().map_or(&[], |l| l.get_ref());
+    let lane = |p: Priority| {
+        lanes
+            .iter()
+            .map(Spanned::get_ref)
+            .find(|l| *l.priority.get_ref() == p.0)
+    };
+    let value_span = |value: &Option<Spanned<usize>>| value.as_ref().map(Spanned::span);
+    let lane_key =
+        |p: Priority, key: fn(&RawLane) -> Option<std::ops::Range<usize>>| lane(p).and_then(key);
+    let issue = match &err {
+        BuildError::NoLanes => match &raw.lanes {
+            Some(lanes) => Issue::invalid(
+                lanes.span(),
+                "lanes = [] is not allowed (an executor needs at least one lane)",
+            ),
+            None => Issue::missing(
+                table,
+                "no lanes (declare at least one [[executors.NAME.lanes]] with a priority)",
+            )
+            .with_field("lanes"),
+        },
+        BuildError::DuplicatePriority { priority } => {
+            let span = lanes
+                .iter()
+                .filter(|l| *l.get_ref().priority.get_ref() == priority.0)
+                .nth(1)
+                .map_or(table, |l| l.get_ref().priority.span());
+            Issue::invalid(
+                span,
+                format!("priority = {priority} is declared twice (each priority has one lane)"),
+            )
+        }
+        BuildError::ZeroWeight { priority } => match lane(*priority) {
+            Some(RawLane {
+                weight: Some(w), ..
+            }) => Issue::invalid(w.span(), "weight = 0 is not allowed (weight must be >= 1)"),
+            Some(l) => Issue::invalid(
+                l.priority.span(),
+                format!(
+                    "priority = {priority} needs an explicit weight >= 1 (a lane's weight \
+                     defaults to its priority, and weight 0 is not allowed)"
+                ),
+            ),
+            None => Issue::invalid(table, err.to_string()),
+        },
+        BuildError::ZeroCapacity { priority } => {
+            let span = lane(*priority)
+                .and_then(|l| l.capacity.as_ref())
+                .map_or(table, Spanned::span);
+            Issue::invalid(
+                span,
+                "capacity = 0 is not allowed (capacity must be >= 1; omit it for an unbounded lane)",
+            )
+        }
+        BuildError::CoreExceedsMax { core, max } => {
+            match (value_span(&raw.core_threads), value_span(&raw.max_threads)) {
+                (Some(span), _) => Issue::invalid(
+                    span,
+                    format!(
+                        "core_threads = {core} is greater than max_threads = {max} \
+                         (core_threads must be <= max_threads)"
+                    ),
+                ),
+                (None, Some(span)) => Issue::invalid(
+                    span,
+                    format!(
+                        "max_threads = {max} is less than the default core_threads = {core} \
+                         (one per CPU); set core_threads <= max_threads"
+                    ),
+                ),
+                (None, None) => Issue::invalid(table, err.to_string()),
+            }
+        }
+        BuildError::ZeroMaxThreads => Issue::invalid(
+            value_span(&raw.max_threads).unwrap_or(table),
+            "max_threads = 0 is not allowed (max_threads must be >= 1)",
+        ),
+        BuildError::WeightsTooLarge { sum, limit } => Issue::invalid(
+            raw.lanes.as_ref().map_or(table, Spanned::span),
+            format!(
+                "lane weights add up to {sum}, more than the limit of {limit} (give the lanes \
+                 smaller explicit weights: only their ratios matter)"
+            ),
+        ),
+        BuildError::ZeroMaxRunning { priority } => Issue::invalid(
+            lane_key(*priority, |l| l.max_running.as_ref().map(Spanned::span)).unwrap_or(table),
+            "max_running = 0 is not allowed (at least 1 thread, or a percentage such as \"20%\")",
+        ),
+        BuildError::BadMaxRunningPercent { priority, percent } => Issue::invalid(
+            lane_key(*priority, |l| l.max_running.as_ref().map(Spanned::span)).unwrap_or(table),
+            format!("max_running = \"{percent}%\" is not allowed (a percentage is 1% to 100%)"),
+        ),
+        BuildError::ZeroPromoteAfter { priority } => Issue::invalid(
+            lane_key(*priority, |l| l.promote_after.as_ref().map(Spanned::span)).unwrap_or(table),
+            "promote_after must be longer than zero (omit it for no aging)",
+        ),
+        BuildError::InvalidName { .. } => Issue::invalid(
+            plan.name_span.clone(),
+            "the name contains a NUL byte, which a thread name cannot hold (an executor's \
+             threads are named after it)",
+        ),
+    };
+    issue.with_source(err)
+}

@@ -1,0 +1,162 @@
+//! The file's shape: `[executors.NAME]`, its lanes and `[rules.NAME]`, read
+//! from the parsed document with each value's span. Types and keys are
+//! checked here; what the values mean is checked by the caller.
+
+use super::document::{Fields, Node, Spanned, U32, WHOLE};
+use crate::esb::config_error::Issue;
+use crate::esb::rules::{self, RawRules};
+use crate::{Capacity, MaxRunning};
+
+const FILE_KEYS: &[&str] = &["executors", "rules"];
+const EXECUTOR_KEYS: &[&str] = &[
+    "core_threads",
+    "max_threads",
+    "keep_alive",
+    "allow_core_timeout",
+    "picker",
+    "rules",
+    "lanes",
+];
+const LANE_KEYS: &[&str] = &[
+    "priority",
+    "capacity",
+    "weight",
+    "max_running",
+    "promote_after",
+    "when_full",
+];
+
+/// The whole file, executors and rule sets each sorted by name.
+#[derive(Debug)]
+pub(crate) struct RawFile {
+    pub(crate) executors: Vec<(Spanned<String>, Spanned<RawExecutor>)>,
+    pub(crate) rules: Vec<(Spanned<String>, Spanned<RawRules>)>,
+}
+
+/// `[executors.NAME]` as written. Every key but `lanes` is optional; an
+/// omitted key takes the builder's default.
+#[derive(Debug)]
+pub(crate) struct RawExecutor {
+    pub(crate) core_threads: Option<Spanned<usize>>,
+    pub(crate) max_threads: Option<Spanned<usize>>,
+    pub(crate) keep_alive: Option<Spanned<String>>,
+    pub(crate) allow_core_timeout: Option<Spanned<bool>>,
+    pub(crate) picker: Option<Spanned<String>>,
+    pub(crate) rules: Option<Spanned<String>>,
+    pub(crate) lanes: Option<Spanned<Vec<Spanned<RawLane>>>>,
+}
+
+/// `[[executors.NAME.lanes]]` as written.
+#[derive(Debug)]
+pub(crate) struct RawLane {
+    pub(crate) priority: Spanned<u32>,
+    pub(crate) capacity: Option<Spanned<Capacity>>,
+    pub(crate) weight: Option<Spanned<u32>>,
+    pub(crate) max_running: Option<Spanned<MaxRunning>>,
+    pub(crate) promote_after: Option<Spanned<String>>,
+    pub(crate) when_full: Option<Spanned<String>>,
+}
+
+/// Reads the document's root table.
+pub(crate) fn file(root: &toml_edit::Table) -> Result<RawFile, Issue> {
+    let root = Node::root(root).fields(FILE_KEYS)?;
+    let executors = named(&root, "executors", executor)?;
+    let rules = named(&root, "rules", |node| {
+        let rules = rules::raw(node)?;
+        Ok(Spanned::new(rules, node.span()))
+    })?;
+    Ok(RawFile { executors, rules })
+}
+
+/// The tables under `[KEY.NAME]`, by name.
+fn named<T>(
+    root: &Fields<'_>,
+    key: &str,
+    read: impl Fn(&Node<'_>) -> Result<T, Issue>,
+) -> Result<Vec<(Spanned<String>, T)>, Issue> {
+    let Some(tables) = root.get(key) else {
+        return Ok(Vec::new());
+    };
+    let mut named = tables
+        .table()?
+        .entries()
+        .map(|(name, node)| Ok((name, read(&node)?)))
+        .collect::<Result<Vec<_>, Issue>>()?;
+    named.sort_by(|(a, _), (b, _)| a.get_ref().cmp(b.get_ref()));
+    Ok(named)
+}
+
+fn executor(node: &Node<'_>) -> Result<Spanned<RawExecutor>, Issue> {
+    let fields = node.fields(EXECUTOR_KEYS)?;
+    let lanes = fields.read("lanes", |lanes| {
+        let array = lanes.array()?;
+        let span = array.span();
+        let lanes = array
+            .into_inner()
+            .iter()
+            .map(lane)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Spanned::new(lanes, span))
+    })?;
+    let executor = RawExecutor {
+        core_threads: fields.read("core_threads", |n| n.integer(WHOLE))?,
+        max_threads: fields.read("max_threads", |n| n.integer(WHOLE))?,
+        keep_alive: fields.read("keep_alive", Node::string)?,
+        allow_core_timeout: fields.read("allow_core_timeout", Node::boolean)?,
+        picker: fields.read("picker", Node::string)?,
+        rules: fields.read("rules", Node::string)?,
+        lanes,
+    };
+    Ok(Spanned::new(executor, fields.span()))
+}
+
+fn lane(node: &Node<'_>) -> Result<Spanned<RawLane>, Issue> {
+    let fields = node.fields(LANE_KEYS)?;
+    let Some(priority) = fields.read("priority", |n| n.integer(U32))? else {
+        return Err(Issue::missing(
+            fields.span(),
+            "missing key `priority` (each lane declares its priority = N)",
+        )
+        .with_field("priority"));
+    };
+    let lane = RawLane {
+        priority,
+        capacity: fields.read("capacity", capacity)?,
+        weight: fields.read("weight", |n| n.integer(U32))?,
+        max_running: fields.read("max_running", max_running)?,
+        promote_after: fields.read("promote_after", Node::string)?,
+        when_full: fields.read("when_full", Node::string)?,
+    };
+    Ok(Spanned::new(lane, fields.span()))
+}
+
+/// `capacity = 1000` or `capacity = "unbounded"` (the same as omitting it).
+fn capacity(node: &Node<'_>) -> Result<Spanned<Capacity>, Issue> {
+    const EXPECTED: &str = "a whole number >= 1 or \"unbounded\"";
+    let capacity = match (node.as_integer(), node.as_str()) {
+        (Some(n), _) => usize::try_from(n)
+            .map(Capacity::Bounded)
+            .map_err(|_| node.not_allowed(EXPECTED))?,
+        (None, Some("unbounded")) => Capacity::Unbounded,
+        (None, Some(_)) => return Err(node.not_allowed(EXPECTED)),
+        (None, None) => return Err(node.wrong_type(EXPECTED)),
+    };
+    Ok(Spanned::new(capacity, node.span()))
+}
+
+/// `max_running = 4` (threads) or `max_running = "20%"` (of max_threads).
+fn max_running(node: &Node<'_>) -> Result<Spanned<MaxRunning>, Issue> {
+    const EXPECTED: &str = "a number of threads >= 1 or a percentage such as \"20%\"";
+    let limit = match (node.as_integer(), node.as_str()) {
+        (Some(n), _) => usize::try_from(n)
+            .map(MaxRunning::Threads)
+            .map_err(|_| node.not_allowed(EXPECTED))?,
+        (None, Some(text)) => text
+            .strip_suffix('%')
+            .and_then(|n| n.trim().parse::<u8>().ok())
+            .map(MaxRunning::Percent)
+            .ok_or_else(|| node.not_allowed(EXPECTED))?,
+        (None, None) => return Err(node.wrong_type(EXPECTED)),
+    };
+    Ok(Spanned::new(limit, node.span()))
+}

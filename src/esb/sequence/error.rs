@@ -1,0 +1,336 @@
+//! Why the registry refused a message, or a name.
+
+use crate::util::List;
+use crate::{Message, Priority};
+use std::error::Error;
+use std::fmt;
+
+/// A message the registry did not queue, handed back with the reason: an
+/// unknown executor, sequence or priority, a full lane, or an executor shut
+/// down.
+///
+/// Get the message back with [`into_message`](SequenceError::into_message).
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{Executors, Message, Priority, SequenceError};
+///
+/// let mut executors = Executors::from_toml_str(
+///     "[executors.visa]\nlanes = [{ priority = 10 }, { priority = 1 }]\n",
+/// )?;
+/// executors.register_sequence("submit", |_m: Message| Ok::<(), std::io::Error>(()));
+/// let message = Message::builder().body("<visa/>").build();
+/// let err = executors
+///     .enqueue_sequence_at("visa", "submit", message, Priority(5))
+///     .unwrap_err();
+/// assert!(err.is_unknown_priority());
+/// assert!(matches!(err, SequenceError::UnknownPriority { priority: Priority(5), .. }));
+/// assert_eq!(err.to_string(), "executor \"visa\" has no lane for priority 5 (lanes: 10, 1)");
+/// assert_eq!(err.into_message().body(), b"<visa/>");
+/// executors.shutdown();
+/// # Ok::<(), priority_executor::ConfigError>(())
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SequenceError {
+    /// No executor has this name.
+    UnknownExecutor {
+        /// The name asked for.
+        executor: String,
+        /// The executors there are, sorted.
+        known: Vec<String>,
+        /// The message, unqueued.
+        message: Message,
+    },
+    /// No sequence is registered under this name.
+    UnknownSequence {
+        /// The name asked for.
+        sequence: String,
+        /// The sequences there are, sorted.
+        known: Vec<String>,
+        /// The message, unqueued.
+        message: Message,
+    },
+    /// The executor has no lane for the priority (given, or set by the
+    /// before-enqueue hook).
+    UnknownPriority {
+        /// The executor.
+        executor: String,
+        /// The priority asked for.
+        priority: Priority,
+        /// The executor's lanes, highest first.
+        lanes: Vec<Priority>,
+        /// The message, unqueued.
+        message: Message,
+    },
+    /// The lane was full: from
+    /// [`try_enqueue_sequence`](crate::Executors::try_enqueue_sequence), or
+    /// a lane whose `when_full` policy is `"reject"`.
+    Full {
+        /// The executor.
+        executor: String,
+        /// The full lane.
+        priority: Priority,
+        /// The message, unqueued.
+        message: Message,
+    },
+    /// The executor is shutting down.
+    ShutDown {
+        /// The executor.
+        executor: String,
+        /// The message, unqueued.
+        message: Message,
+    },
+}
+
+impl SequenceError {
+    /// The message, as it was when refused (a before-enqueue hook may have
+    /// changed it).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Executors, Message};
+    ///
+    /// let executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+    /// let message = Message::builder().property("id", "7").build();
+    /// let err = executors.enqueue_sequence("e", "missing", message).unwrap_err();
+    /// assert!(err.is_unknown_sequence());
+    /// assert_eq!(err.message().property("id"), Some("7"));
+    /// executors.shutdown();
+    /// # Ok::<(), priority_executor::ConfigError>(())
+    /// ```
+    pub fn message(&self) -> &Message {
+        match self {
+            SequenceError::UnknownExecutor { message, .. }
+            | SequenceError::UnknownSequence { message, .. }
+            | SequenceError::UnknownPriority { message, .. }
+            | SequenceError::Full { message, .. }
+            | SequenceError::ShutDown { message, .. } => message,
+        }
+    }
+
+    /// Takes the message back.
+    ///
+    /// # Examples
+    ///
+    /// See [`SequenceError`].
+    pub fn into_message(self) -> Message {
+        match self {
+            SequenceError::UnknownExecutor { message, .. }
+            | SequenceError::UnknownSequence { message, .. }
+            | SequenceError::UnknownPriority { message, .. }
+            | SequenceError::Full { message, .. }
+            | SequenceError::ShutDown { message, .. } => message,
+        }
+    }
+
+    /// Was no executor of that name?
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Executors, Message};
+    ///
+    /// let executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+    /// let err = executors.enqueue_sequence("nope", "s", Message::new()).unwrap_err();
+    /// assert!(err.is_unknown_executor());
+    /// executors.shutdown();
+    /// # Ok::<(), priority_executor::ConfigError>(())
+    /// ```
+    pub fn is_unknown_executor(&self) -> bool {
+        matches!(self, SequenceError::UnknownExecutor { .. })
+    }
+
+    /// Was no sequence of that name registered?
+    ///
+    /// # Examples
+    ///
+    /// See [`message`](SequenceError::message).
+    pub fn is_unknown_sequence(&self) -> bool {
+        matches!(self, SequenceError::UnknownSequence { .. })
+    }
+
+    /// Had the executor no lane for the priority?
+    ///
+    /// # Examples
+    ///
+    /// See [`SequenceError`].
+    pub fn is_unknown_priority(&self) -> bool {
+        matches!(self, SequenceError::UnknownPriority { .. })
+    }
+
+    /// Was the lane full?
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Executors, Message};
+    /// use std::sync::{mpsc, Mutex};
+    ///
+    /// let mut executors = Executors::from_toml_str(
+    ///     "[executors.e]\ncore_threads = 1\nmax_threads = 1\nlanes = [{ priority = 1, capacity = 1 }]\n",
+    /// )?;
+    /// let (started, worker_busy) = mpsc::channel();
+    /// let (release, gate) = mpsc::channel::<()>();
+    /// let (started, gate) = (Mutex::new(started), Mutex::new(gate));
+    /// executors.register_sequence("hold", move |_m: Message| {
+    ///     started.lock().unwrap().send(()).unwrap();
+    ///     gate.lock().unwrap().recv().ok();
+    ///     Ok::<(), std::io::Error>(())
+    /// });
+    /// let held = executors.enqueue_sequence("e", "hold", Message::new())?;
+    /// worker_busy.recv()?; // the worker is busy, the lane empty
+    /// let queued = executors.try_enqueue_sequence("e", "hold", Message::new())?; // fills it
+    /// let err = executors.try_enqueue_sequence("e", "hold", Message::new()).unwrap_err();
+    /// assert!(err.is_full());
+    /// assert_eq!(err.to_string(), "executor \"e\": lane 1 is full");
+    /// drop((release, held, queued)); // the gate opens
+    /// executors.shutdown();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn is_full(&self) -> bool {
+        matches!(self, SequenceError::Full { .. })
+    }
+
+    /// Was the executor shut down?
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Executors, Message};
+    ///
+    /// let mut executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+    /// executors.register_sequence("s", |_m: Message| Ok::<(), std::io::Error>(()));
+    /// let _pending = executors.get("e").expect("declared").shutdown_now();
+    /// let err = executors.enqueue_sequence("e", "s", Message::new()).unwrap_err();
+    /// assert!(err.is_shut_down());
+    /// executors.shutdown();
+    /// # Ok::<(), priority_executor::ConfigError>(())
+    /// ```
+    pub fn is_shut_down(&self) -> bool {
+        matches!(self, SequenceError::ShutDown { .. })
+    }
+}
+
+impl fmt::Display for SequenceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SequenceError::UnknownExecutor {
+                executor, known, ..
+            } => {
+                write!(
+                    f,
+                    "no executor named {executor:?} (executors: {})",
+                    List(known)
+                )
+            }
+            SequenceError::UnknownSequence {
+                sequence, known, ..
+            } => {
+                write!(
+                    f,
+                    "no sequence named {sequence:?} (sequences: {})",
+                    List(known)
+                )
+            }
+            SequenceError::UnknownPriority {
+                executor,
+                priority,
+                lanes,
+                ..
+            } => {
+                write!(
+                    f,
+                    "executor {executor:?} has no lane for priority {priority} (lanes: {})",
+                    List(lanes)
+                )
+            }
+            SequenceError::Full {
+                executor, priority, ..
+            } => {
+                write!(f, "executor {executor:?}: lane {priority} is full")
+            }
+            SequenceError::ShutDown { executor, .. } => {
+                write!(f, "executor {executor:?} is shut down")
+            }
+        }
+    }
+}
+
+impl Error for SequenceError {}
+
+/// A name given to [`Executors`](crate::Executors) that names no executor
+/// or no registered sequence.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{Executors, Message, Priority};
+///
+/// let mut executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+/// let err = executors
+///     .set_before_enqueue("typo", |_m: &mut Message, _p: &mut Priority| {})
+///     .unwrap_err();
+/// assert_eq!(err.to_string(), "no executor named \"typo\" (executors: e)");
+/// assert_eq!(err.name(), "typo");
+/// executors.shutdown();
+/// # Ok::<(), priority_executor::ConfigError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownName {
+    what: &'static str,
+    name: String,
+    known: Vec<String>,
+}
+
+impl UnknownName {
+    pub(crate) fn new(what: &'static str, name: &str, known: Vec<String>) -> Self {
+        UnknownName {
+            what,
+            name: name.to_owned(),
+            known,
+        }
+    }
+
+    /// The name that was not found.
+    ///
+    /// # Examples
+    ///
+    /// See [`UnknownName`].
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The names there are, sorted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use priority_executor::{Executors, Message};
+    /// # let mut executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+    /// let err = executors
+    ///     .set_sequence_fault_handler("missing", |_m, _failure| {})
+    ///     .unwrap_err();
+    /// assert!(err.known().is_empty());
+    /// # executors.shutdown();
+    /// # Ok::<(), priority_executor::ConfigError>(())
+    /// ```
+    pub fn known(&self) -> &[String] {
+        &self.known
+    }
+}
+
+impl fmt::Display for UnknownName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let known = List(&self.known);
+        write!(
+            f,
+            "no {} named {:?} ({}s: {known})",
+            self.what, self.name, self.what
+        )
+    }
+}
+
+impl Error for UnknownName {}

@@ -1,0 +1,151 @@
+//! A failed sequence run, as its handle and its fault handler see it.
+
+use crate::Priority;
+use std::error::Error;
+use std::fmt;
+use std::sync::Arc;
+
+use super::BoxError;
+
+/// A sequence run that failed: which sequence, on which executor, at which
+/// priority, and the error it returned (or the panic's message).
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{Executors, Message};
+/// use std::io;
+///
+/// let mut executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+/// executors.register_sequence("reject", |_m: Message| {
+///     Err(io::Error::new(io::ErrorKind::InvalidData, "bad visa form"))
+/// });
+/// let failure = executors
+///     .enqueue_sequence("e", "reject", Message::new())?
+///     .join()
+///     .expect("no panic")
+///     .unwrap_err();
+/// assert_eq!(failure.sequence(), "reject");
+/// assert_eq!(failure.executor(), "e");
+/// assert_eq!(failure.error().to_string(), "bad visa form");
+/// assert_eq!(
+///     failure.to_string(),
+///     "sequence \"reject\" on executor \"e\" (priority 1) failed: bad visa form"
+/// );
+/// executors.shutdown();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct SequenceFailure {
+    executor: Arc<str>,
+    sequence: Arc<str>,
+    priority: Priority,
+    error: BoxError,
+}
+
+impl SequenceFailure {
+    pub(crate) fn new(
+        executor: Arc<str>,
+        sequence: Arc<str>,
+        priority: Priority,
+        error: BoxError,
+    ) -> Self {
+        SequenceFailure {
+            executor,
+            sequence,
+            priority,
+            error,
+        }
+    }
+
+    /// The executor the sequence ran on.
+    ///
+    /// # Examples
+    ///
+    /// See [`SequenceFailure`].
+    pub fn executor(&self) -> &str {
+        &self.executor
+    }
+
+    /// The sequence that failed.
+    ///
+    /// # Examples
+    ///
+    /// See [`SequenceFailure`].
+    pub fn sequence(&self) -> &str {
+        &self.sequence
+    }
+
+    /// The priority the message ran at.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use priority_executor::{Executors, Message, Priority};
+    /// # let mut executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 3 }]\n")?;
+    /// # executors.register_sequence("fail", |_m: Message| Err(std::fmt::Error));
+    /// let failure = executors.enqueue_sequence("e", "fail", Message::new())?.join()?.unwrap_err();
+    /// assert_eq!(failure.priority(), Priority(3));
+    /// # executors.shutdown();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn priority(&self) -> Priority {
+        self.priority
+    }
+
+    /// The error the sequence returned; for a panic, an error whose
+    /// `Display` is the panic's message.
+    ///
+    /// # Examples
+    ///
+    /// See [`SequenceFailure`].
+    pub fn error(&self) -> &(dyn Error + Send + Sync + 'static) {
+        &*self.error
+    }
+
+    /// Takes the error out, for example to downcast it to the sequence's
+    /// own error type.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use priority_executor::{Executors, Message};
+    /// # let mut executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+    /// executors.register_sequence("fail", |_m: Message| Err(std::fmt::Error));
+    /// let failure = executors.enqueue_sequence("e", "fail", Message::new())?.join()?.unwrap_err();
+    /// assert!(failure.into_error().downcast::<std::fmt::Error>().is_ok());
+    /// # executors.shutdown();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn into_error(self) -> Box<dyn Error + Send + Sync + 'static> {
+        self.error
+    }
+}
+
+impl fmt::Display for SequenceFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "sequence {:?} on executor {:?} (priority {}) failed: {}",
+            &*self.sequence, &*self.executor, self.priority, self.error
+        )
+    }
+}
+
+impl Error for SequenceFailure {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        Some(&*self.error)
+    }
+}
+
+/// What a fault handler is told about a panic.
+#[derive(Debug)]
+pub(crate) struct Panicked(pub(crate) String);
+
+impl fmt::Display for Panicked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "panicked: {}", self.0)
+    }
+}
+
+impl Error for Panicked {}
