@@ -80,7 +80,12 @@ where
     }
 
     #[inline]
-    fn attempt(&mut self, _n: u32) -> Result<T, String> {
+    fn attempts(&self) -> u32 {
+        u32::from(self.value.is_none())
+    }
+
+    #[inline]
+    fn attempt(&mut self) -> Result<T, String> {
         match self.value.take() {
             Some(value) => Ok((self.run)(value)),
             None => Err("job body already consumed".to_owned()),

@@ -533,7 +533,7 @@ mod item5 {
     fn a_nul_byte_in_a_configured_name() {
         let toml = "[executors.\"a\\u0000b\"]\ncore_threads = 1\nmax_threads = 1\n\
                     lanes = [{ priority = 1 }]\n";
-        let mut executors = match Executors::from_toml_str(toml) {
+        let executors = match Executors::from_toml_str(toml) {
             Err(err) => {
                 assert!(names_the_nul_byte(&err.to_string()), "unclear error: {err}");
                 return;
@@ -626,7 +626,7 @@ mod item6 {
              keep_alive = \"18446744073709551615s\"\nlanes = [{ priority = 1 }]\n",
         )
         .expect("a huge keep-alive is valid");
-        later_jobs_run(executors.get("k").expect("declared"));
+        later_jobs_run(&executors.get("k").expect("declared"));
     }
 }
 
