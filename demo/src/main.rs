@@ -6,8 +6,8 @@
 //! table per lane and drawn as an SVG chart.
 //!
 //! ```text
-//! cargo run --release --example floodgate
-//! cargo run --release --example floodgate -- --jobs 2000 --picker classic --svg /tmp/f.svg
+//! cargo run --release -p priority-executor-demo
+//! cargo run --release -p priority-executor-demo -- --jobs 2000 --picker classic --svg /tmp/f.svg
 //! ```
 //!
 //! The executor is `visa_priority_exec` from `executors.toml` (its lanes,
@@ -219,8 +219,7 @@ impl Source {
 fn executor_for(options: &Options) -> Result<(Source, String), String> {
     let file = match &options.config {
         Some(path) => Some(path.clone()),
-        None => Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("executors.toml"))
-            .filter(|path| path.is_file()),
+        None => Some(repository_config()).filter(|path| path.is_file()),
     };
     let Some(path) = file else {
         if options.executor != DEFAULT_EXECUTOR {
@@ -268,6 +267,13 @@ fn executor_for(options: &Options) -> Result<(Source, String), String> {
         },
         path.display().to_string(),
     ))
+}
+
+/// `executors.toml` at the repository root: the demo's package is the
+/// folder `demo/` in it.
+fn repository_config() -> PathBuf {
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    demo.parent().unwrap_or(demo).join("executors.toml")
 }
 
 /// The executors file at `path` with executor `name` set to `threads`
@@ -949,7 +955,7 @@ mod tests {
 
     #[test]
     fn the_command_line_sets_the_files_picker_and_threads() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("executors.toml");
+        let path = repository_config();
         let executors =
             match with_overrides(&path, DEFAULT_EXECUTOR, Some(Picker::Classic), 3, Some(1)) {
                 Ok(executors) => executors,
