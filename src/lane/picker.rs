@@ -434,11 +434,11 @@ mod tests {
                     } else if waiting_since[i].is_none() {
                         waiting_since[i] = Some(k);
                     }
-                    if kind != Picker::Strict {
-                        if let Some(since) = waiting_since[i] {
-                            prop_assert!(k - since < total,
-                                "lane {} waited {} dispatches (cycle {})", i, k - since, total);
-                        }
+                    if kind != Picker::Strict
+                        && let Some(since) = waiting_since[i]
+                    {
+                        prop_assert!(k - since < total,
+                            "lane {} waited {} dispatches (cycle {})", i, k - since, total);
                     }
                 }
             }

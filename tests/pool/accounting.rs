@@ -35,7 +35,7 @@ fn every_job_runs_exactly_once_under_several_producers() {
                     let runs = runs.clone();
                     let job = move || {
                         runs[id].fetch_add(1, Ordering::Relaxed);
-                        if id % 997 == 0 {
+                        if id.is_multiple_of(997) {
                             panic!("planned failure {id}");
                         }
                     };

@@ -456,7 +456,7 @@ fn counters_count_every_run_exactly() {
     .expect("valid");
     executors.register_sequence("every-third-fails", |m: Message| {
         let n: usize = m.property("n").and_then(|n| n.parse().ok()).unwrap_or(0);
-        if n % 3 == 0 {
+        if n.is_multiple_of(3) {
             Err(Rejected("third"))
         } else {
             Ok(())

@@ -1,0 +1,245 @@
+//! The flood: which applications are priority ones, the two targets it is
+//! sent to (the priority executor and a plain FIFO pool), and the timeline
+//! recorded from inside the jobs.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use indicatif::ProgressBar;
+use priority_executor::{Executor, JobHandle, Priority};
+
+/// When each application was submitted, started and finished, in
+/// nanoseconds since the flood began. Written once per slot.
+pub struct Timeline {
+    epoch: Instant,
+    pub submitted: Vec<AtomicU64>,
+    pub started: Vec<AtomicU64>,
+    pub finished: Vec<AtomicU64>,
+}
+
+impl Timeline {
+    pub fn new(jobs: usize) -> Timeline {
+        let zeros = || (0..jobs).map(|_| AtomicU64::new(0)).collect();
+        Timeline {
+            epoch: Instant::now(),
+            submitted: zeros(),
+            started: zeros(),
+            finished: zeros(),
+        }
+    }
+
+    fn now(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+}
+
+/// The two classes of the flood.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    Priority,
+    Standard,
+}
+
+impl Class {
+    pub fn label(self) -> &'static str {
+        match self {
+            Class::Priority => "priority",
+            Class::Standard => "standard",
+        }
+    }
+}
+
+/// Which application is which: one priority application after every
+/// `ratio` standard ones.
+pub fn classes(jobs: usize, ratio: usize) -> Vec<Class> {
+    (0..jobs)
+        .map(|i| {
+            if i % (ratio + 1) == ratio {
+                Class::Priority
+            } else {
+                Class::Standard
+            }
+        })
+        .collect()
+}
+
+pub type Job = Box<dyn FnOnce() + Send>;
+
+/// What became of an application offered to a target.
+pub enum Offer {
+    Taken,
+    /// Its lane is full: the application comes back, to be offered again.
+    Full(Job),
+}
+
+/// Anything that can take the flood: the executor or the FIFO pool.
+pub trait Target: Sync {
+    /// Offers a job without waiting for room.
+    fn offer(&self, class: Class, job: Job) -> Result<Offer, String>;
+    /// Submits a job, waiting for room in its lane if need be.
+    fn submit(&self, class: Class, job: Job) -> Result<(), String>;
+    /// Returns once every submitted job has run; an error if one did not
+    /// complete.
+    fn finish(&self) -> Result<(), String>;
+}
+
+pub struct PriorityTarget<'a> {
+    executor: &'a Executor,
+    high: Priority,
+    low: Priority,
+    handles: std::sync::Mutex<Vec<JobHandle<()>>>,
+}
+
+impl<'a> PriorityTarget<'a> {
+    /// Sends priority applications to lane `high`, standard ones to `low`.
+    pub fn new(executor: &'a Executor, high: Priority, low: Priority, jobs: usize) -> Self {
+        PriorityTarget {
+            executor,
+            high,
+            low,
+            handles: std::sync::Mutex::new(Vec::with_capacity(jobs)),
+        }
+    }
+
+    fn priority(&self, class: Class) -> Priority {
+        match class {
+            Class::Priority => self.high,
+            Class::Standard => self.low,
+        }
+    }
+
+    fn keep(&self, handle: JobHandle<()>) {
+        self.handles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(handle);
+    }
+}
+
+impl Target for PriorityTarget<'_> {
+    fn offer(&self, class: Class, job: Job) -> Result<Offer, String> {
+        match self.executor.try_enqueue(self.priority(class), job) {
+            Ok(handle) => {
+                self.keep(handle);
+                Ok(Offer::Taken)
+            }
+            Err(e) if e.is_full() => Ok(Offer::Full(e.into_inner())),
+            Err(e) => Err(format!("enqueue: {e}")),
+        }
+    }
+
+    fn submit(&self, class: Class, job: Job) -> Result<(), String> {
+        let handle = self
+            .executor
+            .enqueue(self.priority(class), job)
+            .map_err(|e| format!("enqueue: {e}"))?;
+        self.keep(handle);
+        Ok(())
+    }
+
+    fn finish(&self) -> Result<(), String> {
+        let handles = std::mem::take(&mut *self.handles.lock().unwrap_or_else(|e| e.into_inner()));
+        let failed = handles
+            .into_iter()
+            .map(|handle| handle.join())
+            .filter(Result::is_err)
+            .count();
+        match failed {
+            0 => Ok(()),
+            n => Err(format!(
+                "{n} applications did not complete on the priority executor"
+            )),
+        }
+    }
+}
+
+pub struct FifoTarget(threadpool::ThreadPool);
+
+impl FifoTarget {
+    /// A `threadpool` pool of `threads` threads: one queue, arrival order.
+    pub fn new(threads: usize) -> Self {
+        FifoTarget(threadpool::ThreadPool::new(threads))
+    }
+}
+
+impl Target for FifoTarget {
+    fn offer(&self, class: Class, job: Job) -> Result<Offer, String> {
+        self.submit(class, job).map(|()| Offer::Taken)
+    }
+
+    fn submit(&self, _class: Class, job: Job) -> Result<(), String> {
+        self.0.execute(job);
+        Ok(())
+    }
+
+    fn finish(&self) -> Result<(), String> {
+        self.0.join();
+        match self.0.panic_count() {
+            0 => Ok(()),
+            n => Err(format!("{n} applications panicked on the FIFO pool")),
+        }
+    }
+}
+
+/// Floods `target` with `classes`, in that order, from one inbox, then waits
+/// until every job has run. Each application's wait counts from the moment
+/// it arrived. When a class's lane is full (a bounded lane, as in
+/// `executors.toml`), that class's applications are held back in arrival
+/// order and offered again as the lane drains, while the other class keeps
+/// flowing: a full standard lane must not hold up priority applications.
+pub fn flood(
+    target: &dyn Target,
+    classes: &[Class],
+    work: Duration,
+    bars: &[ProgressBar; 2],
+) -> Result<Timeline, String> {
+    let timeline = Arc::new(Timeline::new(classes.len()));
+    let mut held: [VecDeque<Job>; 2] = [VecDeque::new(), VecDeque::new()];
+    for (i, &class) in classes.iter().enumerate() {
+        let record = Arc::clone(&timeline);
+        let bar = bars[class as usize].clone();
+        record.submitted[i].store(record.now(), Ordering::Relaxed);
+        let job: Job = Box::new(move || {
+            record.started[i].store(record.now(), Ordering::Relaxed);
+            std::thread::sleep(work);
+            record.finished[i].store(record.now(), Ordering::Relaxed);
+            bar.inc(1);
+        });
+        let queue = &mut held[class as usize];
+        queue.push_back(job);
+        // Offer this class's held applications, oldest first, until its
+        // lane is full again.
+        while let Some(job) = queue.pop_front() {
+            if let Offer::Full(job) = target.offer(class, job)? {
+                queue.push_front(job);
+                break;
+            }
+        }
+    }
+    // The flood has arrived; what is still held waits for room.
+    for (class, queue) in [Class::Priority, Class::Standard].into_iter().zip(held) {
+        for job in queue {
+            target.submit(class, job)?;
+        }
+    }
+    target.finish()?;
+    for bar in bars {
+        bar.finish();
+    }
+    Arc::into_inner(timeline).ok_or_else(|| "jobs still hold the timeline".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_priority_application_per_ratio_standard_ones() {
+        let c = classes(10, 4);
+        assert_eq!(c.iter().filter(|&&x| x == Class::Priority).count(), 2);
+        assert_eq!(c[4], Class::Priority);
+        assert_eq!(c[9], Class::Priority);
+    }
+}

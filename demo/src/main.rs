@@ -1,0 +1,50 @@
+//! The floodgate: after a holiday, a backlog of standard visa applications
+//! and a smaller number of priority ones arrive at once. A priority executor
+//! with lanes 10 and 1 serves them ten to one, so priority applications are
+//! not kept waiting behind the flood; a plain FIFO pool serves them in
+//! arrival order. Both runs are timed from inside the jobs, printed as a
+//! table per lane and drawn as an SVG chart.
+//!
+//! ```text
+//! cargo run --release -p priority-executor-demo
+//! cargo run --release -p priority-executor-demo -- --jobs 2000 --picker classic --svg /tmp/f.svg
+//! ```
+//!
+//! The executor is `visa_priority_exec` from `executors.toml` (its lanes,
+//! weights, capacities and picker), run on one thread per core (`--threads`)
+//! so the flood meets a busy pool; the FIFO pool gets as many threads. Each
+//! application is a call to an external service, simulated by blocking the
+//! worker for `--work-us` microseconds, so the figures depend on the thread
+//! count, not on what else the machine is doing.
+
+mod chart;
+mod cli;
+mod flood;
+mod progress;
+mod run;
+mod source;
+mod stats;
+
+use std::process::ExitCode;
+
+use cli::{Parsed, USAGE, UsageError, parse_args};
+
+fn main() -> ExitCode {
+    match parse_args(std::env::args().skip(1)) {
+        Ok(Parsed::Help) => {
+            println!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Ok(Parsed::Run(options)) => match run::run(&options) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("floodgate: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Err(UsageError(e)) => {
+            eprintln!("floodgate: {e}\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
