@@ -35,6 +35,7 @@
 
 use super::body::Body;
 use super::error::JobError;
+use super::task::{JobMeta, Observer, RawJob, Retry, Task};
 use crate::hooks::JobOutcome;
 use crate::priority::Priority;
 use crate::sync::atomic::{AtomicUsize, Ordering};
@@ -56,72 +57,6 @@ const READY: usize = 2;
 const TAKEN: usize = 3;
 /// The handle was dropped.
 const DROPPED: usize = 4;
-
-/// Fixed facts about a job, readable without its lock.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct JobMeta {
-    /// When it was queued (crate clock), or 0 if nobody needs to know.
-    pub(crate) enqueued_ns: u64,
-    /// When it expires (crate clock), or 0 for never.
-    pub(crate) deadline_ns: u64,
-}
-
-/// Where a running job reports how its attempt ended. The pool records
-/// outcomes in its lane's counters and hooks; a job handed back and run by
-/// the caller records nothing.
-pub(crate) trait Observer {
-    /// Called before the handle can see the result, so counters are
-    /// current once `join` returns.
-    fn record(&self, outcome: JobOutcome);
-    /// May a failed attempt be queued again? (Not once the executor has
-    /// stopped.)
-    fn may_retry(&self) -> bool;
-    /// The last attempt failed after `attempts` runs.
-    fn dead_letter(&self, attempts: u32, error: &str);
-}
-
-/// An observer that records nothing.
-pub(crate) struct Unobserved;
-
-impl Observer for Unobserved {
-    fn record(&self, _: JobOutcome) {}
-    fn may_retry(&self) -> bool {
-        true
-    }
-    fn dead_letter(&self, _: u32, _: &str) {}
-}
-
-/// A failed attempt that asks to be queued again.
-pub(crate) struct Retry {
-    pub(crate) task: Task,
-    /// The backoff before the next attempt.
-    pub(crate) delay: Duration,
-    /// The lane to queue it in, if not its own.
-    pub(crate) priority: Option<Priority>,
-    /// The failed attempt's error, reported if the retry cannot be queued.
-    pub(crate) error: String,
-}
-
-impl Retry {
-    /// The retry cannot be queued (the executor stopped while the attempt
-    /// ran): the job is dead-lettered with its last error instead.
-    pub(crate) fn give_up(mut self, observer: &dyn Observer) {
-        if let Some(raw) = self.task.raw.take() {
-            raw.give_up(observer, self.error);
-        }
-    }
-}
-
-/// A job type-erased for the lanes.
-pub(crate) trait RawJob: Send + Sync {
-    /// Runs one attempt; returns the task again when it asks to be retried.
-    fn run(self: Arc<Self>, observer: &dyn Observer) -> Option<Retry>;
-    /// Resolves the handle without running the job (dropping its body).
-    fn resolve_unrun(&self, error: JobError);
-    /// Dead-letters a job waiting for a retry that will not come.
-    fn give_up(&self, observer: &dyn Observer, error: String);
-    fn meta(&self) -> JobMeta;
-}
 
 /// The result side of a job, type-erased for [`JobHandle`](crate::JobHandle).
 pub(crate) trait Completion<T>: Send + Sync {
@@ -331,6 +266,29 @@ impl<B: Body> RawJob for JobCell<B> {
     }
 }
 
+impl<B: Body> JobCell<B> {
+    /// Handle side, in `EMPTY` with a waker written: hands it to the task
+    /// side (`EMPTY -> WAITING`). If the result came first, the task side
+    /// never saw the waker: it is dropped here and the state returned.
+    fn publish_waker(&self) -> Result<(), usize> {
+        // ORDERING: Release publishes the waker to the task side's `swap`;
+        // on failure, Acquire so a `READY` comes with the result.
+        match self
+            .state
+            .compare_exchange(EMPTY, WAITING, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => Ok(()),
+            Err(actual) => {
+                // SAFETY: the state never was `WAITING`, so the handle still
+                // owns `waker`.
+                let stale = self.waker.with_mut(|w| unsafe { (*w).take() });
+                drop(stale);
+                Err(actual)
+            }
+        }
+    }
+}
+
 impl<B: Body> Completion<B::Output> for JobCell<B> {
     fn poll_result(&self, waker: Option<&Waker>) -> Poll<Result<B::Output, JobError>> {
         // ORDERING: Acquire pairs with the task side's Release in `finish`,
@@ -357,23 +315,9 @@ impl<B: Body> Completion<B::Output> for JobCell<B> {
                     };
                     // SAFETY: in `EMPTY` the handle owns `waker`.
                     self.waker.with_mut(|w| unsafe { *w = Some(waker.clone()) });
-                    // ORDERING: Release publishes the waker to the task
-                    // side's `swap`; on failure, Acquire as the load above.
-                    match self.state.compare_exchange(
-                        EMPTY,
-                        WAITING,
-                        Ordering::AcqRel,
-                        Ordering::Acquire,
-                    ) {
-                        Ok(_) => return Poll::Pending,
-                        Err(actual) => {
-                            // The result came first and the task side never
-                            // saw the waker: it is still the handle's.
-                            // SAFETY: as above, the state never was `WAITING`.
-                            let stale = self.waker.with_mut(|w| unsafe { (*w).take() });
-                            drop(stale);
-                            state = actual;
-                        }
+                    match self.publish_waker() {
+                        Ok(()) => return Poll::Pending,
+                        Err(actual) => state = actual,
                     }
                 }
                 WAITING => {
@@ -396,20 +340,9 @@ impl<B: Body> Completion<B::Output> for JobCell<B> {
                                 (*w).as_ref().is_some_and(|old| old.will_wake(waker))
                             });
                             if same {
-                                // ORDERING: as in the `EMPTY` arm.
-                                match self.state.compare_exchange(
-                                    EMPTY,
-                                    WAITING,
-                                    Ordering::AcqRel,
-                                    Ordering::Acquire,
-                                ) {
-                                    Ok(_) => return Poll::Pending,
-                                    Err(actual) => {
-                                        // SAFETY: as in the `EMPTY` arm.
-                                        let stale = self.waker.with_mut(|w| unsafe { (*w).take() });
-                                        drop(stale);
-                                        state = actual;
-                                    }
+                                match self.publish_waker() {
+                                    Ok(()) => return Poll::Pending,
+                                    Err(actual) => state = actual,
                                 }
                             } else {
                                 state = EMPTY;
@@ -476,49 +409,5 @@ impl Wake for Unpark {
 
     fn wake_by_ref(self: &Arc<Self>) {
         self.0.unpark();
-    }
-}
-
-/// A job as a lane holds it. Dropping a task that never ran resolves its
-/// handle (as [`JobError::Cancelled`]), so no handle waits for ever.
-pub(crate) struct Task {
-    raw: Option<Arc<dyn RawJob>>,
-}
-
-impl Task {
-    /// A place-holder with no job (see `Lane::push_tombstone`).
-    pub(crate) fn tombstone() -> Task {
-        Task { raw: None }
-    }
-
-    pub(crate) fn is_tombstone(&self) -> bool {
-        self.raw.is_none()
-    }
-
-    /// Runs one attempt on the current thread, catching a panic. Returns
-    /// the task again when it asks to be retried.
-    #[inline]
-    pub(crate) fn run(mut self, observer: &dyn Observer) -> Option<Retry> {
-        self.raw.take()?.run(observer)
-    }
-
-    /// Resolves the handle with `error` without running the job.
-    pub(crate) fn resolve(mut self, error: JobError) {
-        if let Some(raw) = self.raw.take() {
-            raw.resolve_unrun(error);
-        }
-    }
-
-    #[inline]
-    pub(crate) fn meta(&self) -> JobMeta {
-        self.raw.as_ref().map(|r| r.meta()).unwrap_or_default()
-    }
-}
-
-impl Drop for Task {
-    fn drop(&mut self) {
-        if let Some(raw) = self.raw.take() {
-            raw.resolve_unrun(JobError::Cancelled);
-        }
     }
 }

@@ -1,8 +1,9 @@
 //! What a caller holds after `enqueue`: the job's result, or the job itself
 //! when the executor hands it back.
 
-use super::cell::{Completion, Task, Unobserved};
+use super::cell::Completion;
 use super::error::JobError;
+use super::task::{Task, Unobserved};
 use crate::priority::Priority;
 use std::fmt;
 use std::future::Future;

@@ -22,7 +22,7 @@ pub(crate) mod config;
 pub(crate) mod picker;
 
 use crate::clock::{dur_ns, now_ns};
-use crate::job::cell::Task;
+use crate::job::task::Task;
 use crate::priority::{Capacity, Priority};
 use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crate::sync::queue::Queue;

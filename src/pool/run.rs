@@ -6,7 +6,7 @@ use super::timer::{self, Entry};
 use crate::clock::now_ns;
 use crate::hooks::{DeadLetter, ExpiredJob, JobInfo, JobOutcome};
 use crate::job::JobError;
-use crate::job::cell::{JobMeta, Observer, Retry, Task};
+use crate::job::task::{JobMeta, Observer, Retry, Task};
 use crate::sync::atomic::Ordering;
 use crate::sync::{Arc, lock};
 use crate::util::call_quietly;

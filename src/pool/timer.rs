@@ -6,7 +6,7 @@
 //! their remaining backoff (graceful shutdown runs them at once;
 //! `shutdown_now` hands them back), so shutdown never waits on a timer.
 
-use crate::job::cell::Task;
+use crate::job::task::Task;
 use crate::sync::atomic::{AtomicUsize, Ordering};
 use crate::sync::{Condvar, Mutex, lock, thread, wait_until};
 use std::cmp::Ordering as CmpOrdering;

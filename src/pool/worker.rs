@@ -3,7 +3,7 @@
 //! `sleep/README.md`).
 
 use super::Shared;
-use crate::job::cell::Task;
+use crate::job::task::Task;
 use crate::sleep::Wake;
 use crate::sync::atomic::Ordering;
 use crate::sync::{

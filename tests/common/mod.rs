@@ -102,3 +102,35 @@ pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a non-string payload".to_owned())
 }
+
+/// Hides the panics a test causes on purpose: those whose message starts
+/// with `prefix`. Any other panic is reported as usual. One hook for the
+/// whole test binary, however many prefixes are added.
+pub fn quiet_panics(prefix: &'static str) {
+    static PREFIXES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    {
+        let mut prefixes = PREFIXES.lock().unwrap_or_else(|p| p.into_inner());
+        if !prefixes.contains(&prefix) {
+            prefixes.push(prefix);
+        }
+    }
+    HOOK.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let payload = info.payload();
+            let text = payload
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
+            let quiet = text.is_some_and(|text| {
+                PREFIXES
+                    .try_lock()
+                    .is_ok_and(|prefixes| prefixes.iter().any(|p| text.starts_with(p)))
+            });
+            if !quiet {
+                default(info);
+            }
+        }));
+    });
+}

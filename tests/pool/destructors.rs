@@ -65,20 +65,6 @@ impl Drops {
     }
 }
 
-fn quiet_deliberate_panics() {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let payload = info.payload();
-        let text = payload
-            .downcast_ref::<&str>()
-            .copied()
-            .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
-        if text != Some(PANIC_MESSAGE) {
-            default(info);
-        }
-    }));
-}
-
 /// A one-worker executor whose worker is held inside a job until the
 /// returned sender is dropped or sent to, so the lanes fill up.
 fn held_executor(capacity: Capacity) -> (Executor, mpsc::Sender<()>) {
@@ -104,7 +90,7 @@ fn held_executor(capacity: Capacity) -> (Executor, mpsc::Sender<()>) {
 
 #[test]
 fn jobs_that_ran_are_dropped_once() {
-    quiet_deliberate_panics();
+    crate::common::quiet_panics(PANIC_MESSAGE);
     let drops = Drops::new(40);
     let exec = Executor::builder()
         .name("drops")
@@ -188,7 +174,7 @@ fn handed_back_jobs_are_dropped_once_whether_run_or_dropped() {
 
 #[test]
 fn refused_jobs_are_returned_and_dropped_once() {
-    quiet_deliberate_panics();
+    crate::common::quiet_panics(PANIC_MESSAGE);
     let drops = Drops::new(7);
     let (exec, release) = held_executor(Capacity::Bounded(1));
     let _queued = exec.enqueue(HIGH, drops.job(0, false)).unwrap();

@@ -21,12 +21,12 @@ use std::ops::Deref;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::mpsc;
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 use std::task::{Context, Wake, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::common::{panic_text, within};
+use crate::common::{panic_text, quiet_panics, within};
 
 /// How long a step may take before it counts as hung.
 const LIMIT: Duration = Duration::from_secs(10);
@@ -63,25 +63,6 @@ impl<T: Send + 'static> Drop for Owned<T> {
             }
         }
     }
-}
-
-/// Hides the panics these tests cause on purpose; any other panic is
-/// reported as usual.
-fn quiet_deliberate_panics() {
-    static QUIET: Once = Once::new();
-    QUIET.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let payload = info.payload();
-            let text = payload
-                .downcast_ref::<&str>()
-                .copied()
-                .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
-            if !text.is_some_and(|t| t.starts_with(DELIBERATE)) {
-                default(info);
-            }
-        }));
-    });
 }
 
 /// A value whose destructor panics (unless the thread is already
@@ -298,7 +279,7 @@ mod item4 {
     /// resolves `Expired` and the worker lives on.
     #[test]
     fn an_expired_job_whose_capture_panics_on_drop() {
-        quiet_deliberate_panics();
+        quiet_panics(DELIBERATE);
         let exec = one_worker("expired-bomb", LaneConfig::new(P));
         let worker = worker_name(&exec, P);
         let release = crate::common::hold_worker(&exec, P);
@@ -325,7 +306,7 @@ mod item4 {
     /// value, or as a panic) and the worker lives on.
     #[test]
     fn a_retrying_job_whose_capture_panics_on_drop_succeeds_on_attempt_2() {
-        quiet_deliberate_panics();
+        quiet_panics(DELIBERATE);
         let exec = one_worker("retry-bomb", LaneConfig::new(P));
         let worker = worker_name(&exec, P);
         let bomb = PanicsOnDrop;
@@ -356,7 +337,7 @@ mod item4 {
     /// handle resolves `Discarded`, the new job runs.
     #[test]
     fn discard_oldest_pushing_out_a_job_whose_capture_panics_on_drop() {
-        quiet_deliberate_panics();
+        quiet_panics(DELIBERATE);
         let exec = one_worker(
             "discard-bomb",
             LaneConfig::new(P)
@@ -391,7 +372,7 @@ mod item4 {
     /// handle resolves `Cancelled` and the drop does not panic.
     #[test]
     fn dropping_a_pending_job_whose_capture_panics_on_drop() {
-        quiet_deliberate_panics();
+        quiet_panics(DELIBERATE);
         let exec = one_worker("pending-bomb", LaneConfig::new(P));
         let release = crate::common::hold_worker(&exec, P);
         let bomb = PanicsOnDrop;
@@ -438,7 +419,7 @@ mod item4 {
     /// because the handle was dropped first.
     #[test]
     fn a_max_running_lane_survives_a_result_whose_drop_panics() {
-        quiet_deliberate_panics();
+        quiet_panics(DELIBERATE);
         let exec = one_worker(
             "result-bomb",
             LaneConfig::new(P).max_running(MaxRunning::Threads(1)),
@@ -460,7 +441,7 @@ mod item4 {
     /// panics; then the job finishes and wakes it.
     #[test]
     fn a_max_running_lane_survives_a_waker_that_panics() {
-        quiet_deliberate_panics();
+        quiet_panics(DELIBERATE);
         let exec = one_worker(
             "waker-bomb",
             LaneConfig::new(P).max_running(MaxRunning::Threads(1)),

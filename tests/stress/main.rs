@@ -13,8 +13,11 @@
 //! failing run with the seed it prints: `STRESS_SEED=<seed> cargo test
 //! --release --test stress`; `STRESS_ROUNDS` sets the number of rounds.
 
+#[path = "../common/mod.rs"]
+mod common;
 mod support;
 
+use common::quiet_panics;
 use priority_executor::{Capacity, EnqueueError, Executor, JobError, JobHandle, Priority};
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -22,7 +25,7 @@ use std::sync::atomic::{AtomicUsize, Ordering, fence};
 use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::Duration;
-use support::{Rng, Watchdog, quiet_deliberate_panics, threads_named};
+use support::{Rng, Watchdog, threads_named};
 
 const PRODUCERS: usize = 4;
 const JOBS_PER_PRODUCER: usize = 250;
@@ -411,7 +414,7 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
 
 #[test]
 fn exactly_once_under_random_load_and_shutdown_now() {
-    quiet_deliberate_panics(PANIC_MESSAGE);
+    quiet_panics(PANIC_MESSAGE);
     let seed = std::env::var("STRESS_SEED")
         .ok()
         .and_then(|s| s.parse().ok())

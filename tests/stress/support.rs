@@ -43,23 +43,6 @@ pub fn time_seed() -> u64 {
         .unwrap_or(0x5EED)
 }
 
-/// Keeps the test output readable: panics whose message is `message` are
-/// the test's own, caught and counted; every other panic is reported as
-/// usual.
-pub fn quiet_deliberate_panics(message: &'static str) {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let payload = info.payload();
-        let text = payload
-            .downcast_ref::<&str>()
-            .copied()
-            .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
-        if text != Some(message) {
-            default(info);
-        }
-    }));
-}
-
 /// The threads of this process whose name starts with `prefix`, as
 /// `(tid, name, state)`. Linux names are cut to 15 bytes, so keep prefixes
 /// short.

@@ -1,0 +1,119 @@
+//! A job as the lanes and workers see it: the type-erased [`Task`], what it
+//! reports while it runs ([`Observer`]) and a retry it asks for
+//! ([`Retry`]). The cell behind it is in `cell.rs`.
+
+use super::error::JobError;
+use crate::hooks::JobOutcome;
+use crate::priority::Priority;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Fixed facts about a job, readable without its lock.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct JobMeta {
+    /// When it was queued (crate clock), or 0 if nobody needs to know.
+    pub(crate) enqueued_ns: u64,
+    /// When it expires (crate clock), or 0 for never.
+    pub(crate) deadline_ns: u64,
+}
+
+/// Where a running job reports how its attempt ended. The pool records
+/// outcomes in its lane's counters and hooks; a job handed back and run by
+/// the caller records nothing.
+pub(crate) trait Observer {
+    /// Called before the handle can see the result, so counters are
+    /// current once `join` returns.
+    fn record(&self, outcome: JobOutcome);
+    /// May a failed attempt be queued again? (Not once the executor has
+    /// stopped.)
+    fn may_retry(&self) -> bool;
+    /// The last attempt failed after `attempts` runs.
+    fn dead_letter(&self, attempts: u32, error: &str);
+}
+
+/// An observer that records nothing.
+pub(crate) struct Unobserved;
+
+impl Observer for Unobserved {
+    fn record(&self, _: JobOutcome) {}
+    fn may_retry(&self) -> bool {
+        true
+    }
+    fn dead_letter(&self, _: u32, _: &str) {}
+}
+
+/// A failed attempt that asks to be queued again.
+pub(crate) struct Retry {
+    pub(crate) task: Task,
+    /// The backoff before the next attempt.
+    pub(crate) delay: Duration,
+    /// The lane to queue it in, if not its own.
+    pub(crate) priority: Option<Priority>,
+    /// The failed attempt's error, reported if the retry cannot be queued.
+    pub(crate) error: String,
+}
+
+impl Retry {
+    /// The retry cannot be queued (the executor stopped while the attempt
+    /// ran): the job is dead-lettered with its last error instead.
+    pub(crate) fn give_up(mut self, observer: &dyn Observer) {
+        if let Some(raw) = self.task.raw.take() {
+            raw.give_up(observer, self.error);
+        }
+    }
+}
+
+/// A job type-erased for the lanes.
+pub(crate) trait RawJob: Send + Sync {
+    /// Runs one attempt; returns the task again when it asks to be retried.
+    fn run(self: Arc<Self>, observer: &dyn Observer) -> Option<Retry>;
+    /// Resolves the handle without running the job (dropping its body).
+    fn resolve_unrun(&self, error: JobError);
+    /// Dead-letters a job waiting for a retry that will not come.
+    fn give_up(&self, observer: &dyn Observer, error: String);
+    fn meta(&self) -> JobMeta;
+}
+
+/// A job as a lane holds it. Dropping a task that never ran resolves its
+/// handle (as [`JobError::Cancelled`]), so no handle waits for ever.
+pub(crate) struct Task {
+    pub(super) raw: Option<Arc<dyn RawJob>>,
+}
+
+impl Task {
+    /// A place-holder with no job (see `Lane::push_tombstone`).
+    pub(crate) fn tombstone() -> Task {
+        Task { raw: None }
+    }
+
+    pub(crate) fn is_tombstone(&self) -> bool {
+        self.raw.is_none()
+    }
+
+    /// Runs one attempt on the current thread, catching a panic. Returns
+    /// the task again when it asks to be retried.
+    #[inline]
+    pub(crate) fn run(mut self, observer: &dyn Observer) -> Option<Retry> {
+        self.raw.take()?.run(observer)
+    }
+
+    /// Resolves the handle with `error` without running the job.
+    pub(crate) fn resolve(mut self, error: JobError) {
+        if let Some(raw) = self.raw.take() {
+            raw.resolve_unrun(error);
+        }
+    }
+
+    #[inline]
+    pub(crate) fn meta(&self) -> JobMeta {
+        self.raw.as_ref().map(|r| r.meta()).unwrap_or_default()
+    }
+}
+
+impl Drop for Task {
+    fn drop(&mut self) {
+        if let Some(raw) = self.raw.take() {
+            raw.resolve_unrun(JobError::Cancelled);
+        }
+    }
+}
