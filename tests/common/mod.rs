@@ -124,9 +124,8 @@ pub fn quiet_panics(prefix: &'static str) {
                 .copied()
                 .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
             let quiet = text.is_some_and(|text| {
-                PREFIXES
-                    .try_lock()
-                    .is_ok_and(|prefixes| prefixes.iter().any(|p| text.starts_with(p)))
+                let prefixes = PREFIXES.lock().unwrap_or_else(|p| p.into_inner());
+                prefixes.iter().any(|p| text.starts_with(p))
             });
             if !quiet {
                 default(info);
