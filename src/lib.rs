@@ -75,6 +75,9 @@ mod util;
 #[cfg(feature = "esb")]
 mod esb;
 
+#[cfg(all(feature = "actor", not(loom)))]
+pub mod actor;
+
 pub use builder::ExecutorBuilder;
 pub use error::{BuildError, EnqueueError, ShutdownTimeout};
 pub use executor::Executor;
