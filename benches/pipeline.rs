@@ -16,12 +16,13 @@
 //!   channels that always tries the high channel first.
 //!
 //! `cargo bench --bench pipeline` (`-- ROUNDS`, `-- pipeline` or `-- flood`
-//! to run one part)
+//! to run one part, `-- profile` to run only this crate's pipeline, for
+//! `perf record`)
 
 use crossbeam_channel::{Receiver, Sender, bounded, select, unbounded};
+use priority_executor::Capacity;
 use priority_executor::Priority;
 use priority_executor::actor::{Actor, ActorError, MailboxConfig, Outbox, Pipeline, Stage};
-use priority_executor::Capacity;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -122,7 +123,11 @@ mod ractor_peer {
 
     pub enum Next {
         Forward(ActorRef<u64>),
-        Count { target: u64, seen: u64, done: mpsc::Sender<()> },
+        Count {
+            target: u64,
+            seen: u64,
+            done: mpsc::Sender<()>,
+        },
     }
 
     pub struct Stage;
@@ -172,14 +177,20 @@ fn ractor(rt: &tokio::runtime::Runtime, n: u64) -> Duration {
         let (s3, h3) = ractor_peer::Stage::spawn(None, ractor_peer::Stage, count)
             .await
             .expect("spawn s3");
-        let (s2, h2) =
-            ractor_peer::Stage::spawn(None, ractor_peer::Stage, ractor_peer::Next::Forward(s3.clone()))
-                .await
-                .expect("spawn s2");
-        let (s1, h1) =
-            ractor_peer::Stage::spawn(None, ractor_peer::Stage, ractor_peer::Next::Forward(s2.clone()))
-                .await
-                .expect("spawn s1");
+        let (s2, h2) = ractor_peer::Stage::spawn(
+            None,
+            ractor_peer::Stage,
+            ractor_peer::Next::Forward(s3.clone()),
+        )
+        .await
+        .expect("spawn s2");
+        let (s1, h1) = ractor_peer::Stage::spawn(
+            None,
+            ractor_peer::Stage,
+            ractor_peer::Next::Forward(s2.clone()),
+        )
+        .await
+        .expect("spawn s1");
         (s1.clone(), vec![h1, h2, h3], vec![s1, s2, s3])
     });
     let start = Instant::now();
@@ -242,7 +253,11 @@ struct Busy {
 impl Actor for Busy {
     type In = (bool, Instant);
     type Out = ();
-    fn perform(&mut self, (high, sent): (bool, Instant), _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+    fn perform(
+        &mut self,
+        (high, sent): (bool, Instant),
+        _: &mut Outbox<'_, ()>,
+    ) -> Result<(), ActorError> {
         if high {
             let waited = sent.elapsed();
             self.waits.lock().map_err(|_| "poisoned")?.push(waited);
@@ -262,9 +277,13 @@ fn flood_this_crate() -> (Vec<Duration>, Duration) {
     let addr = stage.addr();
     let start = Instant::now();
     for _ in 0..FLOOD.low {
-        addr.send_at((false, Instant::now()), Priority::LOW).expect("low accepted");
+        addr.send_at((false, Instant::now()), Priority::LOW)
+            .expect("low accepted");
     }
-    pace(|at| addr.send_at((true, at), Priority::HIGH).expect("high accepted"));
+    pace(|at| {
+        addr.send_at((true, at), Priority::HIGH)
+            .expect("high accepted")
+    });
     stage.drain();
     let took = start.elapsed();
     let waits = waits.lock().expect("waits").clone();
@@ -414,6 +433,14 @@ fn main() {
     let wants = |part: &str| only.is_empty() || only.iter().any(|o| part.contains(o.as_str()));
     if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
         println!("load average at start: {}", load.trim());
+    }
+    if only.iter().any(|o| o.as_str() == "profile") {
+        // Only this crate's pipeline, for `perf record`.
+        for _ in 0..rounds.unwrap_or(20) {
+            let took = this_crate(MESSAGES);
+            println!("{:.2} M msg/s", MESSAGES as f64 / took.as_secs_f64() / 1e6);
+        }
+        return;
     }
     if wants("pipeline") {
         pipeline_part(rounds.unwrap_or(ROUNDS).max(1));

@@ -56,8 +56,7 @@ pub(crate) fn run<A: Actor>(
     let reason = if ok {
         let reason = serve(core, settings, &mut actor, index);
         // Rule 14: every perform of the stage is over before any destroy.
-        let mb = &core.mb;
-        mb.ready.wait(None, || mb.in_flight() == 0);
+        core.mb.wait_no_perform();
         reason
     } else {
         Reason::FailedInit
@@ -87,16 +86,18 @@ fn serve<A: Actor>(
     let mb = &core.mb;
     let mut dead = Vec::new();
     let backoff = Backoff::new();
+    let mut finished = false;
     loop {
         let generation = mb.generation();
-        let next = mb.next(&mut dead);
+        let next = mb.next(finished, &mut dead);
+        finished = false;
         if !dead.is_empty() {
             core.deliver_dead(&mut dead);
         }
         match next {
             Next::Letter(letter) => {
                 process(core, settings, actor, index, letter);
-                mb.done();
+                finished = true;
                 backoff.reset();
             }
             Next::Closed(reason) => return reason,

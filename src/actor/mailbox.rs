@@ -25,7 +25,7 @@ use crate::sync::{Mutex, lock};
 use crossbeam_queue::SegQueue;
 use crossbeam_utils::{Backoff, CachePadded};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// Set in `door` once the stage accepts no new message.
 const CLOSED: usize = 1 << (usize::BITS - 1);
@@ -95,7 +95,9 @@ impl<M> Lane<M> {
     #[inline]
     fn try_reserve(&self) -> bool {
         let Capacity::Bounded(cap) = self.capacity else {
-            self.len.fetch_add(1, Ordering::Relaxed);
+            // ORDERING: SeqCst: the idle instances' check reads `len`
+            // (signal.rs).
+            self.len.fetch_add(1, Ordering::SeqCst);
             return true;
         };
         let mut cur = self.len.load(Ordering::Relaxed);
@@ -126,17 +128,29 @@ impl<M> Lane<M> {
         }
     }
 
+    /// Pops the head entry. Only under the take lock, so `dispatched`
+    /// has one writer.
     #[inline]
     fn pop(&self) -> Option<Entry<M>> {
         let entry = self.queue.pop()?;
-        self.dispatched.fetch_add(1, Ordering::Relaxed);
+        let n = self.dispatched.load(Ordering::Relaxed);
+        self.dispatched.store(n + 1, Ordering::Relaxed);
         self.unreserve();
         Some(entry)
     }
 
+    /// Is an entry queued (a peek at the queue itself)?
     #[inline]
     fn has_entries(&self) -> bool {
         !self.queue.is_empty()
+    }
+
+    /// Is an entry queued or about to be (a slot is reserved)? What an
+    /// instance checks before sleeping: `len` is raised by a SeqCst
+    /// read-modify-write before every push (signal.rs).
+    #[inline]
+    fn has_reserved(&self) -> bool {
+        self.len.load(Ordering::SeqCst) != 0
     }
 
     pub(crate) fn queued(&self) -> usize {
@@ -189,8 +203,6 @@ pub(crate) struct Mailbox<M> {
     pub(crate) ready: Signal,
     /// Bumped at every change a waiting instance must look at.
     generation: AtomicUsize,
-    /// Set once the phase left `Running`.
-    ending: AtomicBool,
     in_flight: AtomicUsize,
     pub(crate) counters: Counters,
 }
@@ -232,7 +244,6 @@ impl<M> Mailbox<M> {
             }),
             ready: Signal::default(),
             generation: AtomicUsize::new(0),
-            ending: AtomicBool::new(false),
             in_flight: AtomicUsize::new(0),
             counters: Counters::default(),
         }
@@ -464,10 +475,10 @@ impl<M> Mailbox<M> {
 
     // ===== instances =====
 
-    /// Does any lane hold an entry? A peek.
+    /// Does any lane hold an entry, or a slot a sender is filling? A peek.
     #[inline]
     pub(crate) fn has_mail(&self) -> bool {
-        self.lanes().any(Lane::has_entries)
+        self.lanes().any(Lane::has_reserved)
     }
 
     #[inline]
@@ -480,11 +491,22 @@ impl<M> Mailbox<M> {
         self.ready.notify_all();
     }
 
-    /// Dispatches the next letter (rules 4-10). Letters a `stop` or `kill`
+    /// Dispatches the next letter (rules 4-10). `finished`: the caller is
+    /// done with the letter it dispatched last. Letters a `stop` or `kill`
     /// turns away are appended to `dead`, in order, for the caller to hand
     /// out.
-    pub(crate) fn next(&self, dead: &mut Vec<DeadLetter<M>>) -> Next<M> {
+    pub(crate) fn next(&self, finished: bool, dead: &mut Vec<DeadLetter<M>>) -> Next<M> {
         let mut take = lock(&self.take);
+        if finished {
+            // `in_flight` changes only under the take lock: no
+            // read-modify-write needed.
+            let n = self.in_flight.load(Ordering::Relaxed) - 1;
+            self.in_flight.store(n, Ordering::Release);
+            if n == 0 && take.phase != Phase::Running {
+                // Instances waiting for the last perform to end.
+                self.bump();
+            }
+        }
         loop {
             let above = match take.phase {
                 Phase::Closed(reason) => return Next::Closed(reason),
@@ -493,7 +515,8 @@ impl<M> Mailbox<M> {
             };
             match self.pick(&mut take, above) {
                 Some((_, Entry::Letter(letter))) => {
-                    self.in_flight.fetch_add(1, Ordering::SeqCst);
+                    let n = self.in_flight.load(Ordering::Relaxed);
+                    self.in_flight.store(n + 1, Ordering::Release);
                     return Next::Letter(letter);
                 }
                 Some((at, Entry::Stop)) => {
@@ -513,7 +536,7 @@ impl<M> Mailbox<M> {
                         Phase::Stopping(_) => Reason::Stopped,
                         _ => return Next::Empty,
                     };
-                    if self.in_flight.load(Ordering::SeqCst) != 0 {
+                    if self.in_flight.load(Ordering::Relaxed) != 0 {
                         return Next::Empty;
                     }
                     self.set_phase(&mut take, Phase::Closed(end));
@@ -601,21 +624,27 @@ impl<M> Mailbox<M> {
 
     fn set_phase(&self, take: &mut Take, phase: Phase) {
         take.phase = phase;
-        self.ending.store(true, Ordering::SeqCst);
         self.bump();
     }
 
-    /// A dispatched letter is done (performed, failed, sent back or dead).
-    #[inline]
-    pub(crate) fn done(&self) {
-        if self.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 && self.ending.load(Ordering::SeqCst)
-        {
-            self.bump();
-        }
+    /// Letters dispatched and not yet done. Exact under the take lock;
+    /// outside it, see [`Mailbox::wait_no_perform`].
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Acquire)
     }
 
-    pub(crate) fn in_flight(&self) -> usize {
-        self.in_flight.load(Ordering::SeqCst)
+    /// Waits until no letter is in flight (rule 14: before any destroy).
+    /// The last `finished` of a stage that is ending bumps the generation
+    /// after lowering the count; reading the generation (Acquire) first
+    /// makes that count visible here.
+    pub(crate) fn wait_no_perform(&self) {
+        loop {
+            let seen = self.generation();
+            if self.in_flight() == 0 {
+                return;
+            }
+            self.ready.wait(None, || self.generation() != seen);
+        }
     }
 
     /// Begins a drain (rule 10). `false` if the stage was already ending.
