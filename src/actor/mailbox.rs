@@ -2,15 +2,18 @@
 //! and the dispatch that instances take letters through. The rules it
 //! keeps are numbered in `README.md` beside this file.
 //!
-//! - Senders never lock: they pick the lane, reserve a slot (bounded
-//!   lanes), pass the door (one atomic add that also says whether it is
-//!   closed), push, and leave the door.
+//! - Senders never lock: they pick the lane, take a slot (one atomic
+//!   operation on the lane's `len`, which also says whether the lane is
+//!   closed and, if bounded, full), and push.
 //! - Instances dispatch under the *take lock*: choosing the lane, popping,
 //!   and acting on `stop` and `kill` are one step, so no instance can
 //!   dispatch a letter after another instance dispatched the `stop` ahead
 //!   of it. Performing happens outside the lock.
-//! - Closing the door sets its top bit and waits for the senders inside to
-//!   leave, so after it every accepted letter is in a lane.
+//! - Closing the door sets the top bit of every lane's `len`. A letter is
+//!   accepted if its slot was taken before that; `len` counts it from then
+//!   until it is popped, so a sweep that pops until `len` is zero (waiting
+//!   for pushes still under way) leaves nothing accepted behind, and a
+//!   stage ends only when every lane's `len` is zero.
 
 use super::actor::Reason;
 use super::config::{LaneSpec, MAX_LANES, MailboxConfig, Unlisted};
@@ -25,11 +28,18 @@ use crate::sync::{Mutex, lock};
 use crossbeam_queue::SegQueue;
 use crossbeam_utils::{Backoff, CachePadded};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-/// Set in `door` once the stage accepts no new message.
+/// Set in a lane's `len` once the stage accepts no new message.
 const CLOSED: usize = 1 << (usize::BITS - 1);
-const INSIDE: usize = !CLOSED;
+const COUNT: usize = !CLOSED;
+
+/// Why a slot could not be taken.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum NoSlot {
+    Full,
+    Closed,
+}
 
 /// A user message in a lane, with what the strategies track.
 pub(crate) struct Letter<M> {
@@ -71,10 +81,13 @@ pub(crate) struct Lane<M> {
     pub(crate) weight: u32,
     pub(crate) capacity: Capacity,
     queue: SegQueue<Entry<M>>,
-    /// Entries queued or reserved; bounded lanes keep it below capacity.
+    /// Entries queued or with a slot taken, and the `CLOSED` bit; bounded
+    /// lanes keep the count below capacity.
     len: CachePadded<AtomicUsize>,
-    accepted: CachePadded<AtomicU64>,
+    /// Entries popped (dispatched or swept). Written under the take lock.
     dispatched: AtomicU64,
+    /// Entries pushed past the door: control entries and send-backs.
+    forced: AtomicU64,
     space: Signal,
 }
 
@@ -86,39 +99,54 @@ impl<M> Lane<M> {
             capacity: spec.capacity,
             queue: SegQueue::new(),
             len: CachePadded::new(AtomicUsize::new(0)),
-            accepted: CachePadded::new(AtomicU64::new(0)),
             dispatched: AtomicU64::new(0),
+            forced: AtomicU64::new(0),
             space: Signal::default(),
         }
     }
 
+    /// Takes a slot: refused if the lane is closed or (bounded) full.
     #[inline]
-    fn try_reserve(&self) -> bool {
+    fn try_reserve(&self) -> Result<(), NoSlot> {
         let Capacity::Bounded(cap) = self.capacity else {
-            // ORDERING: SeqCst: the idle instances' check reads `len`
-            // (signal.rs).
-            self.len.fetch_add(1, Ordering::SeqCst);
-            return true;
+            // ORDERING: SeqCst: the idle instances' check and the closing
+            // sweep read `len` (signal.rs, module docs).
+            let before = self.len.fetch_add(1, Ordering::SeqCst);
+            if before & CLOSED != 0 {
+                self.len.fetch_sub(1, Ordering::SeqCst);
+                return Err(NoSlot::Closed);
+            }
+            return Ok(());
         };
-        let mut cur = self.len.load(Ordering::Relaxed);
+        let mut cur = self.len.load(Ordering::SeqCst);
         loop {
+            if cur & CLOSED != 0 {
+                return Err(NoSlot::Closed);
+            }
             if cur >= cap {
-                return false;
+                return Err(NoSlot::Full);
             }
             // ORDERING: SeqCst pairs with the space waiters' count (signal.rs).
             match self
                 .len
-                .compare_exchange_weak(cur, cur + 1, Ordering::SeqCst, Ordering::Relaxed)
+                .compare_exchange_weak(cur, cur + 1, Ordering::SeqCst, Ordering::SeqCst)
             {
-                Ok(_) => return true,
+                Ok(_) => return Ok(()),
                 Err(actual) => cur = actual,
             }
         }
     }
 
-    /// Takes a slot whatever the capacity (control entries, send-backs).
-    fn force_reserve(&self) {
-        self.len.fetch_add(1, Ordering::SeqCst);
+    /// Takes a slot whatever the capacity (control entries, send-backs);
+    /// past a closed door only if `past_closed`.
+    fn force_reserve(&self, past_closed: bool) -> bool {
+        let before = self.len.fetch_add(1, Ordering::SeqCst);
+        if before & CLOSED != 0 && !past_closed {
+            self.len.fetch_sub(1, Ordering::SeqCst);
+            return false;
+        }
+        self.forced.fetch_add(1, Ordering::Relaxed);
+        true
     }
 
     fn unreserve(&self) {
@@ -126,6 +154,12 @@ impl<M> Lane<M> {
         if self.capacity != Capacity::Unbounded {
             self.space.notify_one();
         }
+    }
+
+    /// Closes the lane to senders; wakes those blocked on it (refused).
+    fn close(&self) {
+        self.len.fetch_or(CLOSED, Ordering::SeqCst);
+        self.space.notify_all();
     }
 
     /// Pops the head entry. Only under the take lock, so `dispatched`
@@ -150,15 +184,37 @@ impl<M> Lane<M> {
     /// read-modify-write before every push (signal.rs).
     #[inline]
     fn has_reserved(&self) -> bool {
-        self.len.load(Ordering::SeqCst) != 0
+        self.len.load(Ordering::SeqCst) & COUNT != 0
     }
 
+    /// Entries queued (or with a slot taken).
     pub(crate) fn queued(&self) -> usize {
-        self.queue.len()
+        self.len.load(Ordering::Relaxed) & COUNT
     }
 
+    /// Letters accepted by a send: every entry popped or still queued,
+    /// less those pushed past the door. Exact while the lane is quiet;
+    /// costs the senders nothing.
     pub(crate) fn accepted(&self) -> u64 {
-        self.accepted.load(Ordering::Relaxed)
+        (self.dispatched() + self.queued() as u64)
+            .saturating_sub(self.forced.load(Ordering::Relaxed))
+    }
+
+    /// Pops every entry at the moment `len` says is there, waiting for
+    /// pushes still under way.
+    fn sweep_into(&self, mut each: impl FnMut(Entry<M>)) {
+        let backoff = Backoff::new();
+        while self.len.load(Ordering::SeqCst) & COUNT != 0 {
+            match self.pop() {
+                Some(entry) => {
+                    each(entry);
+                    backoff.reset();
+                }
+                // A sender took its slot and has not pushed yet (or undoes
+                // a refused slot).
+                None => backoff.snooze(),
+            }
+        }
     }
 
     pub(crate) fn dispatched(&self) -> u64 {
@@ -196,7 +252,8 @@ pub(crate) struct Mailbox<M> {
     pub(crate) stop_priority: Priority,
     pub(crate) kill_priority: Priority,
     generator: PriorityGenerator<M>,
-    door: CachePadded<AtomicUsize>,
+    /// Set (under `grow`) when the door closes.
+    closed: AtomicBool,
     handed_back: CachePadded<AtomicU64>,
     take: Mutex<Take>,
     /// Instances waiting for a letter or a change of phase.
@@ -235,7 +292,7 @@ impl<M> Mailbox<M> {
             stop_priority: config.stop_priority,
             kill_priority: config.kill_priority,
             generator,
-            door: CachePadded::new(AtomicUsize::new(0)),
+            closed: AtomicBool::new(false),
             handed_back: CachePadded::new(AtomicU64::new(0)),
             take: Mutex::new(Take {
                 phase: Phase::Running,
@@ -311,7 +368,12 @@ impl<M> Mailbox<M> {
             weight: 1,
             capacity: self.default_capacity,
         };
-        let _ = self.slots[live].set(Box::new(Lane::new(spec)));
+        let lane = Lane::new(spec);
+        if self.closed.load(Ordering::SeqCst) {
+            // The door closed before this lane existed: it is born closed.
+            lane.close();
+        }
+        let _ = self.slots[live].set(Box::new(lane));
         // ORDERING: Release publishes the slot to `lanes()`' Acquire.
         self.live.store(live + 1, Ordering::Release);
         self.slots[live].get().map(|b| &**b)
@@ -341,28 +403,20 @@ impl<M> Mailbox<M> {
                 message: msg,
             }));
         };
-        if self.is_closed() {
-            return Err(self.refuse_stopped(msg));
-        }
-        if !lane.try_reserve() {
-            match self.reserve_slow(lane, wait) {
+        match lane.try_reserve() {
+            Ok(()) => {}
+            Err(NoSlot::Closed) => return Err(self.refuse_stopped(msg)),
+            Err(NoSlot::Full) => match self.reserve_slow(lane, wait) {
                 Ok(()) => {}
-                Err(true) => return Err(self.refuse_stopped(msg)),
-                Err(false) => {
+                Err(NoSlot::Closed) => return Err(self.refuse_stopped(msg)),
+                Err(NoSlot::Full) => {
                     return Err(self.refuse(SendError::Full {
                         priority: lane.priority,
                         capacity: lane.capacity.limit().unwrap_or(usize::MAX),
                         message: msg,
                     }));
                 }
-            }
-        }
-        // ORDERING: SeqCst orders entering against `close_door`'s fetch_or:
-        // a sender that entered before the door closed is waited for.
-        if self.door.fetch_add(1, Ordering::SeqCst) & CLOSED != 0 {
-            self.door.fetch_sub(1, Ordering::SeqCst);
-            lane.unreserve();
-            return Err(self.refuse_stopped(msg));
+            },
         }
         lane.queue.push(Entry::Letter(Letter {
             msg,
@@ -370,39 +424,31 @@ impl<M> Mailbox<M> {
             sent_back: 0,
             ttl: None,
         }));
-        lane.accepted.fetch_add(1, Ordering::Relaxed);
-        self.door.fetch_sub(1, Ordering::SeqCst);
         self.ready.notify_one();
         Ok(())
     }
 
-    /// A full bounded lane: wait for a slot as `wait` allows. `Err(true)`:
-    /// the door closed; `Err(false)`: no slot in time.
+    /// A full bounded lane: wait for a slot as `wait` allows.
     #[cold]
-    fn reserve_slow(&self, lane: &Lane<M>, wait: Wait) -> Result<(), bool> {
+    fn reserve_slow(&self, lane: &Lane<M>, wait: Wait) -> Result<(), NoSlot> {
         let deadline = match wait {
-            Wait::No => return Err(false),
+            Wait::No => return Err(NoSlot::Full),
             Wait::Forever => None,
             Wait::Until(d) => Some(d),
         };
         let backoff = Backoff::new();
         while !backoff.is_completed() {
-            if self.is_closed() {
-                return Err(true);
+            match lane.try_reserve() {
+                Err(NoSlot::Full) => backoff.snooze(),
+                outcome => return outcome,
             }
-            if lane.try_reserve() {
-                return Ok(());
-            }
-            backoff.snooze();
         }
-        let mut got = false;
-        let mut closed = false;
+        let mut outcome = Err(NoSlot::Full);
         lane.space.wait(deadline, || {
-            closed = self.is_closed();
-            got = !closed && lane.try_reserve();
-            closed || got
+            outcome = lane.try_reserve();
+            outcome != Err(NoSlot::Full)
         });
-        if got { Ok(()) } else { Err(closed) }
+        outcome
     }
 
     fn refuse(&self, err: SendError<M>) -> SendError<M> {
@@ -423,14 +469,11 @@ impl<M> Mailbox<M> {
         let Some(lane) = self.lane_for_internal(priority) else {
             return false;
         };
-        if self.door.fetch_add(1, Ordering::SeqCst) & CLOSED != 0 {
-            self.door.fetch_sub(1, Ordering::SeqCst);
+        if !lane.force_reserve(false) {
             return false;
         }
-        lane.force_reserve();
         lane.queue
             .push(if kill { Entry::Kill } else { Entry::Stop });
-        self.door.fetch_sub(1, Ordering::SeqCst);
         self.ready.notify_one();
         true
     }
@@ -440,7 +483,7 @@ impl<M> Mailbox<M> {
     /// instance while the letter counts as in flight.
     pub(crate) fn send_back(&self, letter: Letter<M>) {
         if let Some(lane) = self.lane_for_internal(letter.priority) {
-            lane.force_reserve();
+            lane.force_reserve(true);
             lane.queue.push(Entry::Letter(letter));
             self.counters.sent_back.fetch_add(1, Ordering::Relaxed);
             self.ready.notify_one();
@@ -449,7 +492,7 @@ impl<M> Mailbox<M> {
 
     #[inline]
     pub(crate) fn is_closed(&self) -> bool {
-        self.door.load(Ordering::SeqCst) & CLOSED != 0
+        self.closed.load(Ordering::SeqCst)
     }
 
     pub(crate) fn handed_back(&self) -> u64 {
@@ -460,16 +503,14 @@ impl<M> Mailbox<M> {
         self.lanes().map(Lane::accepted).sum()
     }
 
-    /// Closes the door and waits for the senders inside to finish their
-    /// push; wakes senders blocked on a full lane (they are refused).
+    /// Closes the door: every lane refuses new slots from now on (lanes
+    /// created later are born closed), and senders blocked on a full lane
+    /// are woken to be refused.
     fn close_door(&self) {
-        self.door.fetch_or(CLOSED, Ordering::SeqCst);
-        let backoff = Backoff::new();
-        while self.door.load(Ordering::SeqCst) & INSIDE != 0 {
-            backoff.snooze();
-        }
+        let _grow = lock(&self.grow);
+        self.closed.store(true, Ordering::SeqCst);
         for lane in self.lanes() {
-            lane.space.notify_all();
+            lane.close();
         }
     }
 
@@ -521,12 +562,12 @@ impl<M> Mailbox<M> {
                 }
                 Some((at, Entry::Stop)) => {
                     self.close_door();
-                    self.sweep(&take, Some(at), DeadReason::Stopped, dead);
+                    self.sweep(Some(at), DeadReason::Stopped, dead);
                     self.set_phase(&mut take, Phase::Stopping(at));
                 }
                 Some((_, Entry::Kill)) => {
                     self.close_door();
-                    self.sweep(&take, None, DeadReason::Killed, dead);
+                    self.sweep(None, DeadReason::Killed, dead);
                     self.set_phase(&mut take, Phase::Closed(Reason::Killed));
                     return Next::Closed(Reason::Killed);
                 }
@@ -536,7 +577,11 @@ impl<M> Mailbox<M> {
                         Phase::Stopping(_) => Reason::Stopped,
                         _ => return Next::Empty,
                     };
-                    if self.in_flight.load(Ordering::Relaxed) != 0 {
+                    // A sender may hold a slot and not have pushed yet.
+                    let pending = self
+                        .lanes()
+                        .any(|l| above.is_none_or(|p| l.priority > p) && l.has_reserved());
+                    if self.in_flight.load(Ordering::Relaxed) != 0 || pending {
                         return Next::Empty;
                     }
                     self.set_phase(&mut take, Phase::Closed(end));
@@ -596,21 +641,15 @@ impl<M> Mailbox<M> {
 
     /// Empties the lanes at or below `at` (all with `None`), highest first
     /// and FIFO within a lane, into `dead`. Control entries are dropped.
-    fn sweep(
-        &self,
-        take: &Take,
-        at: Option<Priority>,
-        reason: DeadReason,
-        dead: &mut Vec<DeadLetter<M>>,
-    ) {
-        for &slot in &take.order {
-            let Some(lane) = self.slots[slot].get() else {
-                continue;
-            };
+    fn sweep(&self, at: Option<Priority>, reason: DeadReason, dead: &mut Vec<DeadLetter<M>>) {
+        // Every live lane, also one created since the last pick.
+        let mut lanes: Vec<&Lane<M>> = self.lanes().collect();
+        lanes.sort_by_key(|l| std::cmp::Reverse(l.priority));
+        for lane in lanes {
             if at.is_some_and(|p| lane.priority > p) {
                 continue;
             }
-            while let Some(entry) = lane.pop() {
+            lane.sweep_into(|entry| {
                 if let Entry::Letter(l) = entry {
                     dead.push(DeadLetter {
                         message: l.msg,
@@ -618,7 +657,7 @@ impl<M> Mailbox<M> {
                         reason,
                     });
                 }
-            }
+            });
         }
     }
 
@@ -670,7 +709,7 @@ impl<M> Mailbox<M> {
             return false;
         }
         self.close_door();
-        self.sweep(&take, None, DeadReason::Idle, dead);
+        self.sweep(None, DeadReason::Idle, dead);
         self.set_phase(&mut take, Phase::Closed(Reason::Idle));
         true
     }
@@ -679,8 +718,8 @@ impl<M> Mailbox<M> {
     /// back while a `kill` or `stop` was dispatched) becomes a dead letter,
     /// so nothing accepted is ever stranded.
     pub(crate) fn sweep_rest(&self, reason: DeadReason, dead: &mut Vec<DeadLetter<M>>) {
-        let take = lock(&self.take);
-        self.sweep(&take, None, reason, dead);
+        let _take = lock(&self.take);
+        self.sweep(None, reason, dead);
     }
 
     /// Ends the stage at once: no instance survived `init` (rule 13).
@@ -690,7 +729,7 @@ impl<M> Mailbox<M> {
             return;
         }
         self.close_door();
-        self.sweep(&take, None, DeadReason::FailedInit, dead);
+        self.sweep(None, DeadReason::FailedInit, dead);
         self.set_phase(&mut take, Phase::Closed(Reason::FailedInit));
     }
 }

@@ -62,3 +62,65 @@ fn every_message_is_accounted_for_performed_faulted_dead_or_handed_back() {
         assert_eq!(m.handed_back, 12 + 20);
     });
 }
+
+/// Senders racing a close: every message is performed, dead-lettered or
+/// handed back to its sender, never lost, whichever way the race goes.
+fn race(end: fn(&priority_executor::actor::Addr<super::support::Msg>)) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let (log, hold) = (Log::default(), Hold::default());
+    let stage = probes("race", &log, &hold)
+        .instances(2)
+        .mailbox(MailboxConfig::new().default_capacity(Capacity::Bounded(16)))
+        .spawn()
+        .expect("spawn");
+    let refused = Arc::new(AtomicU64::new(0));
+    // The close lands while all three senders are mid-stream.
+    let midway = Arc::new(std::sync::Barrier::new(4));
+    let senders: Vec<_> = (0..3)
+        .map(|t| {
+            let (addr, refused, midway) = (stage.addr(), refused.clone(), midway.clone());
+            std::thread::spawn(move || {
+                for i in 0..5000 {
+                    if i == 1000 {
+                        midway.wait();
+                    }
+                    let p = [Priority::LOW, Priority::MEDIUM, Priority::HIGH][(i % 3) as usize];
+                    if addr.send_at(msg('r', t * 10_000 + i), p).is_err() {
+                        refused.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            })
+        })
+        .collect();
+    midway.wait();
+    end(&stage.addr());
+    for s in senders {
+        s.join().unwrap();
+    }
+    let exit = stage.drain();
+    let m = exit.metrics;
+    assert_balanced(&m);
+    assert_eq!(m.sent, 15_000);
+    assert_eq!(m.handed_back, refused.load(Ordering::Relaxed));
+    assert_eq!(m.performed + m.dead_lettered + m.handed_back, 15_000);
+    assert_eq!(log.performed().len() as u64, m.performed);
+}
+
+#[test]
+fn senders_racing_a_kill_lose_nothing() {
+    within("race kill", || {
+        race(|addr| {
+            let _ = addr.kill();
+        })
+    });
+}
+
+#[test]
+fn senders_racing_a_stop_lose_nothing() {
+    within("race stop", || {
+        race(|addr| {
+            let _ = addr.stop();
+        })
+    });
+}
