@@ -2,6 +2,10 @@
 //! behaviour (issue 12). Nothing here sleeps to synchronise: instances are
 //! held on gates, and every step that could hang runs under a watchdog
 //! ([`support::within`]).
+//!
+//! The actor layer is not built under `--cfg loom` (the loom models cover
+//! the pool), so neither is this binary.
+#![cfg(not(loom))]
 
 #[path = "../common/mod.rs"]
 mod common;
