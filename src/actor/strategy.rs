@@ -180,6 +180,12 @@ impl<M> Strategy<M> {
         self
     }
 
+    /// Does it perform every letter (no decision to make)?
+    #[inline]
+    pub(crate) fn is_always(&self) -> bool {
+        matches!(self.kind, Kind::Always)
+    }
+
     pub(crate) fn check(&self) -> Result<(), SpawnError> {
         match self.kind {
             Kind::Priority { step: 0, .. } => Err(SpawnError::ZeroStep),
