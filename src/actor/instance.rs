@@ -4,9 +4,10 @@
 
 use super::actor::{Actor, Context, Reason};
 use super::addr::{Downstream, Outbox};
+use super::dispatch::Next;
 use super::letters::{DeadLetter, DeadReason, Fault, Phase};
-use super::mailbox::{Letter, Next};
-use super::stage::Core;
+use super::mailbox::Letter;
+use super::shared::Core;
 use super::strategy::{Decision, Strategy};
 use crate::job::RetryPolicy;
 use crate::priority::Priority;
