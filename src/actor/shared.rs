@@ -217,7 +217,7 @@ impl<I: Send + 'static> Link for Core<I> {
 ///
 /// # Examples
 ///
-/// See [`Stage::drain`].
+/// See [`Stage::drain`](super::Stage::drain).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Exit {
