@@ -156,7 +156,6 @@ fn process<A: Actor>(
         }
         Err(payload) => {
             let error = format!("strategy {}", panicked(payload));
-            count_fault(core);
             fault(
                 core,
                 index,
@@ -166,6 +165,7 @@ fn process<A: Actor>(
                 Some(letter.priority),
                 Some(letter.msg),
             );
+            count_fault(core);
             return;
         }
     }
@@ -228,7 +228,6 @@ fn process<A: Actor>(
             send_back(core, strategy, letter);
             return;
         }
-        count_fault(core);
         fault(
             core,
             index,
@@ -238,6 +237,7 @@ fn process<A: Actor>(
             Some(priority),
             copy,
         );
+        count_fault(core);
         return;
     }
 }
@@ -260,6 +260,7 @@ fn dead_letter<M>(core: &Core<M>, letter: Letter<M>, reason: DeadReason) {
     core.deliver_dead(&mut dead);
 }
 
+/// Counted after the fault is handed out (as dead letters are).
 fn count_fault<M>(core: &Core<M>) {
     core.mb.counters.faulted.fetch_add(1, Ordering::Relaxed);
 }

@@ -96,14 +96,17 @@ impl<I> Core<I> {
     }
 
     /// Hands out dead letters, in order, and counts them.
+    /// Counted after they are handed out, so a caller that sees the count
+    /// finds them in the sink.
     pub(crate) fn deliver_dead(&self, dead: &mut Vec<DeadLetter<I>>) {
-        self.mb
-            .counters
-            .dead_lettered
-            .fetch_add(dead.len() as u64, Ordering::Relaxed);
+        let n = dead.len() as u64;
         for letter in dead.drain(..) {
             self.dead.put(letter);
         }
+        self.mb
+            .counters
+            .dead_lettered
+            .fetch_add(n, Ordering::Relaxed);
     }
 
     /// An instance is done (destroyed). The last one ends the stage:

@@ -225,8 +225,10 @@ fn an_idle_stage_stops_after_its_quiet_period_and_a_message_postpones_it() {
             // Each message is sent once the previous one was performed;
             // if the stage had gone idle in between, the send is refused
             // and the test fails here.
-            addr.send(n).unwrap();
+            // Noted before the send: the quiet period can only start after
+            // the message was accepted.
             last_accepted = Instant::now();
+            addr.send(n).unwrap();
             while performed.load(Ordering::SeqCst) <= n as usize {
                 std::thread::yield_now();
             }
