@@ -54,6 +54,15 @@
 //! [`Executor::enqueue_retrying`]). Hooks before and after each job
 //! ([`ExecutorBuilder::before_execute`]) see the priority, the wait and the
 //! outcome.
+//!
+//! # Actors and pipelines
+//!
+//! With the `actor` feature (on by default), `priority_executor::actor`
+//! adds typed actors with prioritized mailboxes (Akka's prioritized
+//! mailbox: `stop` and `kill` at configurable priorities, FIFO among
+//! equals) and pipelines of them (Kabuki: `init` / `perform` / `destroy`, N instances per stage, a
+//! drain marker behind the payload). Each stage's instances run as jobs
+//! of its own executor.
 
 #![deny(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -74,6 +83,9 @@ mod util;
 
 #[cfg(feature = "esb")]
 mod esb;
+
+#[cfg(all(feature = "actor", not(loom)))]
+pub mod actor;
 
 pub use builder::ExecutorBuilder;
 pub use error::{BuildError, EnqueueError, ShutdownTimeout};

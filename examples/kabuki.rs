@@ -1,0 +1,186 @@
+//! Kabuki's demo pipeline (seed 003) in one process: Download -> Index (2
+//! instances) -> Write. Write opens its file in `init` and closes it in
+//! `destroy`; the run ends by the drain marker, not by a 5 s sleep. Each
+//! instance says what it did when it is destroyed.
+//!
+//! `cargo run --example kabuki [-- DOCUMENTS [OUTPUT_FILE]]`
+
+use priority_executor::actor::{Actor, ActorError, Context, Outbox, Pipeline, Reason, Stage};
+use std::fs::File;
+use std::io::{BufWriter, Write as _};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// What each instance reports at `destroy`, printed at the end.
+type Report = Arc<Mutex<Vec<String>>>;
+
+/// Kabuki's WRITE_ONLY DownloadActor: one request in, N documents out.
+struct Download {
+    report: Report,
+    sent: usize,
+}
+
+impl Actor for Download {
+    type In = u32; // how many documents to fetch
+    type Out = String;
+
+    fn perform(&mut self, documents: u32, out: &mut Outbox<'_, String>) -> Result<(), ActorError> {
+        for i in 0..documents {
+            let doc = format!("Download Document-#:{i}");
+            println!("{doc}");
+            out.send(doc)?;
+            self.sent += 1;
+        }
+        Ok(())
+    }
+
+    fn destroy(&mut self, reason: Reason) {
+        if let Ok(mut r) = self.report.lock() {
+            r.push(format!(
+                "download#0 sent {} documents ({reason})",
+                self.sent
+            ));
+        }
+    }
+}
+
+/// Kabuki's READ_WRITE IndexActor; two of them share one inbox.
+struct Index {
+    id: usize,
+    report: Report,
+    indexed: Vec<String>,
+}
+
+impl Actor for Index {
+    type In = String;
+    type Out = String;
+
+    fn perform(&mut self, input: String, out: &mut Outbox<'_, String>) -> Result<(), ActorError> {
+        let output = input.replace("Download", "Index");
+        println!("  {output} (index#{})", self.id);
+        self.indexed
+            .push(output.rsplit(':').next().unwrap_or("?").to_owned());
+        out.send(output)?;
+        Ok(())
+    }
+
+    fn destroy(&mut self, reason: Reason) {
+        if let Ok(mut r) = self.report.lock() {
+            r.push(format!(
+                "index#{} indexed {} documents [{}] ({reason})",
+                self.id,
+                self.indexed.len(),
+                self.indexed.join(", ")
+            ));
+        }
+    }
+}
+
+/// Kabuki's READ_ONLY WriteActor: the file is opened in `init`, closed in
+/// `destroy`.
+struct Write {
+    path: PathBuf,
+    file: Option<BufWriter<File>>,
+    written: usize,
+    report: Report,
+}
+
+impl Actor for Write {
+    type In = String;
+    type Out = ();
+
+    fn init(&mut self, _: &Context<'_>) -> Result<(), ActorError> {
+        self.file = Some(BufWriter::new(File::create(&self.path)?));
+        Ok(())
+    }
+
+    fn perform(&mut self, input: String, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+        let output = input.replace("Index", "Write");
+        println!("    {output}");
+        let file = self.file.as_mut().ok_or("the file is not open")?;
+        writeln!(file, "{output}")?;
+        self.written += 1;
+        Ok(())
+    }
+
+    fn destroy(&mut self, reason: Reason) {
+        let flushed = match self.file.take() {
+            Some(mut file) => file.flush().is_ok(),
+            None => false,
+        };
+        if let Ok(mut r) = self.report.lock() {
+            r.push(format!(
+                "write#0 wrote {} lines to {} and closed it (flushed: {flushed}) ({reason})",
+                self.written,
+                self.path.display()
+            ));
+        }
+    }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let documents: u32 = match args.next() {
+        Some(n) => n
+            .parse()
+            .map_err(|e| format!("DOCUMENTS must be a number: {e}"))?,
+        None => 10,
+    };
+    let path = args
+        .next()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("kabuki-demo.txt"));
+    let report: Report = Arc::default();
+
+    let (r1, r2, r3) = (report.clone(), report.clone(), report.clone());
+    let write_path = path.clone();
+    // -a DownloadActor -i download -o index
+    let download = Stage::builder("download", move |_| Download {
+        report: r1.clone(),
+        sent: 0,
+    });
+    // -a IndexActor -i index -o write, started twice
+    let index = Stage::builder("index", move |id| Index {
+        id,
+        report: r2.clone(),
+        indexed: Vec::new(),
+    })
+    .instances(2);
+    // -a WriteActor -i write
+    let write = Stage::builder("write", move |_| Write {
+        path: write_path.clone(),
+        file: None,
+        written: 0,
+        report: r3.clone(),
+    })
+    .on_fault(|fault| eprintln!("write failed: {}", fault.error));
+
+    let pipeline = Pipeline::builder(download)
+        .then(index)
+        .then(write)
+        .spawn()?;
+    pipeline.send(documents)?;
+    // Kabuki's shutdown(): the marker follows the payload through every
+    // stage; drain returns once Write has closed its file.
+    let exits = pipeline.drain();
+
+    println!("\nWhat each instance did:");
+    for line in report.lock().map_err(|_| "report lock")?.iter() {
+        println!("  {line}");
+    }
+    println!("\nStages:");
+    for exit in &exits {
+        let m = &exit.metrics;
+        println!(
+            "  {:<9} {}: sent {}, performed {}, faulted {}, dead-lettered {}, handed back {}",
+            m.name, exit.reason, m.sent, m.performed, m.faulted, m.dead_lettered, m.handed_back
+        );
+    }
+    let written = std::fs::read_to_string(&path)?;
+    println!("\n{} ({} lines):", path.display(), written.lines().count());
+    print!("{written}");
+    if written.lines().count() != documents as usize {
+        return Err("not every document reached the file".into());
+    }
+    Ok(())
+}

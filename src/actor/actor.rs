@@ -1,0 +1,164 @@
+//! The `Actor` trait: Kabuki's `init` / `perform` / `destroy`, typed.
+
+use super::addr::Outbox;
+use std::fmt;
+
+/// What `init` and `perform` return on failure: any error (Kabuki's
+/// `throws Exception`). `?` converts into it.
+pub type ActorError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why a stage's instances are destroyed.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::actor::Reason;
+///
+/// assert_eq!(Reason::Drained.to_string(), "drained");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Reason {
+    /// A graceful `stop` was dispatched (Akka's `PoisonPill`).
+    Stopped,
+    /// A `kill` was dispatched (Akka's `Kill`).
+    Killed,
+    /// The drain marker reached the stage and everything before it ran
+    /// (Kabuki's shutdown message).
+    Drained,
+    /// Nothing arrived for the stage's idle period.
+    Idle,
+    /// `init` failed: this instance's own, or every instance's (then the
+    /// whole stage ends with this reason).
+    FailedInit,
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Reason::Stopped => "stopped",
+            Reason::Killed => "killed",
+            Reason::Drained => "drained",
+            Reason::Idle => "idle",
+            Reason::FailedInit => "failed init",
+        })
+    }
+}
+
+/// What `init` is told: which stage and instance it is.
+///
+/// # Examples
+///
+/// See [`Actor`].
+#[derive(Clone, Copy, Debug)]
+pub struct Context<'a> {
+    pub(crate) stage: &'a str,
+    pub(crate) instance: usize,
+}
+
+impl Context<'_> {
+    /// The stage's name.
+    ///
+    /// # Examples
+    ///
+    /// See [`Actor`].
+    pub fn stage(&self) -> &str {
+        self.stage
+    }
+
+    /// This instance's number, from 0.
+    ///
+    /// # Examples
+    ///
+    /// See [`Actor`].
+    pub fn instance(&self) -> usize {
+        self.instance
+    }
+}
+
+/// An actor with Kabuki's lifecycle, one instance of a stage.
+///
+/// - [`init`](Actor::init) runs once, on the instance's thread, before its
+///   first message; every instance of the stage has finished `init` before
+///   any instance performs.
+/// - [`perform`](Actor::perform) runs one message at a time per instance,
+///   so `&mut self` needs no lock. Outputs go through the [`Outbox`] (to
+///   the next stage of a pipeline), at the input's priority unless given
+///   another.
+/// - [`destroy`](Actor::destroy) runs once, after the stage's last
+///   perform, with the [`Reason`].
+///
+/// Errors and panics in all three are caught and reported to the stage's
+/// fault sink; the thread lives on.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::actor::{Actor, ActorError, Context, Outbox, Reason, Stage};
+///
+/// /// Kabuki's IndexActor.
+/// struct Index {
+///     seen: usize,
+/// }
+///
+/// impl Actor for Index {
+///     type In = String;
+///     type Out = String;
+///
+///     fn init(&mut self, ctx: &Context<'_>) -> Result<(), ActorError> {
+///         assert_eq!(ctx.stage(), "index");
+///         Ok(())
+///     }
+///
+///     fn perform(&mut self, input: String, out: &mut Outbox<'_, String>) -> Result<(), ActorError> {
+///         self.seen += 1;
+///         let _ = out.send(input.replace("Download", "Index"));
+///         Ok(())
+///     }
+///
+///     fn destroy(&mut self, reason: Reason) {
+///         assert_eq!(reason, Reason::Drained);
+///     }
+/// }
+///
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// let stage = Stage::builder("index", |_| Index { seen: 0 })
+///     .on_output(move |s: String, _| tx.send(s).unwrap())
+///     .spawn()?;
+/// stage.addr().send("Download Document-#:1".to_owned()).unwrap();
+/// let exit = stage.drain();
+/// assert_eq!(exit.reason, Reason::Drained);
+/// assert_eq!(rx.recv().unwrap(), "Index Document-#:1");
+/// # Ok::<(), priority_executor::actor::SpawnError>(())
+/// ```
+pub trait Actor: Send + 'static {
+    /// The messages it performs.
+    type In: Send + 'static;
+    /// The messages it outputs (`()` for a last stage).
+    type Out: Send + 'static;
+
+    /// Acquires what the instance needs (a file, a connection). An error
+    /// means this instance takes no message.
+    ///
+    /// # Errors
+    ///
+    /// Any error: reported to the fault sink with [`Phase::Init`](super::Phase::Init).
+    fn init(&mut self, ctx: &Context<'_>) -> Result<(), ActorError> {
+        let _ = ctx;
+        Ok(())
+    }
+
+    /// Performs one message.
+    ///
+    /// # Errors
+    ///
+    /// Any error: the stage's retry policy runs it again, then reports it
+    /// to the fault sink with [`Phase::Perform`](super::Phase::Perform).
+    fn perform(&mut self, msg: Self::In, out: &mut Outbox<'_, Self::Out>)
+    -> Result<(), ActorError>;
+
+    /// Releases what `init` acquired.
+    fn destroy(&mut self, reason: Reason) {
+        let _ = reason;
+    }
+}

@@ -1,0 +1,306 @@
+//! Sending to a stage: [`Addr`] from outside, [`Outbox`] from inside a
+//! `perform` to the next stage.
+
+use super::error::{SendError, StageClosed};
+use super::mailbox::Mailbox;
+use crate::pool::Wait;
+use crate::priority::Priority;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The address of a stage: cheap to clone, `Send` and `Sync`. Sending
+/// never drops a message: a refused one comes back in the [`SendError`].
+///
+/// The message's priority comes from the stage's generator, or the
+/// mailbox's default priority; [`send_at`](Addr::send_at) sets it.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::actor::{Actor, ActorError, Outbox, Stage};
+/// use std::time::Duration;
+///
+/// struct Count(u64);
+/// impl Actor for Count {
+///     type In = u64;
+///     type Out = ();
+///     fn perform(&mut self, n: u64, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+///         self.0 += n;
+///         Ok(())
+///     }
+/// }
+///
+/// let stage = Stage::builder("count", |_| Count(0)).spawn()?;
+/// let addr = stage.addr();
+/// addr.send(1).unwrap();                                 // blocks while the lane is full
+/// addr.try_send(2).unwrap();                             // never blocks
+/// addr.send_timeout(3, Duration::from_secs(1)).unwrap(); // waits at most 1 s
+/// let exit = stage.drain();
+/// assert_eq!(exit.metrics.performed, 3);
+/// # Ok::<(), priority_executor::actor::SpawnError>(())
+/// ```
+pub struct Addr<M> {
+    pub(crate) mb: Arc<Mailbox<M>>,
+}
+
+impl<M> Addr<M> {
+    /// Sends `msg`; blocks while its lane is full (backpressure).
+    ///
+    /// # Errors
+    ///
+    /// [`SendError::Stopped`] once the stage accepts nothing (also when
+    /// that happens while this call waits), [`SendError::UnknownPriority`]
+    /// under [`Unlisted::Refuse`](super::Unlisted::Refuse). The message is
+    /// in the error.
+    ///
+    /// # Examples
+    ///
+    /// See [`Addr`].
+    #[inline]
+    pub fn send(&self, msg: M) -> Result<(), SendError<M>> {
+        self.mb.send(msg, None, Wait::Forever)
+    }
+
+    /// Like [`send`](Addr::send), but never blocks.
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](Addr::send), and [`SendError::Full`] if the lane is
+    /// full.
+    ///
+    /// # Examples
+    ///
+    /// See [`Addr`].
+    #[inline]
+    pub fn try_send(&self, msg: M) -> Result<(), SendError<M>> {
+        self.mb.send(msg, None, Wait::No)
+    }
+
+    /// Like [`send`](Addr::send), but waits at most `timeout` for room in
+    /// a full lane.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_send`](Addr::try_send); `Full` once the time ran out.
+    ///
+    /// # Examples
+    ///
+    /// See [`Addr`].
+    pub fn send_timeout(&self, msg: M, timeout: Duration) -> Result<(), SendError<M>> {
+        self.mb.send(msg, None, Wait::at_most(timeout))
+    }
+
+    /// Like [`send`](Addr::send), at `priority` whatever the generator
+    /// says.
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](Addr::send).
+    ///
+    /// # Examples
+    ///
+    /// See [`SendError::is_unknown_priority`].
+    #[inline]
+    pub fn send_at(&self, msg: M, priority: Priority) -> Result<(), SendError<M>> {
+        self.mb.send(msg, Some(priority), Wait::Forever)
+    }
+
+    /// Queues a graceful stop (Akka's `PoisonPill`) at the mailbox's stop
+    /// priority. When dispatched, the stage stops accepting, letters at or
+    /// below that priority become dead letters, those above still run,
+    /// then the instances are destroyed with `Reason::Stopped`.
+    ///
+    /// # Errors
+    ///
+    /// [`StageClosed`] if the stage no longer accepts messages.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::actor::{Actor, ActorError, Outbox, Reason, Stage};
+    ///
+    /// struct Nop;
+    /// impl Actor for Nop {
+    ///     type In = ();
+    ///     type Out = ();
+    ///     fn perform(&mut self, _: (), _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let stage = Stage::builder("nop", |_| Nop).spawn()?;
+    /// stage.addr().stop().unwrap();
+    /// assert_eq!(stage.join().reason, Reason::Stopped);
+    /// # Ok::<(), priority_executor::actor::SpawnError>(())
+    /// ```
+    pub fn stop(&self) -> Result<(), StageClosed> {
+        self.control(false, self.mb.stop_priority)
+    }
+
+    /// Queues a kill (Akka's `Kill`) at the mailbox's kill priority. When
+    /// dispatched, every letter still queued becomes a dead letter, and
+    /// once the performs already running finish, the instances are
+    /// destroyed with `Reason::Killed`.
+    ///
+    /// # Errors
+    ///
+    /// [`StageClosed`] if the stage no longer accepts messages.
+    ///
+    /// # Examples
+    ///
+    /// See `tests/actor/kill_overtakes_stop.rs`.
+    pub fn kill(&self) -> Result<(), StageClosed> {
+        self.control(true, self.mb.kill_priority)
+    }
+
+    fn control(&self, kill: bool, priority: Priority) -> Result<(), StageClosed> {
+        if self.mb.control(kill, priority) {
+            Ok(())
+        } else {
+            Err(StageClosed {
+                stage: self.mb.name.clone(),
+            })
+        }
+    }
+
+    /// Does the stage still accept messages?
+    ///
+    /// # Examples
+    ///
+    /// See [`Addr::stop`].
+    pub fn is_closed(&self) -> bool {
+        self.mb.is_closed()
+    }
+
+    /// The stage's name.
+    ///
+    /// # Examples
+    ///
+    /// See [`Addr`].
+    pub fn name(&self) -> &str {
+        &self.mb.name
+    }
+}
+
+impl<M> Clone for Addr<M> {
+    fn clone(&self) -> Self {
+        Addr {
+            mb: self.mb.clone(),
+        }
+    }
+}
+
+impl<M> fmt::Debug for Addr<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Addr")
+            .field("stage", &self.mb.name)
+            .field("closed", &self.mb.is_closed())
+            .finish()
+    }
+}
+
+/// A callback receiving outputs with their priority.
+pub(crate) type OutputFn<O> = Arc<dyn Fn(O, Priority) + Send + Sync>;
+
+/// Where a stage's outputs go.
+pub(crate) enum Downstream<O> {
+    /// The next stage of a pipeline.
+    Stage(Addr<O>),
+    /// A callback (a stage's or pipeline's `on_output`).
+    Output(OutputFn<O>),
+    /// Nowhere: outputs are dropped.
+    Discard,
+}
+
+/// What a `perform` sends its outputs through (Kabuki's outbox, `-o`).
+///
+/// Outputs keep the priority of the message being performed unless sent
+/// with [`send_at`](Outbox::send_at). In a pipeline `send` blocks while
+/// the next stage's lane is full: that is how backpressure travels
+/// upstream.
+///
+/// # Examples
+///
+/// See [`Actor`](super::Actor).
+pub struct Outbox<'a, O> {
+    pub(crate) down: &'a Downstream<O>,
+    pub(crate) priority: Priority,
+    pub(crate) stage: &'a str,
+    pub(crate) instance: usize,
+}
+
+impl<O> Outbox<'_, O> {
+    /// Sends an output at the input's priority.
+    ///
+    /// # Errors
+    ///
+    /// The next stage refused it (it was killed or stopped); the output
+    /// is in the error.
+    ///
+    /// # Examples
+    ///
+    /// See [`Actor`](super::Actor).
+    #[inline]
+    pub fn send(&mut self, out: O) -> Result<(), SendError<O>> {
+        let priority = self.priority;
+        self.send_at(out, priority)
+    }
+
+    /// Sends an output at `priority`.
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](Outbox::send).
+    ///
+    /// # Examples
+    ///
+    /// See [`Actor`](super::Actor).
+    #[inline]
+    pub fn send_at(&mut self, out: O, priority: Priority) -> Result<(), SendError<O>> {
+        match self.down {
+            Downstream::Stage(addr) => addr.mb.send(out, Some(priority), Wait::Forever),
+            Downstream::Output(f) => {
+                f(out, priority);
+                Ok(())
+            }
+            Downstream::Discard => Ok(()),
+        }
+    }
+
+    /// The priority of the message being performed.
+    ///
+    /// # Examples
+    ///
+    /// See [`Actor`](super::Actor).
+    pub fn priority(&self) -> Priority {
+        self.priority
+    }
+
+    /// The instance performing, from 0.
+    ///
+    /// # Examples
+    ///
+    /// See [`Actor`](super::Actor).
+    pub fn instance(&self) -> usize {
+        self.instance
+    }
+
+    /// The stage's name.
+    ///
+    /// # Examples
+    ///
+    /// See [`Actor`](super::Actor).
+    pub fn stage(&self) -> &str {
+        self.stage
+    }
+}
+
+impl<O> fmt::Debug for Outbox<'_, O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Outbox")
+            .field("stage", &self.stage)
+            .field("instance", &self.instance)
+            .field("priority", &self.priority)
+            .finish_non_exhaustive()
+    }
+}

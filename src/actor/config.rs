@@ -1,0 +1,270 @@
+//! A mailbox's settings: lanes, picker, what happens to a priority with no
+//! lane, and the priorities of unmarked messages, `stop` and `kill`.
+//!
+//! [`MailboxConfig`] is plain data checked once at spawn, so a
+//! configuration file can fill it: the seed's `priority.default`,
+//! `priority.poison-pill` and `priority.kill-pill` are
+//! [`default_priority`](MailboxConfig::default_priority),
+//! [`stop_priority`](MailboxConfig::stop_priority) and
+//! [`kill_priority`](MailboxConfig::kill_priority).
+
+use super::error::SpawnError;
+use crate::lane::picker::{MAX_CYCLE, Picker};
+use crate::priority::{Capacity, Priority};
+
+/// Most lanes one mailbox holds (declared and created on first use).
+pub(crate) const MAX_LANES: usize = 64;
+
+/// What the mailbox does with a priority that has no declared lane.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::actor::{MailboxConfig, Unlisted};
+///
+/// let config = MailboxConfig::new().unlisted(Unlisted::Refuse);
+/// # let _ = config;
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Unlisted {
+    /// It gets a lane of its own on first use, with the default capacity
+    /// (past 64 lanes: as `Nearest`). The default; needs
+    /// [`Picker::Strict`].
+    #[default]
+    NewLane,
+    /// It goes to the nearest lane below it, or the lowest lane if none is
+    /// below.
+    Nearest,
+    /// It is handed back as
+    /// [`SendError::UnknownPriority`](super::SendError::UnknownPriority).
+    Refuse,
+}
+
+/// One declared lane of a mailbox.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LaneSpec {
+    pub(crate) priority: Priority,
+    pub(crate) weight: u32,
+    pub(crate) capacity: Capacity,
+}
+
+/// The settings of a stage's mailbox. The default is Akka's
+/// `UnboundedStablePriorityMailbox` with the seed's generator: strict
+/// priority, FIFO among equals, unbounded lanes created on first use,
+/// unmarked messages at [`Priority::MEDIUM`], `stop` and `kill` at
+/// [`Priority::HIGH`].
+///
+/// | seed (`application.conf`) | here |
+/// |---|---|
+/// | `priority.default` | [`default_priority`](MailboxConfig::default_priority) |
+/// | `priority.poison-pill` | [`stop_priority`](MailboxConfig::stop_priority) |
+/// | `priority.kill-pill` | [`kill_priority`](MailboxConfig::kill_priority) |
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::actor::MailboxConfig;
+/// use priority_executor::{Capacity, Picker, Priority};
+///
+/// // Bounded lanes served 10:1, with a graceful stop that waits for the lows.
+/// let config = MailboxConfig::new()
+///     .weighted_lane(Priority::HIGH, 10, Capacity::Bounded(1024))
+///     .weighted_lane(Priority::LOW, 1, Capacity::Bounded(1024))
+///     .picker(Picker::Smooth)
+///     .unlisted(priority_executor::actor::Unlisted::Nearest)
+///     .default_priority(Priority::LOW)
+///     .stop_priority(Priority::LOW);
+/// # let _ = config;
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[must_use = "a config does nothing until given to a stage"]
+pub struct MailboxConfig {
+    pub(crate) lanes: Vec<LaneSpec>,
+    pub(crate) picker: Picker,
+    pub(crate) unlisted: Unlisted,
+    pub(crate) default_capacity: Capacity,
+    pub(crate) default_priority: Priority,
+    pub(crate) stop_priority: Priority,
+    pub(crate) kill_priority: Priority,
+}
+
+impl Default for MailboxConfig {
+    fn default() -> Self {
+        MailboxConfig::new()
+    }
+}
+
+impl MailboxConfig {
+    /// The default settings (see [`MailboxConfig`]).
+    ///
+    /// # Examples
+    ///
+    /// See [`MailboxConfig`].
+    pub fn new() -> Self {
+        MailboxConfig {
+            lanes: Vec::new(),
+            picker: Picker::Strict,
+            unlisted: Unlisted::NewLane,
+            default_capacity: Capacity::Unbounded,
+            default_priority: Priority::MEDIUM,
+            stop_priority: Priority::HIGH,
+            kill_priority: Priority::HIGH,
+        }
+    }
+
+    /// Declares a lane of weight 1 (weights matter only to a weighted
+    /// picker).
+    ///
+    /// # Examples
+    ///
+    /// See [`MailboxConfig`].
+    pub fn lane(self, priority: Priority, capacity: Capacity) -> Self {
+        self.weighted_lane(priority, 1, capacity)
+    }
+
+    /// Declares a lane with its weight for [`Picker::Smooth`] or
+    /// [`Picker::Classic`].
+    ///
+    /// # Examples
+    ///
+    /// See [`MailboxConfig`].
+    pub fn weighted_lane(mut self, priority: Priority, weight: u32, capacity: Capacity) -> Self {
+        self.lanes.push(LaneSpec {
+            priority,
+            weight,
+            capacity,
+        });
+        self
+    }
+
+    /// How the next lane is chosen: [`Picker::Strict`] (the default, as
+    /// Akka) or a weighted picker over the declared lanes.
+    ///
+    /// # Examples
+    ///
+    /// See [`MailboxConfig`].
+    pub fn picker(mut self, picker: Picker) -> Self {
+        self.picker = picker;
+        self
+    }
+
+    /// What happens to a priority with no declared lane.
+    ///
+    /// # Examples
+    ///
+    /// See [`Unlisted`].
+    pub fn unlisted(mut self, unlisted: Unlisted) -> Self {
+        self.unlisted = unlisted;
+        self
+    }
+
+    /// The capacity of lanes created on first use.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::Capacity;
+    /// use priority_executor::actor::MailboxConfig;
+    ///
+    /// let config = MailboxConfig::new().default_capacity(Capacity::Bounded(1024));
+    /// # let _ = config;
+    /// ```
+    pub fn default_capacity(mut self, capacity: Capacity) -> Self {
+        self.default_capacity = capacity;
+        self
+    }
+
+    /// The priority of a message its generator gives none (seed:
+    /// `priority.default`, default [`Priority::MEDIUM`]).
+    ///
+    /// # Examples
+    ///
+    /// See [`MailboxConfig`].
+    pub fn default_priority(mut self, priority: Priority) -> Self {
+        self.default_priority = priority;
+        self
+    }
+
+    /// The priority `stop` is queued at (seed: `priority.poison-pill`,
+    /// default [`Priority::HIGH`]).
+    ///
+    /// # Examples
+    ///
+    /// See [`MailboxConfig`].
+    pub fn stop_priority(mut self, priority: Priority) -> Self {
+        self.stop_priority = priority;
+        self
+    }
+
+    /// The priority `kill` is queued at (seed: `priority.kill-pill`,
+    /// default [`Priority::HIGH`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::Priority;
+    /// use priority_executor::actor::MailboxConfig;
+    ///
+    /// let config = MailboxConfig::new().kill_priority(Priority::URGENT);
+    /// # let _ = config;
+    /// ```
+    pub fn kill_priority(mut self, priority: Priority) -> Self {
+        self.kill_priority = priority;
+        self
+    }
+
+    /// Checks the settings; the stage's `spawn` calls it.
+    pub(crate) fn check(&self) -> Result<(), SpawnError> {
+        let mut seen: Vec<Priority> = Vec::with_capacity(self.lanes.len());
+        for lane in &self.lanes {
+            if seen.contains(&lane.priority) {
+                return Err(SpawnError::DuplicateLane {
+                    priority: lane.priority,
+                });
+            }
+            seen.push(lane.priority);
+            if lane.weight == 0 {
+                return Err(SpawnError::ZeroWeight {
+                    priority: lane.priority,
+                });
+            }
+            if lane.capacity == Capacity::Bounded(0) {
+                return Err(SpawnError::ZeroCapacity {
+                    priority: Some(lane.priority),
+                });
+            }
+        }
+        if self.default_capacity == Capacity::Bounded(0) {
+            return Err(SpawnError::ZeroCapacity { priority: None });
+        }
+        if self.lanes.len() > MAX_LANES {
+            return Err(SpawnError::TooManyLanes {
+                lanes: self.lanes.len(),
+                limit: MAX_LANES,
+            });
+        }
+        if self.unlisted != Unlisted::NewLane
+            && self.lanes.is_empty()
+            && self.picker == Picker::Strict
+        {
+            return Err(SpawnError::NoLanes {
+                unlisted: self.unlisted,
+            });
+        }
+        if self.picker != Picker::Strict {
+            if self.lanes.is_empty() || self.unlisted == Unlisted::NewLane {
+                return Err(SpawnError::WeightedNeedsFixedLanes {
+                    picker: self.picker,
+                });
+            }
+            let sum: u64 = self.lanes.iter().map(|l| u64::from(l.weight)).sum();
+            if sum > MAX_CYCLE {
+                return Err(SpawnError::WeightsTooLarge {
+                    sum,
+                    limit: MAX_CYCLE,
+                });
+            }
+        }
+        Ok(())
+    }
+}

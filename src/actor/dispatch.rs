@@ -1,0 +1,259 @@
+//! Dispatch: how an instance takes the next entry of a mailbox under the
+//! take lock, and the phases a stage goes through as `stop`, `kill`, a
+//! drain, idleness or failed `init` end it (rules 4-11 of `README.md`).
+
+use super::actor::Reason;
+use super::lane::{Entry, Lane};
+use super::letters::{DeadLetter, DeadReason};
+use super::mailbox::{Letter, Mailbox};
+use crate::lane::picker::Schedule;
+use crate::priority::Priority;
+use crate::sync::lock;
+use std::sync::atomic::Ordering;
+
+/// What an instance gets from [`Mailbox::next`].
+pub(crate) enum Next<M> {
+    Letter(Letter<M>),
+    /// Nothing to dispatch now.
+    Empty,
+    /// The stage is ending: no more letters, ever.
+    Closed(Reason),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Running,
+    Draining,
+    /// A graceful stop of this priority was dispatched: only lanes above
+    /// it are still served.
+    Stopping(Priority),
+    Closed(Reason),
+}
+
+/// What the take lock guards.
+pub(crate) struct Take {
+    pub(crate) phase: Phase,
+    /// Live lane slots, highest priority first.
+    pub(crate) order: Vec<usize>,
+    /// The weighted picker over the declared lanes (fixed), if any.
+    pub(crate) schedule: Option<Schedule>,
+}
+
+impl<M> Mailbox<M> {
+    /// Does any lane hold an entry, or a slot a sender is filling? A peek.
+    #[inline]
+    pub(crate) fn has_mail(&self) -> bool {
+        self.lanes().any(Lane::has_reserved)
+    }
+
+    #[inline]
+    pub(crate) fn generation(&self) -> usize {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    fn bump(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        self.ready.notify_all();
+    }
+
+    /// Dispatches the next letter (rules 4-10). `finished`: the caller is
+    /// done with the letter it dispatched last. Letters a `stop` or `kill`
+    /// turns away are appended to `dead`, in order, for the caller to hand
+    /// out.
+    pub(crate) fn next(&self, finished: bool, dead: &mut Vec<DeadLetter<M>>) -> Next<M> {
+        let mut take = lock(&self.take);
+        if finished {
+            // `in_flight` changes only under the take lock: no
+            // read-modify-write needed.
+            let n = self.in_flight.load(Ordering::Relaxed) - 1;
+            self.in_flight.store(n, Ordering::Release);
+            if n == 0 && take.phase != Phase::Running {
+                // Instances waiting for the last perform to end.
+                self.bump();
+            }
+        }
+        loop {
+            let above = match take.phase {
+                Phase::Closed(reason) => return Next::Closed(reason),
+                Phase::Stopping(p) => Some(p),
+                Phase::Running | Phase::Draining => None,
+            };
+            match self.pick(&mut take, above) {
+                Some((_, Entry::Letter(letter))) => {
+                    let n = self.in_flight.load(Ordering::Relaxed);
+                    self.in_flight.store(n + 1, Ordering::Release);
+                    return Next::Letter(letter);
+                }
+                Some((at, Entry::Stop)) => {
+                    self.close_door();
+                    self.sweep(Some(at), DeadReason::Stopped, dead);
+                    self.set_phase(&mut take, Phase::Stopping(at));
+                }
+                Some((_, Entry::Kill)) => {
+                    self.close_door();
+                    self.sweep(None, DeadReason::Killed, dead);
+                    self.set_phase(&mut take, Phase::Closed(Reason::Killed));
+                    return Next::Closed(Reason::Killed);
+                }
+                None => {
+                    let end = match take.phase {
+                        Phase::Draining => Reason::Drained,
+                        Phase::Stopping(_) => Reason::Stopped,
+                        _ => return Next::Empty,
+                    };
+                    // A sender may hold a slot and not have pushed yet.
+                    let pending = self
+                        .lanes()
+                        .any(|l| above.is_none_or(|p| l.priority > p) && l.has_reserved());
+                    if self.in_flight.load(Ordering::Relaxed) != 0 || pending {
+                        return Next::Empty;
+                    }
+                    self.set_phase(&mut take, Phase::Closed(end));
+                    return Next::Closed(end);
+                }
+            }
+        }
+    }
+
+    /// Chooses a lane (strict, or the weighted cycle) and pops from it.
+    /// With `above`, only lanes above that priority are served.
+    fn pick(&self, take: &mut Take, above: Option<Priority>) -> Option<(Priority, Entry<M>)> {
+        let live = self.live.load(Ordering::Acquire);
+        if take.order.len() != live {
+            take.order = (0..live).collect();
+            let slots = &self.slots;
+            take.order
+                .sort_by_key(|&i| std::cmp::Reverse(slots[i].get().map(|l| l.priority)));
+        }
+        let lane = |i: usize| self.slots[take.order[i]].get();
+        let allowed = |l: &Lane<M>| above.is_none_or(|p| l.priority > p);
+        if let Some(schedule) = &take.schedule {
+            // An empty look must not take a ticket: that would move the
+            // cycle on with nothing dispatched.
+            if !(0..take.order.len())
+                .any(|i| lane(i).is_some_and(|l| allowed(l) && l.has_entries()))
+            {
+                return None;
+            }
+            let mut got = None;
+            schedule.pick(
+                take.order.len(),
+                |i| lane(i).is_some_and(|l| allowed(l) && l.has_entries()),
+                |i| match lane(i) {
+                    Some(l) if allowed(l) => match l.pop() {
+                        Some(e) => {
+                            got = Some((l.priority, e));
+                            true
+                        }
+                        None => false,
+                    },
+                    _ => false,
+                },
+            )?;
+            return got;
+        }
+        for i in 0..take.order.len() {
+            if let Some(l) = lane(i)
+                && allowed(l)
+                && let Some(e) = l.pop()
+            {
+                return Some((l.priority, e));
+            }
+        }
+        None
+    }
+
+    /// Empties the lanes at or below `at` (all with `None`), highest first
+    /// and FIFO within a lane, into `dead`. Control entries are dropped.
+    fn sweep(&self, at: Option<Priority>, reason: DeadReason, dead: &mut Vec<DeadLetter<M>>) {
+        // Every live lane, also one created since the last pick.
+        let mut lanes: Vec<&Lane<M>> = self.lanes().collect();
+        lanes.sort_by_key(|l| std::cmp::Reverse(l.priority));
+        for lane in lanes {
+            if at.is_some_and(|p| lane.priority > p) {
+                continue;
+            }
+            lane.sweep_into(|entry| {
+                if let Entry::Letter(l) = entry {
+                    dead.push(DeadLetter {
+                        message: l.msg,
+                        priority: l.priority,
+                        reason,
+                    });
+                }
+            });
+        }
+    }
+
+    fn set_phase(&self, take: &mut Take, phase: Phase) {
+        take.phase = phase;
+        self.bump();
+    }
+
+    /// Letters dispatched and not yet done. Exact under the take lock;
+    /// outside it, see [`Mailbox::wait_no_perform`].
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Acquire)
+    }
+
+    /// Waits until no letter is in flight (rule 14: before any destroy).
+    /// The last `finished` of a stage that is ending bumps the generation
+    /// after lowering the count; reading the generation (Acquire) first
+    /// makes that count visible here.
+    pub(crate) fn wait_no_perform(&self) {
+        loop {
+            let seen = self.generation();
+            if self.in_flight() == 0 {
+                return;
+            }
+            self.ready.wait(None, || self.generation() != seen);
+        }
+    }
+
+    /// Begins a drain (rule 10). `false` if the stage was already ending.
+    pub(crate) fn begin_drain(&self) -> bool {
+        let mut take = lock(&self.take);
+        if take.phase != Phase::Running {
+            return false;
+        }
+        self.close_door();
+        self.set_phase(&mut take, Phase::Draining);
+        true
+    }
+
+    /// Ends the stage for idleness if nothing was accepted since `seen`
+    /// accepted letters, nothing is queued and nothing runs (rule 11).
+    pub(crate) fn close_idle(&self, seen: u64, dead: &mut Vec<DeadLetter<M>>) -> bool {
+        let mut take = lock(&self.take);
+        if take.phase != Phase::Running
+            || self.in_flight() != 0
+            || self.has_mail()
+            || self.accepted() != seen
+        {
+            return false;
+        }
+        self.close_door();
+        self.sweep(None, DeadReason::Idle, dead);
+        self.set_phase(&mut take, Phase::Closed(Reason::Idle));
+        true
+    }
+
+    /// After the last perform: anything still in a lane (a letter sent
+    /// back while a `kill` or `stop` was dispatched) becomes a dead letter,
+    /// so nothing accepted is ever stranded.
+    pub(crate) fn sweep_rest(&self, reason: DeadReason, dead: &mut Vec<DeadLetter<M>>) {
+        let _take = lock(&self.take);
+        self.sweep(None, reason, dead);
+    }
+
+    /// Ends the stage at once: no instance survived `init` (rule 13).
+    pub(crate) fn close_failed(&self, dead: &mut Vec<DeadLetter<M>>) {
+        let mut take = lock(&self.take);
+        if matches!(take.phase, Phase::Closed(_)) {
+            return;
+        }
+        self.close_door();
+        self.sweep(None, DeadReason::FailedInit, dead);
+        self.set_phase(&mut take, Phase::Closed(Reason::FailedInit));
+    }
+}

@@ -1,0 +1,284 @@
+//! Errors of the actor layer. A message the stage did not take is always
+//! in the error, typed: it is handed back, never dropped.
+
+use crate::lane::picker::Picker;
+use crate::priority::Priority;
+use crate::util::List;
+use std::fmt;
+
+/// A message the stage refused, handed back with the reason.
+///
+/// `Debug` and `Display` do not need `M: Debug`.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::actor::{Actor, ActorError, Outbox, SendError, Stage};
+///
+/// struct Echo;
+/// impl Actor for Echo {
+///     type In = String;
+///     type Out = ();
+///     fn perform(&mut self, _: String, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+///         Ok(())
+///     }
+/// }
+///
+/// let stage = Stage::builder("echo", |_| Echo).spawn()?;
+/// let addr = stage.addr();
+/// stage.drain();
+/// let err = addr.send("late".to_owned()).unwrap_err();
+/// assert!(err.is_stopped());
+/// assert_eq!(err.to_string(), "stage \"echo\" is closed: message handed back");
+/// assert_eq!(err.into_inner(), "late");
+/// # Ok::<(), priority_executor::actor::SpawnError>(())
+/// ```
+#[non_exhaustive]
+pub enum SendError<M> {
+    /// The stage no longer accepts messages (stopped, killed, draining,
+    /// idle or gone).
+    Stopped {
+        /// The stage's name.
+        stage: String,
+        /// The message, unperformed.
+        message: M,
+    },
+    /// The message's lane was full (`try_send`, or `send_timeout` ran out
+    /// of time).
+    Full {
+        /// The lane's priority.
+        priority: Priority,
+        /// The lane's capacity.
+        capacity: usize,
+        /// The message, unperformed.
+        message: M,
+    },
+    /// No lane takes this priority (only under
+    /// [`Unlisted::Refuse`](super::Unlisted::Refuse)).
+    UnknownPriority {
+        /// The priority the message was given.
+        priority: Priority,
+        /// The lanes that exist, highest first.
+        lanes: Vec<Priority>,
+        /// The message, unperformed.
+        message: M,
+    },
+}
+
+impl<M> SendError<M> {
+    /// The message, unperformed.
+    ///
+    /// # Examples
+    ///
+    /// See [`SendError`].
+    pub fn into_inner(self) -> M {
+        match self {
+            SendError::Stopped { message, .. }
+            | SendError::Full { message, .. }
+            | SendError::UnknownPriority { message, .. } => message,
+        }
+    }
+
+    /// Was the stage closed?
+    ///
+    /// # Examples
+    ///
+    /// See [`SendError`].
+    pub fn is_stopped(&self) -> bool {
+        matches!(self, SendError::Stopped { .. })
+    }
+
+    /// Was the lane full?
+    ///
+    /// # Examples
+    ///
+    /// See [`SendError::Full`] in `tests/actor/backpressure.rs`.
+    pub fn is_full(&self) -> bool {
+        matches!(self, SendError::Full { .. })
+    }
+
+    /// Did no lane take the priority?
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::actor::{Actor, ActorError, MailboxConfig, Outbox, Stage, Unlisted};
+    /// use priority_executor::{Capacity, Priority};
+    ///
+    /// struct Sink;
+    /// impl Actor for Sink {
+    ///     type In = u32;
+    ///     type Out = ();
+    ///     fn perform(&mut self, _: u32, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let stage = Stage::builder("sink", |_| Sink)
+    ///     .mailbox(
+    ///         MailboxConfig::new()
+    ///             .lane(Priority::HIGH, Capacity::Unbounded)
+    ///             .lane(Priority::MEDIUM, Capacity::Unbounded)
+    ///             .unlisted(Unlisted::Refuse),
+    ///     )
+    ///     .spawn()?;
+    /// let err = stage.addr().send_at(7, Priority(5)).unwrap_err();
+    /// assert!(err.is_unknown_priority());
+    /// assert_eq!(err.to_string(), "no lane for priority 5 (lanes: 300, 200): message handed back");
+    /// assert_eq!(err.into_inner(), 7);
+    /// # Ok::<(), priority_executor::actor::SpawnError>(())
+    /// ```
+    pub fn is_unknown_priority(&self) -> bool {
+        matches!(self, SendError::UnknownPriority { .. })
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            SendError::Stopped { .. } => "Stopped",
+            SendError::Full { .. } => "Full",
+            SendError::UnknownPriority { .. } => "UnknownPriority",
+        }
+    }
+}
+
+impl<M> fmt::Debug for SendError<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct(self.kind());
+        match self {
+            SendError::Stopped { stage, .. } => d.field("stage", stage),
+            SendError::Full {
+                priority, capacity, ..
+            } => d.field("priority", priority).field("capacity", capacity),
+            SendError::UnknownPriority {
+                priority, lanes, ..
+            } => d.field("priority", priority).field("lanes", lanes),
+        };
+        d.finish_non_exhaustive()
+    }
+}
+
+impl<M> fmt::Display for SendError<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SendError::Stopped { stage, .. } => {
+                write!(f, "stage {stage:?} is closed: message handed back")
+            }
+            SendError::Full {
+                priority, capacity, ..
+            } => write!(
+                f,
+                "lane {priority} is full (capacity {capacity}): message handed back"
+            ),
+            SendError::UnknownPriority {
+                priority, lanes, ..
+            } => write!(
+                f,
+                "no lane for priority {priority} (lanes: {}): message handed back",
+                List(lanes)
+            ),
+        }
+    }
+}
+
+impl<M> std::error::Error for SendError<M> {}
+
+/// A `stop` or `kill` sent to a stage that no longer accepts messages.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::actor::StageClosed;
+///
+/// let err = StageClosed { stage: "index".into() };
+/// assert_eq!(err.to_string(), "stage \"index\" is closed");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("stage {stage:?} is closed")]
+pub struct StageClosed {
+    /// The stage's name.
+    pub stage: String,
+}
+
+/// A stage or pipeline setting that makes `spawn` fail.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::actor::{Actor, ActorError, Outbox, SpawnError, Stage};
+///
+/// struct Nop;
+/// impl Actor for Nop {
+///     type In = ();
+///     type Out = ();
+///     fn perform(&mut self, _: (), _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+///         Ok(())
+///     }
+/// }
+/// let err = Stage::builder("nop", |_| Nop).instances(0).spawn().unwrap_err();
+/// assert_eq!(err, SpawnError::NoInstances);
+/// assert_eq!(err.to_string(), "a stage needs at least one instance (got 0)");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpawnError {
+    /// `instances(0)`.
+    #[error("a stage needs at least one instance (got 0)")]
+    NoInstances,
+    /// Two lanes share a priority.
+    #[error("lane {priority} is declared twice: each priority has one lane")]
+    DuplicateLane {
+        /// The repeated priority.
+        priority: Priority,
+    },
+    /// A lane's weight is 0.
+    #[error("lane {priority}: weight must be at least 1 (got 0)")]
+    ZeroWeight {
+        /// The lane.
+        priority: Priority,
+    },
+    /// A capacity of 0 (a declared lane's, or the default for new lanes).
+    #[error("{}: capacity must be at least 1 (got 0); use Capacity::Unbounded for no limit", match priority { Some(p) => format!("lane {p}"), None => "default_capacity".to_owned() })]
+    ZeroCapacity {
+        /// The lane, or `None` for the default capacity.
+        priority: Option<Priority>,
+    },
+    /// More lanes declared than a mailbox holds.
+    #[error("{lanes} lanes declared; a mailbox holds at most {limit}")]
+    TooManyLanes {
+        /// Lanes declared.
+        lanes: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A weighted picker with lanes created on first use, or no lanes.
+    #[error(
+        "picker {picker} weighs declared lanes: declare them and set unlisted(Unlisted::Nearest) or unlisted(Unlisted::Refuse)"
+    )]
+    WeightedNeedsFixedLanes {
+        /// The picker asked for.
+        picker: Picker,
+    },
+    /// `Unlisted::Nearest` or `Unlisted::Refuse` with no lane declared:
+    /// no message could be taken.
+    #[error("unlisted({unlisted:?}) takes only declared lanes, and none is declared")]
+    NoLanes {
+        /// The rule asked for.
+        unlisted: super::Unlisted,
+    },
+    /// The weights add up to more than the picker's cycle holds.
+    #[error("lane weights add up to {sum}, more than the limit of {limit}")]
+    WeightsTooLarge {
+        /// The sum.
+        sum: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A step of 0 for the priority strategy would never change a priority.
+    #[error("the priority strategy's step must be at least 1 (got 0)")]
+    ZeroStep,
+    /// The stage's name cannot name a thread (it holds a NUL byte).
+    #[error("name {name:?} contains a NUL byte, which a thread name cannot hold")]
+    InvalidName {
+        /// The name given.
+        name: String,
+    },
+}

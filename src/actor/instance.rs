@@ -1,0 +1,292 @@
+//! One instance's life, as a job of the stage's executor: `init`, then
+//! dispatch and perform until the mailbox says the stage is ending, then
+//! wait for the other instances' performs and `destroy`.
+
+use super::actor::{Actor, Context, Reason};
+use super::addr::{Downstream, Outbox};
+use super::dispatch::Next;
+use super::letters::{DeadLetter, DeadReason, Fault, Phase};
+use super::mailbox::Letter;
+use super::shared::Core;
+use super::strategy::{Decision, Strategy};
+use crate::job::RetryPolicy;
+use crate::priority::Priority;
+use crate::util::{drop_quietly, panic_message};
+use crossbeam_utils::Backoff;
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// A retry policy and how to copy a message for the next attempt.
+pub(crate) type Retry<M> = Option<(RetryPolicy, fn(&M) -> M)>;
+
+/// A stage's settings, shared by its instances.
+pub(crate) struct Settings<A: Actor> {
+    pub(crate) retry: Retry<A::In>,
+    pub(crate) strategy: Strategy<A::In>,
+    pub(crate) idle_after: Option<Duration>,
+    pub(crate) down: Downstream<A::Out>,
+}
+
+/// The instance's job.
+pub(crate) fn run<A: Actor>(
+    core: &Core<A::In>,
+    settings: &Settings<A>,
+    mut actor: A,
+    index: usize,
+) {
+    let ctx = Context {
+        stage: &core.mb.name,
+        instance: index,
+    };
+    let ok = match catch_unwind(AssertUnwindSafe(|| actor.init(&ctx))) {
+        Ok(Ok(())) => true,
+        Ok(Err(error)) => {
+            fault(core, index, Phase::Init, error.to_string(), 0, None, None);
+            drop_quietly(error);
+            false
+        }
+        Err(payload) => {
+            fault(core, index, Phase::Init, panicked(payload), 0, None, None);
+            false
+        }
+    };
+    core.init_done(ok);
+    core.wait_inits();
+    let reason = if ok {
+        let reason = serve(core, settings, &mut actor, index);
+        // Rule 14: every perform of the stage is over before any destroy.
+        core.mb.wait_no_perform();
+        reason
+    } else {
+        Reason::FailedInit
+    };
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| actor.destroy(reason))) {
+        fault(
+            core,
+            index,
+            Phase::Destroy,
+            panicked(payload),
+            0,
+            None,
+            None,
+        );
+    }
+    drop_quietly(actor);
+    core.exited(reason);
+}
+
+/// Dispatches and performs until the stage ends; returns why it ended.
+fn serve<A: Actor>(
+    core: &Core<A::In>,
+    settings: &Settings<A>,
+    actor: &mut A,
+    index: usize,
+) -> Reason {
+    let mb = &core.mb;
+    let mut dead = Vec::new();
+    let backoff = Backoff::new();
+    let mut finished = false;
+    loop {
+        let generation = mb.generation();
+        let next = mb.next(finished, &mut dead);
+        finished = false;
+        if !dead.is_empty() {
+            core.deliver_dead(&mut dead);
+        }
+        match next {
+            Next::Letter(letter) => {
+                process(core, settings, actor, index, letter);
+                finished = true;
+                backoff.reset();
+            }
+            Next::Closed(reason) => return reason,
+            Next::Empty => {
+                let changed = || mb.has_mail() || mb.generation() != generation;
+                // Spin a little before sleeping: a producer that is just
+                // behind costs no wake-up.
+                while !backoff.is_completed() && !changed() {
+                    backoff.snooze();
+                }
+                if changed() {
+                    continue;
+                }
+                backoff.reset();
+                let Some(quiet) = settings.idle_after else {
+                    mb.ready.wait(None, changed);
+                    continue;
+                };
+                let seen = mb.accepted();
+                let deadline = Instant::now().checked_add(quiet);
+                if !mb.ready.wait(deadline, changed) && mb.close_idle(seen, &mut dead) {
+                    core.deliver_dead(&mut dead);
+                }
+            }
+        }
+    }
+}
+
+/// One dispatched letter: the strategy's decision, then perform with
+/// retries, then the fault sink or a send-back.
+fn process<A: Actor>(
+    core: &Core<A::In>,
+    settings: &Settings<A>,
+    actor: &mut A,
+    index: usize,
+    mut letter: Letter<A::In>,
+) {
+    let strategy = &settings.strategy;
+    let decision = if strategy.is_always() {
+        Ok(Decision::Perform)
+    } else {
+        catch_unwind(AssertUnwindSafe(|| strategy.decide(&mut letter)))
+    };
+    match decision {
+        Ok(Decision::Perform) => {}
+        Ok(Decision::SendBack { priority, ttl }) => {
+            letter.priority = priority;
+            letter.ttl = ttl;
+            send_back(core, strategy, letter);
+            return;
+        }
+        Ok(Decision::Dead(reason)) => {
+            dead_letter(core, letter, reason);
+            return;
+        }
+        Err(payload) => {
+            let error = format!("strategy {}", panicked(payload));
+            fault(
+                core,
+                index,
+                Phase::Perform,
+                error,
+                0,
+                Some(letter.priority),
+                Some(letter.msg),
+            );
+            count_fault(core);
+            return;
+        }
+    }
+    let Letter {
+        mut msg,
+        priority,
+        sent_back,
+        ttl,
+    } = letter;
+    let copier = settings
+        .retry
+        .as_ref()
+        .map(|(_, copy)| *copy)
+        .or_else(|| strategy.copier());
+    let mut attempts = 0u32;
+    loop {
+        attempts += 1;
+        let copy = copier.map(|c| c(&msg));
+        let mut outbox = Outbox {
+            down: &settings.down,
+            priority,
+            stage: &core.mb.name,
+            instance: index,
+        };
+        let error = match catch_unwind(AssertUnwindSafe(|| actor.perform(msg, &mut outbox))) {
+            Ok(Ok(())) => {
+                core.mb.counters.performed.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+            Ok(Err(e)) => {
+                let text = e.to_string();
+                drop_quietly(e);
+                text
+            }
+            Err(payload) => panicked(payload),
+        };
+        if let Some((policy, _)) = &settings.retry
+            && attempts <= policy.max_retries
+            && let Some(again) = copy
+        {
+            core.mb.counters.retried.fetch_add(1, Ordering::Relaxed);
+            let delay = policy.delay_after(attempts);
+            if !delay.is_zero() {
+                std::thread::sleep(delay);
+            }
+            msg = again;
+            continue;
+        }
+        let (copy, lowered) = match (strategy.after_failure(priority), copy) {
+            (Some(lowered), Some(again)) => (None, Some((lowered, again))),
+            (_, copy) => (copy, None),
+        };
+        if let Some((lowered, again)) = lowered {
+            let letter = Letter {
+                msg: again,
+                priority: lowered,
+                sent_back,
+                ttl,
+            };
+            send_back(core, strategy, letter);
+            return;
+        }
+        fault(
+            core,
+            index,
+            Phase::Perform,
+            error,
+            attempts,
+            Some(priority),
+            copy,
+        );
+        count_fault(core);
+        return;
+    }
+}
+
+fn send_back<M>(core: &Core<M>, strategy: &Strategy<M>, mut letter: Letter<M>) {
+    if strategy.may_send_back(letter.sent_back) {
+        letter.sent_back += 1;
+        core.mb.send_back(letter);
+    } else {
+        dead_letter(core, letter, DeadReason::HopLimit);
+    }
+}
+
+fn dead_letter<M>(core: &Core<M>, letter: Letter<M>, reason: DeadReason) {
+    let mut dead = vec![DeadLetter {
+        message: letter.msg,
+        priority: letter.priority,
+        reason,
+    }];
+    core.deliver_dead(&mut dead);
+}
+
+/// Counted after the fault is handed out (as dead letters are).
+fn count_fault<M>(core: &Core<M>) {
+    core.mb.counters.faulted.fetch_add(1, Ordering::Relaxed);
+}
+
+fn fault<M>(
+    core: &Core<M>,
+    instance: usize,
+    phase: Phase,
+    error: String,
+    attempts: u32,
+    priority: Option<Priority>,
+    message: Option<M>,
+) {
+    core.faults.put(Fault {
+        stage: core.mb.name.clone(),
+        instance,
+        phase,
+        error,
+        attempts,
+        priority,
+        message,
+    });
+}
+
+fn panicked(payload: Box<dyn Any + Send>) -> String {
+    let text = format!("panicked: {}", panic_message(payload.as_ref()));
+    drop_quietly(payload);
+    text
+}

@@ -1,0 +1,111 @@
+//! What a stage hands out besides its outputs: dead letters (accepted
+//! messages that were not performed) and faults (failures of `init`,
+//! `perform` or `destroy`).
+
+use crate::priority::Priority;
+
+/// Why an accepted message was not performed.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::actor::DeadReason;
+///
+/// assert_eq!(DeadReason::Killed.as_str(), "killed");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DeadReason {
+    /// Queued at or below a graceful `stop` when it was dispatched.
+    Stopped,
+    /// Still queued when a `kill` was dispatched.
+    Killed,
+    /// Accepted as the stage closed for idleness.
+    Idle,
+    /// Every instance failed `init`.
+    FailedInit,
+    /// The TTL strategy found its TTL below the range.
+    Expired,
+    /// Sent back more often than the strategy's hop limit.
+    HopLimit,
+}
+
+impl DeadReason {
+    /// A short lower-case name.
+    ///
+    /// # Examples
+    ///
+    /// See [`DeadReason`].
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeadReason::Stopped => "stopped",
+            DeadReason::Killed => "killed",
+            DeadReason::Idle => "idle",
+            DeadReason::FailedInit => "failed init",
+            DeadReason::Expired => "expired",
+            DeadReason::HopLimit => "hop limit",
+        }
+    }
+}
+
+/// An accepted message that was not performed, handed back.
+///
+/// # Examples
+///
+/// See `Stage::take_dead_letters`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DeadLetter<M> {
+    /// The message, unperformed.
+    pub message: M,
+    /// The priority it was queued at.
+    pub priority: Priority,
+    /// Why it was not performed.
+    pub reason: DeadReason,
+}
+
+/// Where a fault happened.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::actor::Phase;
+///
+/// assert_ne!(Phase::Init, Phase::Destroy);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Phase {
+    /// `init` returned an error or panicked.
+    Init,
+    /// `perform` returned an error or panicked, on its last attempt.
+    Perform,
+    /// `destroy` panicked.
+    Destroy,
+}
+
+/// A failure reported to the stage's fault sink. The instance lives on
+/// (after a failed `init` it takes no message; see `Reason::FailedInit`).
+///
+/// # Examples
+///
+/// See `StageBuilder::on_fault`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Fault<M> {
+    /// The stage's name.
+    pub stage: String,
+    /// The instance (0-based).
+    pub instance: usize,
+    /// Where it failed.
+    pub phase: Phase,
+    /// The error, or `panicked: ...` with the panic message.
+    pub error: String,
+    /// Attempts made (0 outside `perform`).
+    pub attempts: u32,
+    /// The priority of the message, for a failed perform.
+    pub priority: Option<Priority>,
+    /// A copy of the message, when the stage keeps one (it does under a
+    /// `RetryPolicy`, which needs `In: Clone`).
+    pub message: Option<M>,
+}

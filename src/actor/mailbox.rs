@@ -1,0 +1,323 @@
+//! A stage's mailbox: one FIFO lane per priority, the door senders pass,
+//! and the dispatch that instances take letters through. The rules it
+//! keeps are numbered in `README.md` beside this file.
+//!
+//! - Senders never lock: they pick the lane, take a slot (one atomic
+//!   operation on the lane's `len`, which also says whether the lane is
+//!   closed and, if bounded, full), and push.
+//! - Instances dispatch under the *take lock*: choosing the lane, popping,
+//!   and acting on `stop` and `kill` are one step, so no instance can
+//!   dispatch a letter after another instance dispatched the `stop` ahead
+//!   of it. Performing happens outside the lock.
+//! - Closing the door sets the top bit of every lane's `len`. A letter is
+//!   accepted if its slot was taken before that; `len` counts it from then
+//!   until it is popped, so a sweep that pops until `len` is zero (waiting
+//!   for pushes still under way) leaves nothing accepted behind, and a
+//!   stage ends only when every lane's `len` is zero.
+
+use super::config::{LaneSpec, MAX_LANES, MailboxConfig, Unlisted};
+use super::dispatch::{Phase, Take};
+use super::error::SendError;
+use super::lane::{Entry, Lane, NoSlot};
+use super::priority::PriorityGenerator;
+use super::signal::Signal;
+use crate::lane::picker::{Picker, Schedule};
+use crate::pool::Wait;
+use crate::priority::{Capacity, Priority};
+use crate::sync::{Mutex, lock};
+use crossbeam_utils::{Backoff, CachePadded};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+/// A user message in a lane, with what the strategies track.
+pub(crate) struct Letter<M> {
+    pub(crate) msg: M,
+    pub(crate) priority: Priority,
+    /// Times a strategy sent it back.
+    pub(crate) sent_back: u32,
+    /// The TTL strategy's count, once it has looked at the message.
+    pub(crate) ttl: Option<u32>,
+}
+
+/// The instance side's counters (see `README.md`, rule 18).
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) performed: AtomicU64,
+    pub(crate) faulted: AtomicU64,
+    pub(crate) dead_lettered: AtomicU64,
+    pub(crate) sent_back: AtomicU64,
+    pub(crate) retried: AtomicU64,
+}
+
+pub(crate) struct Mailbox<M> {
+    pub(crate) name: String,
+    pub(crate) slots: Box<[OnceLock<Box<Lane<M>>>]>,
+    pub(crate) live: AtomicUsize,
+    pub(crate) grow: Mutex<()>,
+    pub(crate) unlisted: Unlisted,
+    pub(crate) default_capacity: Capacity,
+    pub(crate) default_priority: Priority,
+    pub(crate) stop_priority: Priority,
+    pub(crate) kill_priority: Priority,
+    pub(crate) generator: PriorityGenerator<M>,
+    /// Set (under `grow`) when the door closes.
+    pub(crate) closed: AtomicBool,
+    pub(crate) handed_back: CachePadded<AtomicU64>,
+    pub(crate) take: Mutex<Take>,
+    /// Instances waiting for a letter or a change of phase.
+    pub(crate) ready: Signal,
+    /// Bumped at every change a waiting instance must look at.
+    pub(crate) generation: AtomicUsize,
+    pub(crate) in_flight: AtomicUsize,
+    pub(crate) counters: Counters,
+}
+impl<M> Mailbox<M> {
+    pub(crate) fn new(
+        name: String,
+        config: &MailboxConfig,
+        generator: PriorityGenerator<M>,
+    ) -> Mailbox<M> {
+        let mut declared = config.lanes.clone();
+        declared.sort_by_key(|l| std::cmp::Reverse(l.priority));
+        let slots: Box<[OnceLock<Box<Lane<M>>>]> =
+            (0..MAX_LANES).map(|_| OnceLock::new()).collect();
+        for (slot, spec) in slots.iter().zip(&declared) {
+            let _ = slot.set(Box::new(Lane::new(*spec)));
+        }
+        let schedule = (config.picker != Picker::Strict).then(|| {
+            let weights: Vec<u32> = declared.iter().map(|l| l.weight).collect();
+            Schedule::new(config.picker, &weights)
+        });
+        Mailbox {
+            name,
+            slots,
+            live: AtomicUsize::new(declared.len()),
+            grow: Mutex::new(()),
+            unlisted: config.unlisted,
+            default_capacity: config.default_capacity,
+            default_priority: config.default_priority,
+            stop_priority: config.stop_priority,
+            kill_priority: config.kill_priority,
+            generator,
+            closed: AtomicBool::new(false),
+            handed_back: CachePadded::new(AtomicU64::new(0)),
+            take: Mutex::new(Take {
+                phase: Phase::Running,
+                order: (0..declared.len()).collect(),
+                schedule,
+            }),
+            ready: Signal::default(),
+            generation: AtomicUsize::new(0),
+            in_flight: AtomicUsize::new(0),
+            counters: Counters::default(),
+        }
+    }
+
+    // ===== lanes =====
+
+    /// The live lanes, in slot order (declared first, then by creation).
+    pub(crate) fn lanes(&self) -> impl Iterator<Item = &Lane<M>> {
+        let live = self.live.load(Ordering::Acquire);
+        self.slots[..live]
+            .iter()
+            .filter_map(|s| s.get().map(|b| &**b))
+    }
+
+    /// The lanes' priorities, highest first.
+    pub(crate) fn priorities(&self) -> Vec<Priority> {
+        let mut p: Vec<Priority> = self.lanes().map(|l| l.priority).collect();
+        p.sort_by(|a, b| b.cmp(a));
+        p
+    }
+
+    /// The lane a letter of `priority` goes to, under `rule`.
+    #[inline]
+    fn lane_for(&self, priority: Priority, rule: Unlisted) -> Option<&Lane<M>> {
+        if let Some(lane) = self.lanes().find(|l| l.priority == priority) {
+            return Some(lane);
+        }
+        match rule {
+            Unlisted::Refuse => None,
+            Unlisted::Nearest => self.nearest(priority),
+            Unlisted::NewLane => self.new_lane(priority),
+        }
+    }
+
+    /// A lane that never refuses: for control entries and send-backs.
+    fn lane_for_internal(&self, priority: Priority) -> Option<&Lane<M>> {
+        let rule = match self.unlisted {
+            Unlisted::Refuse => Unlisted::Nearest,
+            other => other,
+        };
+        self.lane_for(priority, rule)
+    }
+
+    fn nearest(&self, priority: Priority) -> Option<&Lane<M>> {
+        let below = self
+            .lanes()
+            .filter(|l| l.priority <= priority)
+            .max_by_key(|l| l.priority);
+        below.or_else(|| self.lanes().min_by_key(|l| l.priority))
+    }
+
+    #[cold]
+    fn new_lane(&self, priority: Priority) -> Option<&Lane<M>> {
+        let _grow = lock(&self.grow);
+        if let Some(lane) = self.lanes().find(|l| l.priority == priority) {
+            return Some(lane);
+        }
+        let live = self.live.load(Ordering::Acquire);
+        if live >= MAX_LANES {
+            return self.nearest(priority);
+        }
+        let spec = LaneSpec {
+            priority,
+            weight: 1,
+            capacity: self.default_capacity,
+        };
+        let lane = Lane::new(spec);
+        if self.closed.load(Ordering::SeqCst) {
+            // The door closed before this lane existed: it is born closed.
+            lane.close();
+        }
+        let _ = self.slots[live].set(Box::new(lane));
+        // ORDERING: Release publishes the slot to `lanes()`' Acquire.
+        self.live.store(live + 1, Ordering::Release);
+        self.slots[live].get().map(|b| &**b)
+    }
+
+    pub(crate) fn priority_of(&self, msg: &M) -> Priority {
+        self.generator
+            .priority_of(msg)
+            .unwrap_or(self.default_priority)
+    }
+
+    // ===== senders =====
+
+    /// Offers a message. `priority`: the caller's, else the generator's.
+    #[inline]
+    pub(crate) fn send(
+        &self,
+        msg: M,
+        priority: Option<Priority>,
+        wait: Wait,
+    ) -> Result<(), SendError<M>> {
+        let priority = priority.unwrap_or_else(|| self.priority_of(&msg));
+        let Some(lane) = self.lane_for(priority, self.unlisted) else {
+            return Err(self.refuse(SendError::UnknownPriority {
+                priority,
+                lanes: self.priorities(),
+                message: msg,
+            }));
+        };
+        match lane.try_reserve() {
+            Ok(()) => {}
+            Err(NoSlot::Closed) => return Err(self.refuse_stopped(msg)),
+            Err(NoSlot::Full) => match self.reserve_slow(lane, wait) {
+                Ok(()) => {}
+                Err(NoSlot::Closed) => return Err(self.refuse_stopped(msg)),
+                Err(NoSlot::Full) => {
+                    return Err(self.refuse(SendError::Full {
+                        priority: lane.priority,
+                        capacity: lane.capacity.limit().unwrap_or(usize::MAX),
+                        message: msg,
+                    }));
+                }
+            },
+        }
+        lane.queue.push(Entry::Letter(Letter {
+            msg,
+            priority,
+            sent_back: 0,
+            ttl: None,
+        }));
+        self.ready.notify_one();
+        Ok(())
+    }
+
+    /// A full bounded lane: wait for a slot as `wait` allows.
+    #[cold]
+    fn reserve_slow(&self, lane: &Lane<M>, wait: Wait) -> Result<(), NoSlot> {
+        let deadline = match wait {
+            Wait::No => return Err(NoSlot::Full),
+            Wait::Forever => None,
+            Wait::Until(d) => Some(d),
+        };
+        let backoff = Backoff::new();
+        while !backoff.is_completed() {
+            match lane.try_reserve() {
+                Err(NoSlot::Full) => backoff.snooze(),
+                outcome => return outcome,
+            }
+        }
+        let mut outcome = Err(NoSlot::Full);
+        lane.space.wait(deadline, || {
+            outcome = lane.try_reserve();
+            outcome != Err(NoSlot::Full)
+        });
+        outcome
+    }
+
+    fn refuse(&self, err: SendError<M>) -> SendError<M> {
+        self.handed_back.fetch_add(1, Ordering::Relaxed);
+        err
+    }
+
+    fn refuse_stopped(&self, msg: M) -> SendError<M> {
+        self.refuse(SendError::Stopped {
+            stage: self.name.clone(),
+            message: msg,
+        })
+    }
+
+    /// Queues `stop` or `kill` at `priority`, past capacity. `false` if the
+    /// door is closed.
+    pub(crate) fn control(&self, kill: bool, priority: Priority) -> bool {
+        let Some(lane) = self.lane_for_internal(priority) else {
+            return false;
+        };
+        if !lane.force_reserve(false) {
+            return false;
+        }
+        lane.queue
+            .push(if kill { Entry::Kill } else { Entry::Stop });
+        self.ready.notify_one();
+        true
+    }
+
+    /// Re-queues a letter a strategy sent back (rule 12): it was accepted
+    /// long ago, so it passes a closed door and a full lane. Called by an
+    /// instance while the letter counts as in flight.
+    pub(crate) fn send_back(&self, letter: Letter<M>) {
+        if let Some(lane) = self.lane_for_internal(letter.priority) {
+            lane.force_reserve(true);
+            lane.queue.push(Entry::Letter(letter));
+            self.counters.sent_back.fetch_add(1, Ordering::Relaxed);
+            self.ready.notify_one();
+        }
+    }
+
+    #[inline]
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn handed_back(&self) -> u64 {
+        self.handed_back.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn accepted(&self) -> u64 {
+        self.lanes().map(Lane::accepted).sum()
+    }
+
+    /// Closes the door: every lane refuses new slots from now on (lanes
+    /// created later are born closed), and senders blocked on a full lane
+    /// are woken to be refused.
+    pub(crate) fn close_door(&self) {
+        let _grow = lock(&self.grow);
+        self.closed.store(true, Ordering::SeqCst);
+        for lane in self.lanes() {
+            lane.close();
+        }
+    }
+}

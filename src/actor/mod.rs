@@ -1,0 +1,102 @@
+//! Typed actors with prioritized mailboxes, and pipelines of them (feature
+//! `actor`): Akka's prioritized mailbox and Kabuki's actor pipelines, in
+//! one process, on the executor.
+//!
+//! - A [`Stage`] is N instances of an [`Actor`] sharing one mailbox; each
+//!   instance is one job of the stage's [`Executor`](crate::Executor).
+//!   Kabuki's lifecycle: [`Actor::init`], [`Actor::perform`],
+//!   [`Actor::destroy`] with a [`Reason`].
+//! - The mailbox has one FIFO lane per priority; [`Prioritized`] messages
+//!   or a [`PriorityGenerator`] give the priority, the mailbox's default
+//!   covers the rest. **Larger is more important**; the seed's levels are
+//!   [`Priority::URGENT`](crate::Priority::URGENT) (400),
+//!   [`HIGH`](crate::Priority::HIGH) (300),
+//!   [`MEDIUM`](crate::Priority::MEDIUM) (200) and
+//!   [`LOW`](crate::Priority::LOW) (100).
+//! - [`Addr::stop`] (Akka's `PoisonPill`) and [`Addr::kill`] (`Kill`) are
+//!   queued at priorities set in [`MailboxConfig`]; [`Stage::drain`] and
+//!   [`Pipeline::drain`] send Kabuki's shutdown marker behind the payload.
+//! - A refused message comes back typed in a [`SendError`]; accepted ones
+//!   that are not performed come back as [`DeadLetter`]s; failures go to
+//!   the fault sink as [`Fault`]s.
+//!
+//! The ordering rules are written down in `src/actor/README.md`.
+//!
+//! # Example
+//!
+//! ```
+//! use priority_executor::Priority;
+//! use priority_executor::actor::{Actor, ActorError, Outbox, Prioritized, Reason, Stage};
+//! use std::sync::mpsc;
+//!
+//! enum Order {
+//!     Cancel(u32),
+//!     Place(u32),
+//! }
+//! impl Prioritized for Order {
+//!     fn priority(&self) -> Option<Priority> {
+//!         match self {
+//!             Order::Cancel(_) => Some(Priority::URGENT),
+//!             Order::Place(_) => None, // the default, MEDIUM
+//!         }
+//!     }
+//! }
+//!
+//! struct Book(mpsc::Sender<String>);
+//! impl Actor for Book {
+//!     type In = Order;
+//!     type Out = ();
+//!     fn perform(&mut self, order: Order, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+//!         let line = match order {
+//!             Order::Cancel(id) => format!("cancel {id}"),
+//!             Order::Place(id) => format!("place {id}"),
+//!         };
+//!         self.0.send(line)?;
+//!         Ok(())
+//!     }
+//! }
+//!
+//! let (tx, rx) = mpsc::channel();
+//! let stage = Stage::builder("book", move |_| Book(tx.clone())).prioritized().spawn()?;
+//! let book = stage.addr();
+//! book.send(Order::Place(1)).unwrap();
+//! book.send(Order::Cancel(1)).unwrap();
+//! book.stop().unwrap(); // at HIGH: after the cancel; a place still queued is a dead letter
+//! let exit = stage.join();
+//! assert_eq!(exit.reason, Reason::Stopped);
+//! let lines: Vec<String> = rx.try_iter().collect();
+//! assert!(lines.contains(&"cancel 1".to_owned()));
+//! // Every message is accounted for: the place ran first or was turned away.
+//! assert_eq!(exit.metrics.performed + exit.metrics.dead_lettered, 2);
+//! # Ok::<(), priority_executor::actor::SpawnError>(())
+//! ```
+
+#[allow(clippy::module_inception)]
+mod actor;
+mod addr;
+mod config;
+mod dispatch;
+mod error;
+mod instance;
+mod lane;
+mod letters;
+mod mailbox;
+mod metrics;
+mod pipeline;
+mod priority;
+mod shared;
+mod signal;
+mod stage;
+mod strategy;
+
+pub use actor::{Actor, ActorError, Context, Reason};
+pub use addr::{Addr, Outbox};
+pub use config::{MailboxConfig, Unlisted};
+pub use error::{SendError, SpawnError, StageClosed};
+pub use letters::{DeadLetter, DeadReason, Fault, Phase};
+pub use metrics::{MailboxLaneMetrics, StageMetrics};
+pub use pipeline::{Pipeline, PipelineBuilder};
+pub use priority::{Prioritized, PriorityGenerator};
+pub use shared::Exit;
+pub use stage::{Stage, StageBuilder};
+pub use strategy::Strategy;

@@ -1,0 +1,311 @@
+//! Pipelines: stage k's outputs are stage k+1's input, typed at compile
+//! time, with a drain marker that travels behind the payload.
+
+use super::actor::{Actor, Reason};
+use super::addr::{Addr, Downstream, OutputFn};
+use super::error::{SendError, SpawnError};
+use super::metrics::StageMetrics;
+use super::shared::{Exit, Link};
+use super::stage::StageBuilder;
+use crate::executor::Executor;
+use crate::priority::Priority;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A spawned stage as the pipeline holds it. Dropping it drains the stage
+/// first, so its executor's threads are free to be joined.
+struct Running {
+    link: Arc<dyn Link>,
+    exec: Option<Executor>,
+}
+
+impl Running {
+    fn end(&mut self) -> Reason {
+        let reason = self.link.wait_done();
+        drop(self.exec.take());
+        reason
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.exec.is_some() {
+            self.link.begin_drain();
+            self.end();
+        }
+    }
+}
+
+struct Chain<I> {
+    addr: Addr<I>,
+    /// Upstream first.
+    stages: Vec<Running>,
+}
+
+type Build<I, O> =
+    Box<dyn FnOnce(Downstream<O>, Option<Arc<dyn Link>>) -> Result<Chain<I>, SpawnError>>;
+
+/// Stages chained so far: messages `I` in, outputs `O` out.
+///
+/// # Examples
+///
+/// See [`Pipeline`].
+#[must_use = "a builder does nothing until .spawn() is called"]
+pub struct PipelineBuilder<I, O> {
+    build: Build<I, O>,
+    on_output: Option<OutputFn<O>>,
+    stages: Vec<String>,
+}
+
+impl<I: Send + 'static, O: Send + 'static> PipelineBuilder<I, O> {
+    /// Appends a stage whose input is the outputs so far (checked at
+    /// compile time).
+    ///
+    /// # Examples
+    ///
+    /// See [`Pipeline`].
+    pub fn then<B: Actor<In = O>>(self, next: StageBuilder<B>) -> PipelineBuilder<I, B::Out> {
+        let upstream = self.build;
+        let mut stages = self.stages;
+        stages.push(format!("{next:?}"));
+        PipelineBuilder {
+            build: Box::new(move |down, link| {
+                let (core, exec) = next.spawn_into(down, link)?;
+                let addr = Addr {
+                    mb: core.mb.clone(),
+                };
+                let link: Arc<dyn Link> = core;
+                let running = Running {
+                    link: link.clone(),
+                    exec: Some(exec),
+                };
+                let mut chain = upstream(Downstream::Stage(addr), Some(link))?;
+                chain.stages.push(running);
+                Ok(chain)
+            }),
+            on_output: None,
+            stages,
+        }
+    }
+
+    /// Receives the last stage's outputs with their priority (else they
+    /// are dropped).
+    ///
+    /// # Examples
+    ///
+    /// See [`Pipeline`].
+    pub fn on_output(mut self, sink: impl Fn(O, Priority) + Send + Sync + 'static) -> Self {
+        self.on_output = Some(Arc::new(sink));
+        self
+    }
+
+    /// Spawns every stage, last first, and returns once every `init` ran.
+    ///
+    /// # Errors
+    ///
+    /// The first stage's [`SpawnError`]; stages already spawned are
+    /// drained and stopped.
+    ///
+    /// # Examples
+    ///
+    /// See [`Pipeline`].
+    pub fn spawn(self) -> Result<Pipeline<I>, SpawnError> {
+        let down = match self.on_output {
+            Some(f) => Downstream::Output(f),
+            None => Downstream::Discard,
+        };
+        let chain = (self.build)(down, None)?;
+        Ok(Pipeline {
+            addr: chain.addr,
+            stages: chain.stages,
+        })
+    }
+}
+
+impl<I, O> fmt::Debug for PipelineBuilder<I, O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PipelineBuilder")
+            .field("stages", &self.stages)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Stages joined output to input (Kabuki's actors joined by broker
+/// queues), drained in order by a marker that travels behind the payload.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::actor::{Actor, ActorError, Outbox, Pipeline, Reason, Stage};
+/// use std::sync::mpsc;
+///
+/// struct Double;
+/// impl Actor for Double {
+///     type In = u64;
+///     type Out = u64;
+///     fn perform(&mut self, n: u64, out: &mut Outbox<'_, u64>) -> Result<(), ActorError> {
+///         let _ = out.send(n * 2);
+///         Ok(())
+///     }
+/// }
+/// struct Show;
+/// impl Actor for Show {
+///     type In = u64;
+///     type Out = String;
+///     fn perform(&mut self, n: u64, out: &mut Outbox<'_, String>) -> Result<(), ActorError> {
+///         let _ = out.send(n.to_string());
+///         Ok(())
+///     }
+/// }
+///
+/// let (tx, rx) = mpsc::channel();
+/// let pipeline = Pipeline::builder(Stage::builder("double", |_| Double))
+///     .then(Stage::builder("show", |_| Show).instances(2))
+///     .on_output(move |s, _priority| tx.send(s).unwrap())
+///     .spawn()?;
+/// for n in 0..100 {
+///     pipeline.send(n).unwrap();
+/// }
+/// let exits = pipeline.drain(); // returns once the last stage is destroyed
+/// assert!(exits.iter().all(|e| e.reason == Reason::Drained && e.metrics.is_balanced()));
+/// assert_eq!(rx.try_iter().count(), 100);
+/// # Ok::<(), priority_executor::actor::SpawnError>(())
+/// ```
+pub struct Pipeline<I> {
+    addr: Addr<I>,
+    stages: Vec<Running>,
+}
+
+impl Pipeline<()> {
+    /// Starts a pipeline with its first stage.
+    ///
+    /// # Examples
+    ///
+    /// See [`Pipeline`].
+    pub fn builder<A: Actor>(first: StageBuilder<A>) -> PipelineBuilder<A::In, A::Out> {
+        let stages = vec![format!("{first:?}")];
+        PipelineBuilder {
+            build: Box::new(move |down, link| {
+                let (core, exec) = first.spawn_into(down, link)?;
+                let addr = Addr {
+                    mb: core.mb.clone(),
+                };
+                Ok(Chain {
+                    addr,
+                    stages: vec![Running {
+                        link: core,
+                        exec: Some(exec),
+                    }],
+                })
+            }),
+            on_output: None,
+            stages,
+        }
+    }
+}
+
+impl<I> Pipeline<I> {
+    /// The first stage's address.
+    ///
+    /// # Examples
+    ///
+    /// See [`Addr`].
+    pub fn addr(&self) -> Addr<I> {
+        self.addr.clone()
+    }
+
+    /// Sends to the first stage ([`Addr::send`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Addr::send`].
+    ///
+    /// # Examples
+    ///
+    /// See [`Pipeline`].
+    pub fn send(&self, msg: I) -> Result<(), SendError<I>> {
+        self.addr.send(msg)
+    }
+
+    /// [`Addr::try_send`] to the first stage.
+    ///
+    /// # Errors
+    ///
+    /// As [`Addr::try_send`].
+    ///
+    /// # Examples
+    ///
+    /// See [`Addr`].
+    pub fn try_send(&self, msg: I) -> Result<(), SendError<I>> {
+        self.addr.try_send(msg)
+    }
+
+    /// [`Addr::send_timeout`] to the first stage.
+    ///
+    /// # Errors
+    ///
+    /// As [`Addr::send_timeout`].
+    ///
+    /// # Examples
+    ///
+    /// See [`Addr`].
+    pub fn send_timeout(&self, msg: I, timeout: Duration) -> Result<(), SendError<I>> {
+        self.addr.send_timeout(msg, timeout)
+    }
+
+    /// [`Addr::send_at`] to the first stage.
+    ///
+    /// # Errors
+    ///
+    /// As [`Addr::send_at`].
+    ///
+    /// # Examples
+    ///
+    /// See [`Addr`].
+    pub fn send_at(&self, msg: I, priority: Priority) -> Result<(), SendError<I>> {
+        self.addr.send_at(msg, priority)
+    }
+
+    /// Each stage's counters, first stage first.
+    ///
+    /// # Examples
+    ///
+    /// See [`StageMetrics`].
+    pub fn metrics(&self) -> Vec<StageMetrics> {
+        self.stages.iter().map(|s| s.link.metrics()).collect()
+    }
+
+    /// Sends the drain marker behind everything sent so far and waits
+    /// until the last stage has destroyed its instances. Each stage stops
+    /// accepting, performs what it accepted, destroys its instances, then
+    /// passes the marker on. A send after this is refused with the
+    /// message.
+    ///
+    /// # Examples
+    ///
+    /// See [`Pipeline`].
+    pub fn drain(mut self) -> Vec<Exit> {
+        if let Some(first) = self.stages.first() {
+            first.link.begin_drain();
+        }
+        let mut exits = Vec::with_capacity(self.stages.len());
+        for stage in &mut self.stages {
+            let reason = stage.end();
+            exits.push(Exit {
+                reason,
+                metrics: stage.link.metrics(),
+            });
+        }
+        exits
+    }
+}
+
+impl<I> fmt::Debug for Pipeline<I> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<String> = self.metrics().into_iter().map(|m| m.name).collect();
+        f.debug_struct("Pipeline")
+            .field("stages", &names)
+            .finish_non_exhaustive()
+    }
+}

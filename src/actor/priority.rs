@@ -1,0 +1,157 @@
+//! Message priorities: the seed's named levels, the `Prioritized` trait and
+//! the generator closure for message types the user does not own.
+
+use crate::priority::Priority;
+use std::fmt;
+use std::sync::Arc;
+
+/// The seed's four levels, spaced by 100 so that levels in between need no
+/// change elsewhere. **Larger is more important** here; Akka's
+/// `PriorityGenerator` is lower-first, so the order of the numbers is
+/// reversed from the seed's (`URGENT = 100` there, `400` here).
+impl Priority {
+    /// The lowest named level (Akka seed: `LOW = 400`).
+    pub const LOW: Priority = Priority(100);
+    /// The default priority of a message that carries none (Akka seed:
+    /// `MEDIUM = 300`).
+    pub const MEDIUM: Priority = Priority(200);
+    /// The default priority of `stop` and `kill` (Akka seed: `HIGH = 200`).
+    pub const HIGH: Priority = Priority(300);
+    /// The highest named level (Akka seed: `URGENT = 100`).
+    pub const URGENT: Priority = Priority(400);
+}
+
+/// A message type that knows its priority (the seed's `PrioritizedMessage`).
+///
+/// `None`, the default, means "no priority of its own": the mailbox's
+/// default priority applies, as for any unmarked message in the seed.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::Priority;
+/// use priority_executor::actor::Prioritized;
+///
+/// enum Bid {
+///     Cancel,          // urgent
+///     Place(u64),      // the default
+///     Audit,           // between HIGH and URGENT: no change elsewhere
+/// }
+///
+/// impl Prioritized for Bid {
+///     fn priority(&self) -> Option<Priority> {
+///         match self {
+///             Bid::Cancel => Some(Priority::URGENT),
+///             Bid::Place(_) => None,
+///             Bid::Audit => Some(Priority(350)),
+///         }
+///     }
+/// }
+/// assert_eq!(Bid::Audit.priority(), Some(Priority(350)));
+/// assert_eq!(Bid::Place(1).priority(), None);
+/// # let _ = Bid::Cancel;
+/// ```
+pub trait Prioritized {
+    /// The message's priority, or `None` for the mailbox's default.
+    fn priority(&self) -> Option<Priority> {
+        None
+    }
+}
+
+/// Maps a message to its priority (Akka's `PriorityGenerator`, larger
+/// first). Cheap to clone.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::Priority;
+/// use priority_executor::actor::PriorityGenerator;
+///
+/// // A type we do not own: strings starting with "!" are urgent.
+/// let generator = PriorityGenerator::from_fn(|s: &String| {
+///     s.starts_with('!').then_some(Priority::URGENT)
+/// });
+/// assert_eq!(generator.priority_of(&"!stop".to_owned()), Some(Priority::URGENT));
+/// assert_eq!(generator.priority_of(&"hello".to_owned()), None);
+/// ```
+pub struct PriorityGenerator<M> {
+    f: GeneratorFn<M>,
+}
+
+type GeneratorFn<M> = Arc<dyn Fn(&M) -> Option<Priority> + Send + Sync>;
+
+impl<M> PriorityGenerator<M> {
+    /// A generator from a closure; `None` means the default priority.
+    ///
+    /// # Examples
+    ///
+    /// See [`PriorityGenerator`].
+    pub fn from_fn(f: impl Fn(&M) -> Option<Priority> + Send + Sync + 'static) -> Self {
+        PriorityGenerator { f: Arc::new(f) }
+    }
+
+    /// Every message at the mailbox's default priority.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::actor::PriorityGenerator;
+    ///
+    /// assert_eq!(PriorityGenerator::<u64>::none().priority_of(&7), None);
+    /// ```
+    pub fn none() -> Self {
+        PriorityGenerator::from_fn(|_| None)
+    }
+
+    /// The message's own [`Prioritized::priority`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::Priority;
+    /// use priority_executor::actor::{Prioritized, PriorityGenerator};
+    ///
+    /// struct Alarm;
+    /// impl Prioritized for Alarm {
+    ///     fn priority(&self) -> Option<Priority> {
+    ///         Some(Priority::URGENT)
+    ///     }
+    /// }
+    /// let generator = PriorityGenerator::prioritized();
+    /// assert_eq!(generator.priority_of(&Alarm), Some(Priority::URGENT));
+    /// ```
+    pub fn prioritized() -> Self
+    where
+        M: Prioritized,
+    {
+        PriorityGenerator::from_fn(|m: &M| m.priority())
+    }
+
+    /// The priority this generator gives `message` (`None`: the default).
+    ///
+    /// # Examples
+    ///
+    /// See [`PriorityGenerator`].
+    #[inline]
+    pub fn priority_of(&self, message: &M) -> Option<Priority> {
+        (self.f)(message)
+    }
+}
+
+impl<M> Clone for PriorityGenerator<M> {
+    fn clone(&self) -> Self {
+        PriorityGenerator { f: self.f.clone() }
+    }
+}
+
+impl<M> Default for PriorityGenerator<M> {
+    fn default() -> Self {
+        PriorityGenerator::none()
+    }
+}
+
+impl<M> fmt::Debug for PriorityGenerator<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PriorityGenerator(..)")
+    }
+}

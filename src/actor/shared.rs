@@ -1,0 +1,231 @@
+//! What a stage's instances and its handle share: the mailbox, the fault
+//! and dead-letter sinks, the latch every `init` reports to, and the count
+//! of instances gone, whose last one ends the stage and passes the drain
+//! marker on.
+
+use super::actor::Reason;
+use super::letters::{DeadLetter, DeadReason, Fault};
+use super::mailbox::Mailbox;
+use super::metrics::{MailboxLaneMetrics, StageMetrics};
+use crate::sync::{Condvar, Mutex, lock};
+use crate::util::call_quietly;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// A user callback (a sink).
+pub(crate) type Callback<T> = Arc<dyn Fn(T) + Send + Sync>;
+
+/// Where faults or dead letters go: a callback, or kept for `take_*`.
+pub(crate) enum Sink<T> {
+    Call(Callback<T>),
+    Keep(Mutex<Vec<T>>),
+}
+
+impl<T> Sink<T> {
+    pub(crate) fn new(callback: Option<Callback<T>>) -> Sink<T> {
+        match callback {
+            Some(f) => Sink::Call(f),
+            None => Sink::Keep(Mutex::new(Vec::new())),
+        }
+    }
+
+    pub(crate) fn put(&self, item: T) {
+        match self {
+            Sink::Call(f) => call_quietly(|| f(item)),
+            Sink::Keep(v) => lock(v).push(item),
+        }
+    }
+
+    pub(crate) fn take(&self) -> Vec<T> {
+        match self {
+            Sink::Call(_) => Vec::new(),
+            Sink::Keep(v) => std::mem::take(&mut *lock(v)),
+        }
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct Life {
+    /// Instances that finished `init`, and of those, that failed it.
+    inited: usize,
+    failed: usize,
+    exited: usize,
+    /// How the instances that served ended.
+    served: Option<Reason>,
+    reason: Option<Reason>,
+}
+
+/// What a stage's instances and its handle share; type-erased for
+/// pipelines as [`Link`].
+pub(crate) struct Core<I> {
+    pub(crate) mb: Arc<Mailbox<I>>,
+    pub(crate) faults: Sink<Fault<I>>,
+    pub(crate) dead: Sink<DeadLetter<I>>,
+    pub(crate) instances: usize,
+    pub(crate) life: Mutex<Life>,
+    pub(crate) changed: Condvar,
+    /// The next stage of a pipeline: it gets the drain marker when this
+    /// stage ends.
+    pub(crate) next: Option<Arc<dyn Link>>,
+}
+
+impl<I> Core<I> {
+    /// An instance finished `init` (rule 13).
+    pub(crate) fn init_done(&self, ok: bool) {
+        let mut life = lock(&self.life);
+        life.inited += 1;
+        if !ok {
+            life.failed += 1;
+        }
+        if life.inited == self.instances {
+            self.changed.notify_all();
+        }
+    }
+
+    /// Waits until every instance has finished `init`; returns how many
+    /// succeeded.
+    pub(crate) fn wait_inits(&self) -> usize {
+        let mut life = lock(&self.life);
+        while life.inited < self.instances {
+            life = match self.changed.wait(life) {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+        }
+        self.instances - life.failed
+    }
+
+    /// Hands out dead letters, in order, and counts them.
+    /// Counted after they are handed out, so a caller that sees the count
+    /// finds them in the sink.
+    pub(crate) fn deliver_dead(&self, dead: &mut Vec<DeadLetter<I>>) {
+        let n = dead.len() as u64;
+        for letter in dead.drain(..) {
+            self.dead.put(letter);
+        }
+        self.mb
+            .counters
+            .dead_lettered
+            .fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// An instance is done (destroyed). The last one ends the stage:
+    /// whatever is left in a lane becomes a dead letter, the joiners are
+    /// told, and the next stage gets the drain marker.
+    pub(crate) fn exited(&self, reason: Reason) {
+        let mut life = lock(&self.life);
+        life.exited += 1;
+        if reason != Reason::FailedInit {
+            life.served = Some(reason);
+        }
+        if life.exited < self.instances {
+            return;
+        }
+        let reason = life.served.unwrap_or(Reason::FailedInit);
+        drop(life);
+        let mut dead = Vec::new();
+        if reason == Reason::FailedInit {
+            self.mb.close_failed(&mut dead);
+        }
+        let why = match reason {
+            Reason::Killed => DeadReason::Killed,
+            Reason::Idle => DeadReason::Idle,
+            Reason::FailedInit => DeadReason::FailedInit,
+            Reason::Stopped | Reason::Drained => DeadReason::Stopped,
+        };
+        self.mb.sweep_rest(why, &mut dead);
+        self.deliver_dead(&mut dead);
+        if let Some(next) = &self.next {
+            next.begin_drain();
+        }
+        let mut life = lock(&self.life);
+        life.reason = Some(reason);
+        self.changed.notify_all();
+    }
+
+    pub(crate) fn wait_done(&self) -> Reason {
+        let mut life = lock(&self.life);
+        loop {
+            if let Some(reason) = life.reason {
+                return reason;
+            }
+            life = match self.changed.wait(life) {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+        }
+    }
+
+    pub(crate) fn finished(&self) -> Option<Reason> {
+        lock(&self.life).reason
+    }
+
+    pub(crate) fn metrics(&self) -> StageMetrics {
+        let mb = &self.mb;
+        let mut lanes: Vec<MailboxLaneMetrics> = mb
+            .lanes()
+            .map(|l| MailboxLaneMetrics {
+                priority: l.priority,
+                weight: l.weight,
+                capacity: l.capacity,
+                queued: l.queued(),
+                accepted: l.accepted(),
+                dispatched: l.dispatched(),
+            })
+            .collect();
+        lanes.sort_by_key(|l| std::cmp::Reverse(l.priority));
+        let c = &mb.counters;
+        let accepted = mb.accepted();
+        let handed_back = mb.handed_back();
+        StageMetrics {
+            name: mb.name.clone(),
+            instances: self.instances,
+            sent: accepted + handed_back,
+            accepted,
+            handed_back,
+            performed: c.performed.load(Ordering::Relaxed),
+            faulted: c.faulted.load(Ordering::Relaxed),
+            dead_lettered: c.dead_lettered.load(Ordering::Relaxed),
+            sent_back: c.sent_back.load(Ordering::Relaxed),
+            retried: c.retried.load(Ordering::Relaxed),
+            queued: lanes.iter().map(|l| l.queued).sum(),
+            running: mb.in_flight(),
+            lanes,
+        }
+    }
+}
+
+/// A stage as a pipeline sees it, whatever its message types.
+pub(crate) trait Link: Send + Sync {
+    fn begin_drain(&self);
+    fn wait_done(&self) -> Reason;
+    fn metrics(&self) -> StageMetrics;
+}
+
+impl<I: Send + 'static> Link for Core<I> {
+    fn begin_drain(&self) {
+        self.mb.begin_drain();
+    }
+
+    fn wait_done(&self) -> Reason {
+        Core::wait_done(self)
+    }
+
+    fn metrics(&self) -> StageMetrics {
+        Core::metrics(self)
+    }
+}
+
+/// How a stage ended, and its counters at the end.
+///
+/// # Examples
+///
+/// See [`Stage::drain`](super::Stage::drain).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Exit {
+    /// Why the instances were destroyed.
+    pub reason: Reason,
+    /// The counters once every instance was destroyed.
+    pub metrics: StageMetrics,
+}

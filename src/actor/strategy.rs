@@ -1,0 +1,287 @@
+//! The consumer strategies of seed 002, as stage policies: decide, before
+//! `perform`, whether a letter is performed, sent back (re-queued at the
+//! back of its lane, maybe at another priority) or dead-lettered.
+
+use super::error::SpawnError;
+use super::letters::DeadReason;
+use super::mailbox::Letter;
+use crate::priority::Priority;
+use std::fmt;
+use std::ops::RangeInclusive;
+use std::sync::Arc;
+
+type Predicate<M> = Arc<dyn Fn(&M) -> bool + Send + Sync>;
+type TtlOf<M> = Arc<dyn Fn(&M) -> u32 + Send + Sync>;
+
+enum Kind<M> {
+    Always,
+    Predicate {
+        holds: Predicate<M>,
+        after: u32,
+    },
+    Priority {
+        threshold: Priority,
+        step: u32,
+        copy: fn(&M) -> M,
+    },
+    Ttl {
+        min: u32,
+        max: u32,
+        ttl_of: TtlOf<M>,
+    },
+}
+
+/// A stage's consumer strategy (seed 002), with an optional hop limit.
+///
+/// | seed | here |
+/// |---|---|
+/// | predicate-based | [`predicate`](Strategy::predicate): perform if it holds or the letter was sent back `n` times, else send it back |
+/// | priority-based | [`priority_threshold`](Strategy::priority_threshold): perform at or above the threshold, else send back one `step` higher; a failed perform is sent back one `step` lower |
+/// | TTL-based | [`ttl_range`](Strategy::ttl_range): below the range a dead letter (`Expired`), above it sent back with TTL - 1 |
+/// | broker stops after N idle cycles | `StageBuilder::idle_after` |
+///
+/// A letter sent back more than [`hop_limit`](Strategy::hop_limit) times
+/// becomes a dead letter (`HopLimit`) instead.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::Priority;
+/// use priority_executor::actor::Strategy;
+///
+/// // Only even numbers, unless a number was already sent back twice.
+/// let s = Strategy::predicate(|n: &u64| n % 2 == 0, 2);
+/// // Priority aging by whole levels, at most 5 hops.
+/// let p = Strategy::<String>::priority_threshold(Priority::HIGH).hop_limit(5);
+/// // Messages whose TTL is within 1..=3; the TTL comes from the message.
+/// let t = Strategy::ttl_range(1..=3, |m: &(u32, &str)| m.0);
+/// # let _ = (s, p, t);
+/// ```
+pub struct Strategy<M> {
+    kind: Kind<M>,
+    hop_limit: Option<u32>,
+}
+
+/// What the strategy decided for one letter.
+pub(crate) enum Decision {
+    Perform,
+    SendBack {
+        priority: Priority,
+        ttl: Option<u32>,
+    },
+    Dead(DeadReason),
+}
+
+impl<M> Strategy<M> {
+    /// Perform every letter (the default).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::actor::Strategy;
+    ///
+    /// let s = Strategy::<u64>::always();
+    /// # let _ = s;
+    /// ```
+    pub fn always() -> Self {
+        Strategy {
+            kind: Kind::Always,
+            hop_limit: None,
+        }
+    }
+
+    /// Perform a letter if `holds` says so or it was already sent back
+    /// `after` times; else send it back (same priority).
+    ///
+    /// # Examples
+    ///
+    /// See [`Strategy`].
+    pub fn predicate(holds: impl Fn(&M) -> bool + Send + Sync + 'static, after: u32) -> Self {
+        Strategy {
+            kind: Kind::Predicate {
+                holds: Arc::new(holds),
+                after,
+            },
+            hop_limit: None,
+        }
+    }
+
+    /// Perform a letter at or above `threshold`; send a lower one back one
+    /// step higher (aging); send a letter whose perform failed (after the
+    /// retries) back one step lower. The step is one level
+    /// ([`Priority::LOW`]`.0`, 100) unless set. Needs `M: Clone`: the
+    /// stage keeps a copy to send back after a failure.
+    ///
+    /// # Examples
+    ///
+    /// See [`Strategy`].
+    pub fn priority_threshold(threshold: Priority) -> Self
+    where
+        M: Clone,
+    {
+        Strategy {
+            kind: Kind::Priority {
+                threshold,
+                step: Priority::LOW.0,
+                copy: M::clone,
+            },
+            hop_limit: None,
+        }
+    }
+
+    /// The priority strategy's step (at least 1); no effect on the others.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::Priority;
+    /// use priority_executor::actor::Strategy;
+    ///
+    /// let s = Strategy::<u64>::priority_threshold(Priority(10)).step(1);
+    /// # let _ = s;
+    /// ```
+    pub fn step(mut self, step: u32) -> Self {
+        if let Kind::Priority { step: s, .. } = &mut self.kind {
+            *s = step;
+        }
+        self
+    }
+
+    /// Perform a letter whose TTL is within `range`; below it the letter
+    /// is dead (`Expired`), above it it is sent back with its TTL lowered
+    /// by one. `ttl_of` reads the TTL the producer set, once; the letter
+    /// carries the count from then on.
+    ///
+    /// # Examples
+    ///
+    /// See [`Strategy`].
+    pub fn ttl_range(
+        range: RangeInclusive<u32>,
+        ttl_of: impl Fn(&M) -> u32 + Send + Sync + 'static,
+    ) -> Self {
+        Strategy {
+            kind: Kind::Ttl {
+                min: *range.start(),
+                max: *range.end(),
+                ttl_of: Arc::new(ttl_of),
+            },
+            hop_limit: None,
+        }
+    }
+
+    /// A letter that would be sent back more than `hops` times becomes a
+    /// dead letter (`HopLimit`).
+    ///
+    /// # Examples
+    ///
+    /// See [`Strategy`].
+    pub fn hop_limit(mut self, hops: u32) -> Self {
+        self.hop_limit = Some(hops);
+        self
+    }
+
+    /// Does it perform every letter (no decision to make)?
+    #[inline]
+    pub(crate) fn is_always(&self) -> bool {
+        matches!(self.kind, Kind::Always)
+    }
+
+    pub(crate) fn check(&self) -> Result<(), SpawnError> {
+        match self.kind {
+            Kind::Priority { step: 0, .. } => Err(SpawnError::ZeroStep),
+            _ => Ok(()),
+        }
+    }
+
+    /// Decides for a letter about to be performed.
+    pub(crate) fn decide(&self, letter: &mut Letter<M>) -> Decision {
+        match &self.kind {
+            Kind::Always => Decision::Perform,
+            Kind::Predicate { holds, after } => {
+                if letter.sent_back >= *after || holds(&letter.msg) {
+                    Decision::Perform
+                } else {
+                    Decision::SendBack {
+                        priority: letter.priority,
+                        ttl: letter.ttl,
+                    }
+                }
+            }
+            Kind::Priority {
+                threshold, step, ..
+            } => {
+                if letter.priority >= *threshold {
+                    Decision::Perform
+                } else {
+                    Decision::SendBack {
+                        priority: Priority(letter.priority.0.saturating_add(*step)),
+                        ttl: letter.ttl,
+                    }
+                }
+            }
+            Kind::Ttl { min, max, ttl_of } => {
+                let ttl = match letter.ttl {
+                    Some(t) => t,
+                    None => ttl_of(&letter.msg),
+                };
+                letter.ttl = Some(ttl);
+                if ttl < *min {
+                    Decision::Dead(DeadReason::Expired)
+                } else if ttl > *max {
+                    Decision::SendBack {
+                        priority: letter.priority,
+                        ttl: Some(ttl - 1),
+                    }
+                } else {
+                    Decision::Perform
+                }
+            }
+        }
+    }
+
+    /// The priority to send a failed letter back at, and how to copy it,
+    /// if the strategy sends failures back.
+    pub(crate) fn after_failure(&self, priority: Priority) -> Option<Priority> {
+        match self.kind {
+            Kind::Priority { step, .. } => Some(Priority(priority.0.saturating_sub(step))),
+            _ => None,
+        }
+    }
+
+    /// How to copy a message before performing it, if the strategy needs a
+    /// copy.
+    pub(crate) fn copier(&self) -> Option<fn(&M) -> M> {
+        match self.kind {
+            Kind::Priority { copy, .. } => Some(copy),
+            _ => None,
+        }
+    }
+
+    /// May a letter sent back `sent_back` times so far go back once more?
+    pub(crate) fn may_send_back(&self, sent_back: u32) -> bool {
+        self.hop_limit.is_none_or(|limit| sent_back < limit)
+    }
+}
+
+impl<M> Default for Strategy<M> {
+    fn default() -> Self {
+        Strategy::always()
+    }
+}
+
+impl<M> fmt::Debug for Strategy<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match &self.kind {
+            Kind::Always => "always".to_owned(),
+            Kind::Predicate { after, .. } => format!("predicate (after {after} sends back)"),
+            Kind::Priority {
+                threshold, step, ..
+            } => format!("priority >= {threshold} (step {step})"),
+            Kind::Ttl { min, max, .. } => format!("ttl in {min}..={max}"),
+        };
+        f.debug_struct("Strategy")
+            .field("kind", &kind)
+            .field("hop_limit", &self.hop_limit)
+            .finish()
+    }
+}

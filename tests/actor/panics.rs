@@ -1,0 +1,237 @@
+//! A panicking `perform`, `init` or `destroy` is reported (fault sink,
+//! reason), never kills a worker, never hangs `drain()`. Failed performs
+//! go through the retry policy first.
+
+use super::support::{assert_balanced, within};
+use priority_executor::actor::{
+    Actor, ActorError, Context, Outbox, Phase, Pipeline, Reason, Stage,
+};
+use priority_executor::{Priority, RetryPolicy};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+const DELIBERATE: &str = "actor tests: deliberate panic";
+
+/// Panics in `init` for the instances listed, in `perform` for multiples
+/// of 10, fails (returns an error) for numbers ending in 5, and panics in
+/// `destroy` when asked.
+struct Faulty {
+    id: usize,
+    bad_init: Vec<usize>,
+    bad_destroy: bool,
+    performed: Arc<AtomicUsize>,
+    destroyed: Arc<Mutex<Vec<(usize, Reason)>>>,
+}
+
+impl Actor for Faulty {
+    type In = u32;
+    type Out = u32;
+
+    fn init(&mut self, ctx: &Context<'_>) -> Result<(), ActorError> {
+        if self.bad_init.contains(&ctx.instance()) {
+            panic!("{DELIBERATE} in init");
+        }
+        Ok(())
+    }
+
+    fn perform(&mut self, n: u32, out: &mut Outbox<'_, u32>) -> Result<(), ActorError> {
+        if n.is_multiple_of(10) {
+            panic!("{DELIBERATE} in perform {n}");
+        }
+        if n % 10 == 5 {
+            return Err(format!("cannot perform {n}").into());
+        }
+        self.performed.fetch_add(1, Ordering::SeqCst);
+        let _ = out.send(n);
+        Ok(())
+    }
+
+    fn destroy(&mut self, reason: Reason) {
+        if let Ok(mut d) = self.destroyed.lock() {
+            d.push((self.id, reason));
+        }
+        if self.bad_destroy {
+            panic!("{DELIBERATE} in destroy");
+        }
+    }
+}
+
+struct Probes {
+    performed: Arc<AtomicUsize>,
+    destroyed: Arc<Mutex<Vec<(usize, Reason)>>>,
+}
+
+fn faulty(
+    name: &str,
+    bad_init: &[usize],
+    bad_destroy: bool,
+) -> (priority_executor::actor::StageBuilder<Faulty>, Probes) {
+    let performed = Arc::new(AtomicUsize::new(0));
+    let destroyed = Arc::new(Mutex::new(Vec::new()));
+    let (p, d, bad) = (performed.clone(), destroyed.clone(), bad_init.to_vec());
+    let builder = Stage::builder(name, move |id| Faulty {
+        id,
+        bad_init: bad.clone(),
+        bad_destroy,
+        performed: p.clone(),
+        destroyed: d.clone(),
+    });
+    (
+        builder,
+        Probes {
+            performed,
+            destroyed,
+        },
+    )
+}
+
+#[test]
+fn a_panicking_perform_is_reported_and_the_instance_lives_on() {
+    within("perform panics", || {
+        let (builder, probes) = faulty("perform-panics", &[], false);
+        let stage = builder.instances(2).spawn().expect("spawn");
+        let addr = stage.addr();
+        for n in 1..=100 {
+            addr.send(n).unwrap();
+        }
+        while stage.metrics().settled() < 100 {
+            std::thread::yield_now();
+        }
+        let faults = stage.take_faults();
+        let exit = stage.drain();
+        assert_eq!(exit.reason, Reason::Drained);
+        assert_balanced(&exit.metrics);
+        assert_eq!((exit.metrics.performed, exit.metrics.faulted), (80, 20));
+        assert_eq!(probes.performed.load(Ordering::SeqCst), 80);
+        assert_eq!(faults.len(), 20);
+        let panics = faults
+            .iter()
+            .filter(|f| f.error.contains(DELIBERATE))
+            .count();
+        assert_eq!(panics, 10);
+        assert!(
+            faults
+                .iter()
+                .all(|f| f.phase == Phase::Perform && f.attempts == 1)
+        );
+        assert!(faults.iter().any(|f| f.error == "cannot perform 15"));
+        assert!(
+            faults.iter().all(|f| f.message.is_none()),
+            "no copy without a retry policy"
+        );
+    });
+}
+
+#[test]
+fn failed_performs_are_retried_then_reported_with_the_message() {
+    within("retries", || {
+        let (builder, _) = faulty("retry", &[], false);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stage = builder
+            .retry(RetryPolicy::new(2))
+            .on_fault(move |f| tx.send(f).unwrap())
+            .spawn()
+            .expect("spawn");
+        stage.addr().send(5).unwrap();
+        stage.addr().send(10).unwrap();
+        stage.addr().send(7).unwrap();
+        let exit = stage.drain();
+        assert_balanced(&exit.metrics);
+        assert_eq!((exit.metrics.performed, exit.metrics.faulted), (1, 2));
+        assert_eq!(exit.metrics.retried, 4);
+        let faults: Vec<_> = rx.try_iter().collect();
+        assert_eq!(faults.len(), 2);
+        assert_eq!(faults[0].message, Some(5));
+        assert_eq!(faults[0].attempts, 3);
+        assert_eq!(faults[0].priority, Some(Priority::MEDIUM));
+        assert_eq!(faults[1].message, Some(10));
+        assert!(faults[1].error.contains(DELIBERATE));
+    });
+}
+
+#[test]
+fn a_panicking_init_is_reported_and_the_other_instances_serve() {
+    within("init panics", || {
+        let (builder, probes) = faulty("init-panics", &[0], false);
+        let stage = builder.instances(2).spawn().expect("spawn");
+        let faults = stage.take_faults();
+        assert_eq!(faults.len(), 1);
+        assert_eq!((faults[0].phase, faults[0].instance), (Phase::Init, 0));
+        assert!(faults[0].error.contains(DELIBERATE));
+        for n in 1..=9 {
+            stage.addr().send(n).unwrap();
+        }
+        let exit = stage.drain();
+        assert_eq!(exit.reason, Reason::Drained);
+        assert_balanced(&exit.metrics);
+        assert_eq!(exit.metrics.performed, 8);
+        let mut destroyed = probes.destroyed.lock().unwrap().clone();
+        destroyed.sort_by_key(|d| d.0);
+        assert_eq!(
+            destroyed,
+            vec![(0, Reason::FailedInit), (1, Reason::Drained)]
+        );
+    });
+}
+
+#[test]
+fn when_every_init_fails_the_stage_ends_and_drain_returns() {
+    within("all inits fail", || {
+        let (builder, probes) = faulty("no-instance", &[0, 1], false);
+        let stage = builder.instances(2).spawn().expect("spawn");
+        let addr = stage.addr();
+        while stage.finished().is_none() {
+            std::thread::yield_now();
+        }
+        assert!(addr.send(1).unwrap_err().is_stopped());
+        let exit = stage.drain();
+        assert_eq!(exit.reason, Reason::FailedInit);
+        assert_balanced(&exit.metrics);
+        assert_eq!(probes.destroyed.lock().unwrap().len(), 2);
+    });
+}
+
+#[test]
+fn a_panicking_destroy_is_reported_and_drain_returns() {
+    within("destroy panics", || {
+        let (builder, probes) = faulty("destroy-panics", &[], true);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stage = builder
+            .instances(3)
+            .on_fault(move |f| tx.send(f).unwrap())
+            .spawn()
+            .expect("spawn");
+        stage.addr().send(1).unwrap();
+        let exit = stage.drain();
+        assert_eq!(exit.reason, Reason::Drained);
+        assert_balanced(&exit.metrics);
+        let faults: Vec<_> = rx.try_iter().collect();
+        assert_eq!(faults.len(), 3);
+        assert!(faults.iter().all(|f| f.phase == Phase::Destroy));
+        assert_eq!(probes.destroyed.lock().unwrap().len(), 3);
+    });
+}
+
+#[test]
+fn a_pipeline_with_panicking_stages_still_drains() {
+    within("pipeline with panics", || {
+        let (first, _) = faulty("first", &[], true);
+        let (second, probes) = faulty("second", &[], true);
+        let pipeline = Pipeline::builder(first.instances(2))
+            .then(second)
+            .spawn()
+            .expect("spawn");
+        for n in 1..=200 {
+            pipeline.send(n).unwrap();
+        }
+        let exits = pipeline.drain();
+        for exit in &exits {
+            assert_eq!(exit.reason, Reason::Drained);
+            assert_balanced(&exit.metrics);
+        }
+        // 160 pass the first stage; the second performs all of them.
+        assert_eq!(exits[0].metrics.performed, 160);
+        assert_eq!(exits[1].metrics.sent, 160);
+        assert_eq!(probes.performed.load(Ordering::SeqCst), 160);
+    });
+}

@@ -1,0 +1,253 @@
+//! The consumer strategies of seed 002 as stage policies, the hop limit,
+//! and idle shutdown.
+
+use super::support::{assert_balanced, within};
+use priority_executor::Priority;
+use priority_executor::actor::{
+    Actor, ActorError, DeadReason, Outbox, Reason, Stage, StageBuilder, Strategy,
+};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Records what it performed and at which priority; fails messages whose
+/// `fail` flag is set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Job {
+    id: u32,
+    ttl: u32,
+    fail: bool,
+}
+
+struct Worker {
+    done: Done,
+}
+
+impl Actor for Worker {
+    type In = Job;
+    type Out = ();
+    fn perform(&mut self, job: Job, out: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+        if job.fail {
+            return Err(format!("job {} failed", job.id).into());
+        }
+        self.done
+            .lock()
+            .map_err(|_| "poisoned")?
+            .push((job.id, out.priority()));
+        Ok(())
+    }
+}
+
+fn job(id: u32) -> Job {
+    Job {
+        id,
+        ttl: 0,
+        fail: false,
+    }
+}
+
+type Done = Arc<Mutex<Vec<(u32, Priority)>>>;
+
+fn worker(name: &str) -> (StageBuilder<Worker>, Done) {
+    let done = Arc::new(Mutex::new(Vec::new()));
+    let d = done.clone();
+    (
+        Stage::builder(name, move |_| Worker { done: d.clone() }),
+        done,
+    )
+}
+
+#[test]
+fn predicate_performs_when_it_holds_or_after_n_sends_back() {
+    within("predicate", || {
+        let (builder, done) = worker("predicate");
+        let stage = builder
+            .strategy(Strategy::predicate(|j: &Job| j.id.is_multiple_of(2), 3))
+            .spawn()
+            .expect("spawn");
+        for id in 0..10 {
+            stage.addr().send(job(id)).unwrap();
+        }
+        let exit = stage.drain();
+        assert_balanced(&exit.metrics);
+        assert_eq!(exit.metrics.performed, 10);
+        assert_eq!(
+            exit.metrics.sent_back,
+            5 * 3,
+            "each odd job was sent back 3 times"
+        );
+        assert_eq!(done.lock().unwrap().len(), 10);
+    });
+}
+
+#[test]
+fn priority_threshold_raises_what_is_too_low_and_lowers_what_failed() {
+    within("priority threshold", || {
+        let (builder, done) = worker("threshold");
+        let (tx, dead) = std::sync::mpsc::channel();
+        let stage = builder
+            .strategy(Strategy::priority_threshold(Priority::HIGH).hop_limit(6))
+            .on_dead_letter(move |d| tx.send(d).unwrap())
+            .spawn()
+            .expect("spawn");
+        let addr = stage.addr();
+        addr.send_at(job(1), Priority::LOW).unwrap(); // LOW -> MEDIUM -> HIGH, performed
+        addr.send_at(job(2), Priority::URGENT).unwrap(); // performed at once
+        let failing = Job {
+            id: 3,
+            ttl: 0,
+            fail: true,
+        };
+        addr.send_at(failing, Priority::HIGH).unwrap(); // fails, lowered, raised, ... hop limit
+        let exit = stage.drain();
+        assert_balanced(&exit.metrics);
+        let mut done = done.lock().unwrap().clone();
+        done.sort_unstable();
+        assert_eq!(done, vec![(1, Priority::HIGH), (2, Priority::URGENT)]);
+        let dead: Vec<_> = dead.try_iter().collect();
+        assert_eq!(dead.len(), 1);
+        assert_eq!(
+            (dead[0].message, dead[0].reason),
+            (failing, DeadReason::HopLimit)
+        );
+        assert_eq!(exit.metrics.sent_back, 2 + 6);
+        assert_eq!(
+            exit.metrics.faulted, 0,
+            "failures were sent back, not faulted"
+        );
+    });
+}
+
+#[test]
+fn ttl_range_rejects_below_and_sends_back_above_with_ttl_lowered() {
+    within("ttl", || {
+        let (builder, done) = worker("ttl");
+        let stage = builder
+            .strategy(Strategy::ttl_range(1..=3, |j: &Job| j.ttl))
+            .spawn()
+            .expect("spawn");
+        let addr = stage.addr();
+        addr.send(Job {
+            id: 1,
+            ttl: 0,
+            fail: false,
+        })
+        .unwrap(); // expired: dead
+        addr.send(Job {
+            id: 2,
+            ttl: 2,
+            fail: false,
+        })
+        .unwrap(); // in range
+        addr.send(Job {
+            id: 3,
+            ttl: 6,
+            fail: false,
+        })
+        .unwrap(); // 6 -> 5 -> 4 -> 3
+        while stage.metrics().settled() < 3 {
+            std::thread::yield_now();
+        }
+        let dead = stage.take_dead_letters();
+        let exit = stage.drain();
+        assert_balanced(&exit.metrics);
+        assert_eq!(exit.metrics.sent_back, 3);
+        assert_eq!(dead.len(), 1);
+        assert_eq!(
+            (dead[0].message.id, dead[0].reason),
+            (1, DeadReason::Expired)
+        );
+        let mut done: Vec<u32> = done.lock().unwrap().iter().map(|d| d.0).collect();
+        done.sort_unstable();
+        assert_eq!(done, vec![2, 3]);
+    });
+}
+
+#[test]
+fn a_letter_sent_back_past_the_hop_limit_becomes_a_dead_letter() {
+    within("hop limit", || {
+        let (builder, done) = worker("hops");
+        let stage = builder
+            .strategy(Strategy::predicate(|_: &Job| false, u32::MAX).hop_limit(4))
+            .spawn()
+            .expect("spawn");
+        stage.addr().send(job(9)).unwrap();
+        while stage.metrics().settled() < 1 {
+            std::thread::yield_now();
+        }
+        let dead = stage.take_dead_letters();
+        let exit = stage.drain();
+        assert_balanced(&exit.metrics);
+        assert_eq!(exit.metrics.sent_back, 4);
+        assert_eq!((dead.len(), dead[0].reason), (1, DeadReason::HopLimit));
+        assert!(done.lock().unwrap().is_empty());
+    });
+}
+
+/// Counts performs and notes when it was destroyed.
+struct Quiet {
+    performed: Arc<AtomicUsize>,
+    destroyed: Arc<Mutex<Option<(Instant, Reason)>>>,
+}
+
+impl Actor for Quiet {
+    type In = u32;
+    type Out = ();
+    fn perform(&mut self, _: u32, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+        self.performed.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+    fn destroy(&mut self, reason: Reason) {
+        if let Ok(mut d) = self.destroyed.lock() {
+            *d = Some((Instant::now(), reason));
+        }
+    }
+}
+
+#[test]
+fn an_idle_stage_stops_after_its_quiet_period_and_a_message_postpones_it() {
+    within("idle", || {
+        let quiet = Duration::from_millis(150);
+        let performed = Arc::new(AtomicUsize::new(0));
+        let destroyed = Arc::new(Mutex::new(None));
+        let (p, d) = (performed.clone(), destroyed.clone());
+        let stage = Stage::builder("idle", move |_| Quiet {
+            performed: p.clone(),
+            destroyed: d.clone(),
+        })
+        .instances(2)
+        .idle_after(quiet)
+        .spawn()
+        .expect("spawn");
+        let addr = stage.addr();
+        let mut last_accepted = Instant::now();
+        for n in 0..5 {
+            // Each message is sent once the previous one was performed;
+            // if the stage had gone idle in between, the send is refused
+            // and the test fails here.
+            // Noted before the send: the quiet period can only start after
+            // the message was accepted.
+            last_accepted = Instant::now();
+            addr.send(n).unwrap();
+            while performed.load(Ordering::SeqCst) <= n as usize {
+                std::thread::yield_now();
+            }
+            if stage.finished().is_some() {
+                break;
+            }
+        }
+        let exit = stage.join();
+        assert_eq!(exit.reason, Reason::Idle);
+        assert_balanced(&exit.metrics);
+        assert_eq!(exit.metrics.performed, 5);
+        let (at, reason) = destroyed.lock().unwrap().expect("destroyed");
+        assert_eq!(reason, Reason::Idle);
+        // The quiet period restarted with the last message: a lower bound,
+        // which load on the machine can only make later.
+        assert!(
+            at >= last_accepted + quiet,
+            "stopped before its quiet period ran out"
+        );
+        assert!(addr.send(9).unwrap_err().is_stopped());
+    });
+}
