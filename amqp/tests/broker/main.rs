@@ -1,0 +1,6 @@
+//! Tests against a real RabbitMQ: `AMQP_ADDR`, or the local node that
+//! `scripts/rabbitmq start` runs. Without a broker each test prints a note
+//! and passes, unless `CI` is set: then it fails.
+
+mod common;
+mod priority;
