@@ -3,4 +3,9 @@
 //! and passes, unless `CI` is set: then it fails.
 
 mod common;
+mod dead_letters;
+mod errors;
+mod kill;
 mod priority;
+mod reconnect;
+mod stop;

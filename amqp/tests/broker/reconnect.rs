@@ -1,0 +1,141 @@
+//! A lost connection is reported and retried with backoff; nothing is
+//! lost, and only what was in hand runs twice.
+
+use crate::common::{executor, unique, uri, wait_until};
+use priority_executor_amqp::{Bridge, ConsumerConfig, Event, Outgoing};
+use std::collections::HashMap;
+use std::io;
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+/// A loopback TCP proxy to the broker whose connections can be cut.
+struct Proxy {
+    port: u16,
+    open: Arc<Mutex<Vec<TcpStream>>>,
+}
+
+impl Proxy {
+    fn start(upstream: String) -> io::Result<Proxy> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let port = listener.local_addr()?.port();
+        let open: Arc<Mutex<Vec<TcpStream>>> = Arc::default();
+        let o = open.clone();
+        thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let Ok(server) = TcpStream::connect(&upstream) else {
+                    continue;
+                };
+                let (Ok(c2), Ok(s2)) = (client.try_clone(), server.try_clone()) else {
+                    continue;
+                };
+                {
+                    let mut open = o.lock().unwrap();
+                    open.extend(client.try_clone());
+                    open.extend(server.try_clone());
+                }
+                let (mut c, mut s) = (client, server);
+                let (mut c2, mut s2) = (c2, s2);
+                thread::spawn(move || {
+                    let _ = io::copy(&mut c, &mut s2);
+                    let _ = s2.shutdown(Shutdown::Both);
+                });
+                thread::spawn(move || {
+                    let _ = io::copy(&mut s, &mut c2);
+                    let _ = c2.shutdown(Shutdown::Both);
+                });
+            }
+        });
+        Ok(Proxy { port, open })
+    }
+
+    /// Cuts every connection through the proxy (new ones still pass).
+    fn cut(&self) {
+        for s in self.open.lock().unwrap().drain(..) {
+            let _ = s.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+#[test]
+fn a_lost_connection_is_reported_and_retried_and_nothing_is_lost() {
+    let publisher = crate::broker_or_skip!();
+    let real = uri();
+    let parsed: lapin::uri::AMQPUri = real.parse().expect("uri");
+    let upstream = format!("{}:{}", parsed.authority.host, parsed.authority.port);
+    let proxy = Proxy::start(upstream).expect("proxy");
+    let via_proxy = format!(
+        "amqp://{}:{}@127.0.0.1:{}/{}",
+        parsed.authority.userinfo.username,
+        parsed.authority.userinfo.password,
+        proxy.port,
+        urlencode(&parsed.vhost)
+    );
+
+    let queue = unique("reconnect");
+    let config = ConsumerConfig::new(&queue).prefetch(4);
+    publisher.declare(&config).expect("declare");
+    publisher
+        .publish_all((0..200).map(|i| Outgoing::to_queue(&queue, "x").message_id(i.to_string())))
+        .expect("publish");
+    let runs: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let (r, ev) = (runs.clone(), events.clone());
+    let bridge = Bridge::builder(via_proxy, executor(2))
+        .consume(config, move |msg| {
+            thread::sleep(Duration::from_millis(3));
+            *r.lock()
+                .unwrap()
+                .entry(msg.message_id().unwrap_or("").to_owned())
+                .or_default() += 1;
+            Ok(())
+        })
+        .on_event(move |e| ev.lock().unwrap().push(e.clone()))
+        .reconnect_backoff(Duration::from_millis(50), Duration::from_secs(1))
+        .start()
+        .expect("start");
+    wait_until(Duration::from_secs(30), "some done", || {
+        runs.lock().unwrap().len() >= 30
+    });
+    proxy.cut();
+    wait_until(Duration::from_secs(60), "every message", || {
+        runs.lock().unwrap().len() == 200
+    });
+    wait_until(Duration::from_secs(30), "the queue to empty", || {
+        publisher.queue_len(&queue).expect("len") == 0
+    });
+    let m = bridge.stop().remove(0);
+    let runs = runs.lock().unwrap();
+    let twice: usize = runs.values().map(|n| n - 1).sum();
+    let events = events.lock().unwrap();
+    eprintln!("{m:?}\n{twice} ran twice\n{events:?}");
+    assert!(m.reconnects >= 1, "{m:?}");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Disconnected { .. })),
+        "the loss is reported: {events:?}"
+    );
+    assert!(
+        twice as u64 <= m.abandoned,
+        "only deliveries in hand at the loss run again ({twice} > {})",
+        m.abandoned
+    );
+    assert!(
+        m.abandoned <= 4 * m.reconnects,
+        "at most prefetch in hand per loss: {m:?}"
+    );
+    assert_eq!(m.acked + m.abandoned, m.delivered, "{m:?}");
+    publisher.delete_queue(&queue).expect("delete");
+}
+
+fn urlencode(vhost: &str) -> String {
+    vhost
+        .bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
