@@ -19,7 +19,9 @@ pub struct ConsumerMetrics {
     pub delivered: u64,
     /// Deliveries the broker marked as redelivered.
     pub redelivered: u64,
-    /// Acked after their job completed.
+    /// Acked after their job completed. (An ack is not confirmed by the
+    /// broker: one sent just before a connection is lost may not arrive,
+    /// and the broker then delivers the message again.)
     pub acked: u64,
     /// Sent to the dead-letter exchange (or rejected without requeue when
     /// none is configured), then acked.

@@ -15,6 +15,7 @@ use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, Publishe
 use priority_executor::Priority;
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::runtime::Runtime;
 use tokio::sync::Mutex;
 
@@ -171,8 +172,21 @@ impl Publisher {
         Ok(publisher)
     }
 
-    /// Runs `f` with a connected confirm channel, opening one if needed.
+    /// Runs `f` with a connected confirm channel, opening one if needed,
+    /// for at most 30 s.
     fn run<T, F, Fut>(&self, f: F) -> Result<T, BridgeError>
+    where
+        F: FnOnce(Channel, String) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = Result<T, BridgeError>> + Send,
+        T: Send + 'static,
+    {
+        self.run_within(Duration::from_secs(30), f)
+    }
+
+    /// Runs `f` with a connected confirm channel for at most `limit`; past
+    /// it the connection is dropped (and opened again by the next call),
+    /// since a client whose I/O has stopped may never answer.
+    fn run_within<T, F, Fut>(&self, limit: Duration, f: F) -> Result<T, BridgeError>
     where
         F: FnOnce(Channel, String) -> Fut + Send + 'static,
         Fut: std::future::Future<Output = Result<T, BridgeError>> + Send,
@@ -184,20 +198,34 @@ impl Publisher {
         let link = self.link.clone();
         let uri = self.uri.clone();
         wait_on(runtime.handle(), async move {
-            let channel = {
-                let mut link = link.lock().await;
-                let usable = link
-                    .as_ref()
-                    .is_some_and(|l| l.channel.status().connected());
-                if !usable {
-                    *link = Some(open(&uri).await?);
-                }
-                match link.as_ref() {
-                    Some(l) => l.channel.clone(),
-                    None => return Err(BridgeError::Runtime("no channel".to_owned())),
-                }
+            let work = async {
+                let channel = {
+                    let mut link = link.lock().await;
+                    let usable = link
+                        .as_ref()
+                        .is_some_and(|l| l.channel.status().connected());
+                    if !usable {
+                        *link = Some(open(&uri).await?);
+                    }
+                    match link.as_ref() {
+                        Some(l) => l.channel.clone(),
+                        None => return Err(BridgeError::Runtime("no channel".to_owned())),
+                    }
+                };
+                f(channel, uri).await
             };
-            f(channel, uri).await
+            match tokio::time::timeout(limit, work).await {
+                Ok(result) => result,
+                Err(_) => {
+                    if let Some(l) = link.lock().await.take() {
+                        drop(l);
+                    }
+                    Err(BridgeError::Broker {
+                        operation: "publisher".to_owned(),
+                        reason: format!("no answer from the broker within {limit:?}"),
+                    })
+                }
+            }
         })?
     }
 
@@ -242,7 +270,8 @@ impl Publisher {
         messages: impl IntoIterator<Item = Outgoing>,
     ) -> Result<usize, BridgeError> {
         let messages: Vec<Outgoing> = messages.into_iter().collect();
-        self.run(move |channel, _| async move {
+        let limit = Duration::from_secs(30) + Duration::from_millis(messages.len() as u64);
+        self.run_within(limit, move |channel, _| async move {
             let mut confirms = Vec::with_capacity(messages.len());
             for message in &messages {
                 confirms.push(send(&channel, message).await?);
@@ -324,7 +353,7 @@ impl Publisher {
             Ok(())
         });
         if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+            runtime.shutdown_timeout(Duration::from_secs(2));
         }
     }
 }

@@ -4,7 +4,7 @@
 use crate::bridge::{EventFn, HandlerFn};
 use crate::config::ConsumerConfig;
 use crate::delivery::{Failure, Incoming, Received};
-use crate::error::{BridgeError, broker_error, connect_error, declare_error};
+use crate::error::{BridgeError, broker_error, connect_error, declare_error, parse_uri};
 use crate::metrics::{Counters, Event};
 use futures_lite::StreamExt;
 use lapin::message::Delivery;
@@ -28,6 +28,27 @@ pub(crate) const REASON_HEADER: &str = "x-pe-reason";
 pub(crate) const ERROR_HEADER: &str = "x-pe-error";
 pub(crate) const ATTEMPTS_HEADER: &str = "x-pe-attempts";
 pub(crate) const QUEUE_HEADER: &str = "x-pe-queue";
+
+/// The longest wait for the broker to answer one operation; past it the
+/// connection counts as lost (a client whose I/O has stopped may never
+/// resolve it).
+const OPERATION_TIMEOUT: Duration = Duration::from_secs(10);
+/// The longest wait to connect, declare and start consuming.
+const OPEN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// `fut`, or an error naming `what` once `limit` has passed.
+async fn within<T, E: ToString>(
+    limit: Duration,
+    what: &str,
+    fut: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, String> {
+    match tokio::time::timeout(limit, fut).await {
+        Ok(result) => result.map_err(|e| e.to_string()),
+        Err(_) => Err(format!(
+            "{what}: no answer from the broker within {limit:?}"
+        )),
+    }
+}
 
 /// Everything one queue's consumer needs, shared by its sessions.
 pub(crate) struct Ctx {
@@ -61,7 +82,16 @@ pub(crate) async fn run(
     let mut ready = Some(ready);
     let mut backoff = ctx.backoff.0;
     loop {
-        match Session::open(&ctx).await {
+        let opened = tokio::select! {
+            opened = tokio::time::timeout(OPEN_TIMEOUT, Session::open(&ctx)) => {
+                opened.unwrap_or_else(|_| Err(BridgeError::Broker {
+                    operation: format!("queue {:?}: connecting and starting to consume", &*ctx.queue),
+                    reason: format!("no answer from the broker within {OPEN_TIMEOUT:?}"),
+                }))
+            }
+            _ = stop.changed(), if ready.is_none() => break,
+        };
+        match opened {
             Err(error) => {
                 if let Some(ready) = ready.take() {
                     let _ = ready.send(Err(error));
@@ -249,7 +279,8 @@ impl Session {
         let queue = &*ctx.queue;
         let properties =
             ConnectionProperties::default().with_connection_name(ctx.name.as_str().into());
-        let connection = Connection::connect(&ctx.uri, properties)
+        let uri = parse_uri(&ctx.uri)?;
+        let connection = Connection::connect_uri(uri, properties)
             .await
             .map_err(|e| connect_error(&ctx.uri, e))?;
         let channel = connection
@@ -328,6 +359,7 @@ impl Session {
         };
         let mut consuming = true;
         let mut stopping = *stop.borrow();
+        let mut watchdog = tokio::time::interval(Duration::from_secs(1));
         if stopping {
             // Stopped while connecting: consume nothing.
             if let Err(e) = self.cancel().await {
@@ -370,6 +402,7 @@ impl Session {
                 _ = tokio::time::sleep(Duration::from_millis(2)), if !state.blocked.is_empty() => {
                     state.submit_blocked().await
                 }
+                _ = watchdog.tick() => self.check(),
             };
             if let Err(error) = result {
                 let n = state.in_hand.len();
@@ -377,11 +410,26 @@ impl Session {
             }
         }
         self.alive.store(false, Ordering::Release);
-        let _ = self.channel.close(200, "stopped".into()).await;
+        let _ = within(
+            OPERATION_TIMEOUT,
+            "closing the channel",
+            self.channel.close(200, "stopped".into()),
+        )
+        .await;
         if let Some(c) = &self.dead_letters {
-            let _ = c.close(200, "stopped".into()).await;
+            let _ = within(
+                OPERATION_TIMEOUT,
+                "closing the channel",
+                c.close(200, "stopped".into()),
+            )
+            .await;
         }
-        let _ = self.connection.close(200, "stopped".into()).await;
+        let _ = within(
+            OPERATION_TIMEOUT,
+            "closing the connection",
+            self.connection.close(200, "stopped".into()),
+        )
+        .await;
         if state.executor_down && !*stop.borrow() {
             End::ExecutorShutDown
         } else {
@@ -389,11 +437,27 @@ impl Session {
         }
     }
 
+    /// A connection or channel the client knows to be gone ends the
+    /// session even if no operation has failed yet.
+    fn check(&self) -> Result<(), String> {
+        let connection = self.connection.status();
+        if !connection.connected() {
+            return Err(format!("connection lost ({connection:?})"));
+        }
+        if !self.channel.status().connected() {
+            return Err(format!("channel closed ({:?})", self.channel.status()));
+        }
+        Ok(())
+    }
+
     async fn cancel(&self) -> Result<(), String> {
-        self.channel
-            .basic_cancel(self.tag.as_str().into(), BasicCancelOptions::default())
-            .await
-            .map_err(|e| e.to_string())
+        within(
+            OPERATION_TIMEOUT,
+            "cancelling the consumer",
+            self.channel
+                .basic_cancel(self.tag.as_str().into(), BasicCancelOptions::default()),
+        )
+        .await
     }
 
     /// Ends a session that lost its connection or channel: nothing in hand
@@ -403,7 +467,12 @@ impl Session {
         // Closing may fail too; the broker requeues on its own either way.
         let connection = self.connection;
         tokio::spawn(async move {
-            let _ = connection.close(320, "lost".into()).await;
+            let _ = within(
+                OPERATION_TIMEOUT,
+                "closing",
+                connection.close(320, "lost".into()),
+            )
+            .await;
         });
         End::Lost { error, in_hand }
     }
@@ -649,22 +718,23 @@ impl State {
         let received = item.received.clone();
         let tx = self.tx.clone();
         tokio::spawn(async move {
-            let published = channel
-                .basic_publish(
-                    exchange,
-                    routing_key,
-                    BasicPublishOptions::default(),
-                    &received.body,
-                    properties,
-                )
-                .await;
-            let result = match published {
-                Ok(confirm) => match confirm.await {
-                    Ok(c) if c.is_ack() => Ok(()),
-                    Ok(_) => Err("the broker nacked the dead letter".to_owned()),
-                    Err(e) => Err(e.to_string()),
-                },
-                Err(e) => Err(e.to_string()),
+            let publish = async {
+                let confirm = channel
+                    .basic_publish(
+                        exchange,
+                        routing_key,
+                        BasicPublishOptions::default(),
+                        &received.body,
+                        properties,
+                    )
+                    .await?;
+                confirm.await
+            };
+            let result = match within(OPERATION_TIMEOUT, "publishing a dead letter", publish).await
+            {
+                Ok(c) if c.is_ack() => Ok(()),
+                Ok(_) => Err("the broker nacked the dead letter".to_owned()),
+                Err(e) => Err(e),
             };
             let _ = tx.send(Msg::DeadLettered { tag, result });
         });
@@ -681,30 +751,41 @@ impl State {
         };
         let counters = &self.ctx.counters;
         counters.set_in_hand(self.in_hand.len());
-        let result = match how {
-            Settle::Ack | Settle::DeadLettered => item.acker.ack(BasicAckOptions::default()).await,
-            Settle::Reject => {
-                item.acker
-                    .nack(BasicNackOptions {
-                        requeue: false,
-                        ..BasicNackOptions::default()
-                    })
-                    .await
-            }
-            Settle::Requeue => {
-                item.acker
-                    .nack(BasicNackOptions {
-                        requeue: true,
-                        ..BasicNackOptions::default()
-                    })
-                    .await
+        let settle = async {
+            match how {
+                Settle::Ack | Settle::DeadLettered => {
+                    item.acker.ack(BasicAckOptions::default()).await
+                }
+                Settle::Reject => {
+                    item.acker
+                        .nack(BasicNackOptions {
+                            requeue: false,
+                            ..BasicNackOptions::default()
+                        })
+                        .await
+                }
+                Settle::Requeue => {
+                    item.acker
+                        .nack(BasicNackOptions {
+                            requeue: true,
+                            ..BasicNackOptions::default()
+                        })
+                        .await
+                }
             }
         };
-        if let Err(e) = result {
-            // The channel is gone: the broker redelivers it; count it as
-            // abandoned with the rest.
+        let result = within(OPERATION_TIMEOUT, "acknowledging a delivery", settle).await;
+        // Ok(false): the delivery's channel was reset, which the broker
+        // answers by delivering it again.
+        let failed = match result {
+            Ok(true) => None,
+            Ok(false) => Some("the delivery's channel is gone".to_owned()),
+            Err(e) => Some(e),
+        };
+        if let Some(error) = failed {
+            // The broker redelivers it; count it as abandoned with the rest.
             counters.abandoned.fetch_add(1, Ordering::Relaxed);
-            return Err(e.to_string());
+            return Err(error);
         }
         Counters::add(match how {
             Settle::Ack => &counters.acked,
