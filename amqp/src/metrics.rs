@@ -48,6 +48,9 @@ pub struct ConsumerMetrics {
     pub abandoned: u64,
     /// Connections made again after a loss.
     pub reconnects: u64,
+    /// Times a delivery found its lane full and stayed in hand (unacked,
+    /// within the prefetch) until the lane had room.
+    pub lane_full: u64,
     /// Deliveries in hand now (unacked).
     pub in_hand: usize,
     /// The most ever in hand at once; never above the prefetch.
@@ -69,6 +72,7 @@ pub(crate) struct Counters {
     pub(crate) unmapped: AtomicU64,
     pub(crate) abandoned: AtomicU64,
     pub(crate) reconnects: AtomicU64,
+    pub(crate) lane_full: AtomicU64,
     pub(crate) in_hand: AtomicUsize,
     pub(crate) max_in_hand: AtomicUsize,
 }
@@ -99,6 +103,7 @@ impl Counters {
             unmapped: self.unmapped.load(Relaxed),
             abandoned: self.abandoned.load(Relaxed),
             reconnects: self.reconnects.load(Relaxed),
+            lane_full: self.lane_full.load(Relaxed),
             in_hand: self.in_hand.load(Relaxed),
             max_in_hand: self.max_in_hand.load(Relaxed),
         }

@@ -14,7 +14,10 @@ use lapin::options::{
     QueueBindOptions, QueueDeclareOptions,
 };
 use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
-use lapin::{Acker, BasicProperties, Channel, Connection, ConnectionProperties, ExchangeKind};
+use lapin::{
+    Acker, BasicProperties, Channel, Connection, ConnectionProperties, ConnectionStatus,
+    ExchangeKind,
+};
 use priority_executor::{Executor, JobError, Priority};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -47,6 +50,27 @@ async fn within<T, E: ToString>(
         Err(_) => Err(format!(
             "{what}: no answer from the broker within {limit:?}"
         )),
+    }
+}
+
+/// `fut` under [`within`], given up as soon as the client reports the
+/// connection gone (checked every 100 ms).
+async fn guarded<T, E: ToString>(
+    status: &ConnectionStatus,
+    what: &str,
+    fut: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, String> {
+    let lost = async {
+        loop {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if !status.connected() {
+                return format!("{what}: the connection is lost");
+            }
+        }
+    };
+    tokio::select! {
+        result = within(OPERATION_TIMEOUT, what, fut) => result,
+        error = lost => Err(error),
     }
 }
 
@@ -356,6 +380,7 @@ impl Session {
             alive: self.alive.clone(),
             dead_letters: self.dead_letters.clone(),
             executor_down: false,
+            status: self.connection.status().clone(),
         };
         let mut consuming = true;
         let mut stopping = *stop.borrow();
@@ -488,6 +513,7 @@ struct State {
     alive: Arc<AtomicBool>,
     dead_letters: Option<Channel>,
     executor_down: bool,
+    status: ConnectionStatus,
 }
 
 type Step = Result<(), String>;
@@ -536,6 +562,15 @@ impl State {
             },
         );
         ctx.counters.set_in_hand(self.in_hand.len());
+        // FIFO within a lane: behind deliveries already waiting for it.
+        let waiting = self
+            .blocked
+            .iter()
+            .any(|t| self.in_hand.get(t).is_some_and(|i| i.received.lane == lane));
+        if waiting {
+            self.blocked.push_back(tag);
+            return Ok(());
+        }
         self.submit(tag).await
     }
 
@@ -583,6 +618,7 @@ impl State {
                 Ok(())
             }
             Err(e) if e.is_full() => {
+                Counters::add(&self.ctx.counters.lane_full);
                 if let Some(item) = self.in_hand.get_mut(&tag) {
                     item.attempts -= 1;
                 }
@@ -774,7 +810,7 @@ impl State {
                 }
             }
         };
-        let result = within(OPERATION_TIMEOUT, "acknowledging a delivery", settle).await;
+        let result = guarded(&self.status, "acknowledging a delivery", settle).await;
         // Ok(false): the delivery's channel was reset, which the broker
         // answers by delivering it again.
         let failed = match result {

@@ -5,6 +5,7 @@
 mod common;
 mod dead_letters;
 mod errors;
+mod flow;
 mod kill;
 mod priority;
 mod reconnect;
