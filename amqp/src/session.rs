@@ -636,21 +636,31 @@ impl State {
         }
     }
 
+    /// Tries the deliveries waiting for room again, in order within each
+    /// lane; a lane still full keeps the rest of its deliveries waiting,
+    /// other lanes go ahead.
     async fn submit_blocked(&mut self) -> Step {
-        for _ in 0..self.blocked.len() {
-            let Some(tag) = self.blocked.pop_front() else {
-                break;
+        let mut still = VecDeque::new();
+        let mut full: Vec<Priority> = Vec::new();
+        while let Some(tag) = self.blocked.pop_front() {
+            let Some(lane) = self.in_hand.get(&tag).map(|i| i.received.lane) else {
+                continue;
             };
+            if full.contains(&lane) {
+                still.push_back(tag);
+                continue;
+            }
             let before = self.blocked.len();
             self.submit(tag).await?;
             if self.blocked.len() > before {
-                // Still full: keep the order, try again later.
+                // Full again: submit put it back at the end.
                 if let Some(tag) = self.blocked.pop_back() {
-                    self.blocked.push_front(tag);
+                    still.push_back(tag);
                 }
-                break;
+                full.push(lane);
             }
         }
+        self.blocked = still;
         Ok(())
     }
 
