@@ -168,7 +168,7 @@ impl BridgeBuilder {
     }
 
     /// Receives connection losses, reconnections and other events (on the
-    /// bridge's thread).
+    /// bridge's thread: keep it short; a panic in it is ignored).
     ///
     /// # Examples
     ///

@@ -89,9 +89,11 @@ pub(crate) struct Ctx {
 }
 
 impl Ctx {
+    /// Tells the callback; a panicking callback is ignored, so it cannot
+    /// take the consumer down.
     fn event(&self, event: Event) {
         if let Some(f) = &self.events {
-            f(&event);
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&event)));
         }
     }
 }
