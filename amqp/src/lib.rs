@@ -1,0 +1,73 @@
+//! RabbitMQ priority queues into the lanes of a
+//! [`priority_executor::Executor`].
+//!
+//! - [`Bridge`] consumes queues into an executor: each delivery becomes a
+//!   job in the lane its broker priority maps to ([`PriorityTable`]), with
+//!   at most `prefetch` deliveries in hand, so the rest waits in the broker
+//!   in priority order. A delivery is acked only after its job finished;
+//!   failed, panicked or expired jobs go to a dead-letter exchange with the
+//!   reason in headers; jobs handed back by `shutdown_now` are requeued.
+//!   A lost connection is reported and retried with backoff.
+//! - [`Publisher`] publishes with publisher confirms, each message with its
+//!   broker priority.
+//!
+//! The AMQP client (lapin, on tokio) runs on a thread of the bridge's own;
+//! handlers are plain closures on the executor's worker threads, so users
+//! need no async runtime.
+//!
+//! # Guarantees
+//!
+//! - At least once: a message is acked only after its handler returned
+//!   `Ok`, or after its dead letter was confirmed by the broker. A process
+//!   that dies, or a connection that drops, leaves its unacked messages to
+//!   the broker, which delivers them again (a message whose handler had
+//!   finished but whose ack was not sent runs twice).
+//! - Never an ack for an unfinished job: the ack is sent by the task that
+//!   awaited the job's handle.
+//! - Nothing is dropped: an unmapped broker priority runs in the unmapped
+//!   lane and is counted; a refused or handed-back job is requeued.
+//!
+//! # Dead letters
+//!
+//! A dead letter is the original body and properties, published (with
+//! confirm) to the configured dead-letter exchange with these headers
+//! added, then the original is acked:
+//!
+//! | header | value |
+//! |---|---|
+//! | `x-pe-reason` | `failed` (retries spent), `panicked`, `rejected` ([`Failure::reject`], e.g. an undecodable body), `expired` (`start_within`) |
+//! | `x-pe-error` | the handler's error, the panic message, or the expiry |
+//! | `x-pe-attempts` | how many attempts ran |
+//! | `x-pe-queue` | the queue it came from |
+
+#![deny(missing_docs, missing_debug_implementations, unreachable_pub)]
+
+mod bridge;
+mod config;
+mod delivery;
+mod error;
+mod metrics;
+mod publisher;
+mod runtime;
+mod session;
+mod table;
+
+pub use bridge::{Bridge, BridgeBuilder};
+pub use config::ConsumerConfig;
+pub use delivery::{Failure, Incoming};
+pub use error::BridgeError;
+pub use metrics::{ConsumerMetrics, Event};
+pub use publisher::{Outgoing, Publisher};
+pub use table::PriorityTable;
+
+/// The headers a dead letter carries beside the original ones.
+pub mod headers {
+    /// Why: `failed`, `panicked`, `rejected` or `expired`.
+    pub const REASON: &str = crate::session::REASON_HEADER;
+    /// The handler's error, the panic message, or the expiry.
+    pub const ERROR: &str = crate::session::ERROR_HEADER;
+    /// How many attempts ran.
+    pub const ATTEMPTS: &str = crate::session::ATTEMPTS_HEADER;
+    /// The queue the message came from.
+    pub const QUEUE: &str = crate::session::QUEUE_HEADER;
+}

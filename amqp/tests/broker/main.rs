@@ -1,0 +1,12 @@
+//! Tests against a real RabbitMQ: `AMQP_ADDR`, or the local node that
+//! `scripts/rabbitmq start` runs. Without a broker each test prints a note
+//! and passes, unless `CI` is set: then it fails.
+
+mod common;
+mod dead_letters;
+mod errors;
+mod flow;
+mod kill;
+mod priority;
+mod reconnect;
+mod stop;
