@@ -86,7 +86,7 @@ impl ExecutorBuilder {
     /// Threads kept alive while idle (unless
     /// [`allow_core_timeout`](Self::allow_core_timeout)). They start on
     /// demand, one per job while fewer are alive, or all at once with
-    /// [`Executor::prestart_core_threads`]. May be 0.
+    /// [`ExecutorHandle::prestart_core_threads`](crate::ExecutorHandle::prestart_core_threads). May be 0.
     ///
     /// # Examples
     ///
@@ -239,7 +239,7 @@ impl ExecutorBuilder {
     }
 
     /// Checks the settings and creates the executor. No thread starts until
-    /// the first job (or [`Executor::prestart_core_threads`]).
+    /// the first job (or [`ExecutorHandle::prestart_core_threads`](crate::ExecutorHandle::prestart_core_threads)).
     ///
     /// # Errors
     ///

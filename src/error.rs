@@ -121,8 +121,8 @@ pub enum BuildError {
 /// ```
 #[non_exhaustive]
 pub enum EnqueueError<F> {
-    /// The lane was full: [`try_enqueue`](crate::Executor::try_enqueue), or
-    /// [`enqueue_timeout`](crate::Executor::enqueue_timeout) ran out of time.
+    /// The lane was full: [`try_enqueue`](crate::ExecutorHandle::try_enqueue), or
+    /// [`enqueue_timeout`](crate::ExecutorHandle::enqueue_timeout) ran out of time.
     Full {
         /// The lane's priority.
         priority: Priority,

@@ -49,9 +49,9 @@
 //!
 //! Per lane ([`LaneConfig`]): reserved workers ([`MaxRunning`]), aging
 //! (`promote_after`), and what to do when full ([`RejectionPolicy`]). Per
-//! job: a deadline ([`JobOptions`], [`Executor::enqueue_with`]) and retries
-//! with backoff and a dead-letter hook ([`RetryPolicy`],
-//! [`Executor::enqueue_retrying`]). Hooks before and after each job
+//! job: a deadline ([`JobOptions`], [`ExecutorHandle::enqueue_with`]) and
+//! retries with backoff and a dead-letter hook ([`RetryPolicy`],
+//! [`ExecutorHandle::enqueue_retrying`]). Hooks before and after each job
 //! ([`ExecutorBuilder::before_execute`]) see the priority, the wait and the
 //! outcome.
 
@@ -77,7 +77,7 @@ mod esb;
 
 pub use builder::ExecutorBuilder;
 pub use error::{BuildError, EnqueueError, ShutdownTimeout};
-pub use executor::Executor;
+pub use executor::{Executor, ExecutorHandle};
 pub use hooks::{DeadLetter, ExpiredJob, JobInfo, JobOutcome};
 pub use job::{Attempt, JobError, JobHandle, JobOptions, PendingJob, RetryPolicy};
 pub use lane::config::{LaneConfig, MaxRunning, RejectionPolicy};

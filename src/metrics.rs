@@ -7,7 +7,7 @@ use crate::lane::config::RejectionPolicy;
 use crate::priority::{Capacity, Priority};
 
 /// Counters of one executor, as returned by
-/// [`Executor::metrics`](crate::Executor::metrics).
+/// [`ExecutorHandle::metrics`](crate::ExecutorHandle::metrics).
 ///
 /// # Examples
 ///

@@ -106,7 +106,7 @@ impl LaneConfig {
         self
     }
 
-    /// What [`Executor::enqueue`](crate::Executor::enqueue) does when the
+    /// What [`ExecutorHandle::enqueue`](crate::ExecutorHandle::enqueue) does when the
     /// lane is full.
     ///
     /// # Examples

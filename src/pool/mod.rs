@@ -81,6 +81,8 @@ pub(crate) struct Shared {
     peak: AtomicUsize,
     next_id: AtomicUsize,
     threads: Mutex<Vec<thread::JoinHandle<()>>>,
+    /// The workers alive, each registered by its own thread.
+    workers: Mutex<Vec<Arc<worker::WorkerSlot>>>,
     exited: Mutex<()>,
     /// Notified each time a worker gives up its place in `live`.
     worker_exited: Condvar,
@@ -114,6 +116,7 @@ impl Shared {
             peak: AtomicUsize::new(0),
             next_id: AtomicUsize::new(1),
             threads: Mutex::new(Vec::new()),
+            workers: Mutex::new(Vec::new()),
             exited: Mutex::new(()),
             worker_exited: Condvar::new(),
         })

@@ -68,14 +68,40 @@ impl Shared {
         pending
     }
 
+    /// Closed, every worker gone, and no accepted job left queued
+    /// (tombstones of refused producers aside).
+    pub(crate) fn is_terminated(&self) -> bool {
+        self.is_closed()
+            && self.live.load(Ordering::SeqCst) == 0
+            && self.lanes.iter().all(|lane| lane.queued() == 0)
+    }
+
     /// Waits until every worker has exited, or until `deadline`. Returns
     /// whether they all did. A worker thread calling this (a job dropping
-    /// the last handle to its own executor) does not wait for itself.
-    pub(crate) fn wait_exited(&self, deadline: Option<Instant>) -> bool {
+    /// the last handle to its own executor, or shutting it down) does not
+    /// wait for itself.
+    ///
+    /// After a graceful close, a worker may exit having seen no work while
+    /// a producer that opened its slot just before the close has not yet
+    /// made its job visible to it, and `close` may have seen that worker
+    /// still alive: the last exit then leaves an accepted job queued. So
+    /// once the workers are gone this looks at the lanes again and starts a
+    /// worker for what is there (rule 5); the wait ends with no worker and
+    /// no accepted job left.
+    pub(crate) fn wait_exited(self: &Arc<Self>, deadline: Option<Instant>) -> bool {
         let own = usize::from(self.is_own_worker());
         let mut guard = lock(&self.exited);
         loop {
             if self.live.load(Ordering::SeqCst) <= own {
+                if own == 0 && self.is_closed() && !self.is_stopped() && self.any_ready() {
+                    drop(guard);
+                    if !self.spawn_worker() {
+                        // No thread to be had: what is queued stays queued.
+                        return true;
+                    }
+                    guard = lock(&self.exited);
+                    continue;
+                }
                 return true;
             }
             guard = match wait_until(&self.worker_exited, guard, deadline) {
@@ -98,8 +124,12 @@ impl Shared {
         }
     }
 
-    fn is_own_worker(&self) -> bool {
+    /// Is the calling thread one of this pool's workers? Each worker
+    /// registers itself before it takes its first job, so a job asking
+    /// this always finds its own thread (a `JoinHandle` is only stored once
+    /// `spawn` has returned, possibly after the job started).
+    pub(crate) fn is_own_worker(&self) -> bool {
         let me = thread::current().id();
-        lock(&self.threads).iter().any(|h| h.thread().id() == me)
+        lock(&self.workers).iter().any(|w| w.thread == me)
     }
 }

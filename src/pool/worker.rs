@@ -148,6 +148,12 @@ impl Shared {
     }
 }
 
+/// A worker as the pool sees it: registered by the worker thread itself
+/// before it takes a job, removed when it exits.
+pub(crate) struct WorkerSlot {
+    pub(crate) thread: thread::ThreadId,
+}
+
 /// Where a worker stands in the thread counts, so its exit undoes exactly
 /// what it holds.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -160,11 +166,13 @@ enum Place {
 /// Gives the worker's place back however its loop ends.
 struct WorkerExit<'a> {
     shared: &'a Shared,
+    slot: Arc<WorkerSlot>,
     place: Place,
 }
 
 impl Drop for WorkerExit<'_> {
     fn drop(&mut self) {
+        lock(&self.shared.workers).retain(|w| !Arc::ptr_eq(w, &self.slot));
         match self.place {
             Place::Retired => {}
             Place::Idle => {
@@ -177,8 +185,13 @@ impl Drop for WorkerExit<'_> {
 }
 
 fn worker_main(shared: Arc<Shared>) {
+    let slot = Arc::new(WorkerSlot {
+        thread: thread::current().id(),
+    });
+    lock(&shared.workers).push(Arc::clone(&slot));
     let mut exit = WorkerExit {
         shared: &shared,
+        slot,
         place: Place::Idle,
     };
     while let Some((lane, task)) = shared.find_work(&mut exit.place) {

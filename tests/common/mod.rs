@@ -63,3 +63,25 @@ impl Gate {
         self.0.1.notify_all();
     }
 }
+
+/// Runs `f` on its own thread and returns its result, failing the test if
+/// it has not finished after a generous limit: a deadlock shows as a
+/// failure instead of a hung test run. This asserts no timing.
+pub fn watchdog<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(value) => {
+            worker.join().expect("watchdog thread");
+            value
+        }
+        // The thread panicked: surface its panic.
+        Err(mpsc::RecvTimeoutError::Disconnected) => match worker.join() {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(()) => unreachable!("the thread sends before it returns"),
+        },
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!("deadlock? still waiting for: {what}"),
+    }
+}

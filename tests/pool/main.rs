@@ -12,6 +12,7 @@ mod deadlines;
 mod destructors;
 mod fifo_within_priority;
 mod growth;
+mod handle;
 mod hooks;
 mod panics;
 mod refused_after_shutdown;

@@ -1,6 +1,7 @@
-//! The executor: the public face of the pool.
+//! [`ExecutorHandle`]: a cheap, clonable reference to an executor, through
+//! which jobs and other threads enqueue, read the metrics and shut it down.
 
-use crate::error::{EnqueueError, ShutdownTimeout};
+use crate::error::EnqueueError;
 use crate::job::body::{Once, Retrying};
 use crate::job::{Attempt, JobHandle, JobOptions, PendingJob, RetryPolicy};
 use crate::lane::picker::Picker;
@@ -12,51 +13,55 @@ use crate::sync::{Arc, deadline_after};
 use std::fmt;
 use std::time::Duration;
 
-/// A thread pool that runs jobs from one FIFO lane per priority, choosing
-/// between lanes by weighted round robin.
+/// A cheap, clonable handle to an [`Executor`](crate::Executor), as tokio's
+/// `Handle` is to its runtime: `Clone`, `Send` and `Sync`, one reference
+/// count to copy. Get one with [`Executor::handle`](crate::Executor::handle).
 ///
-/// Build one with [`Executor::builder`]. Share it between threads by
-/// reference or in an `Arc`. Dropping it is a graceful
-/// [`shutdown`](Executor::shutdown): every queued job runs, then the threads
-/// are joined.
+/// It does everything `&Executor` does (an `Executor` dereferences to its
+/// handle, so the methods below are the executor's too): the enqueue family,
+/// metrics, [`shutdown`](ExecutorHandle::shutdown) through `&self`,
+/// [`shutdown_now`](ExecutorHandle::shutdown_now),
+/// [`await_termination`](ExecutorHandle::await_termination) and
+/// [`is_terminated`](ExecutorHandle::is_terminated).
+///
+/// A handle does not keep the executor running: the `Executor` is the
+/// owner, and dropping it is a graceful shutdown whatever handles remain.
+/// From then on a handle's `enqueue` hands the job back as
+/// [`EnqueueError::ShutDown`]. So a handle stored inside a queued job never
+/// keeps its own executor alive.
 ///
 /// # Examples
 ///
 /// ```
 /// use priority_executor::{Capacity, Executor, Priority};
 ///
-/// let exec = Executor::builder()
-///     .name("visa")
-///     .lane(Priority(10), Capacity::Bounded(1000))
-///     .lane(Priority(1), Capacity::Bounded(1000))
-///     .build()?;
+/// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build()?;
+/// let handle = exec.handle();
 ///
-/// let urgent = exec.enqueue(Priority(10), || "priority visa").unwrap();
-/// let normal = exec.enqueue(Priority(1), || "standard visa").unwrap();
-/// assert_eq!(urgent.join(), Ok("priority visa"));
-/// assert_eq!(normal.join(), Ok("standard visa"));
-/// exec.shutdown();
+/// // A job enqueues a follow-up job through its own copy of the handle.
+/// let inner = handle.clone();
+/// let outer = handle
+///     .enqueue(Priority(1), move || inner.enqueue(Priority(1), || 21 * 2).unwrap())
+///     .unwrap();
+/// assert_eq!(outer.join().unwrap().join(), Ok(42));
+///
+/// // Another thread shuts the executor down through `&self`.
+/// std::thread::spawn(move || handle.shutdown()).join().unwrap();
+/// assert!(exec.is_terminated());
+/// assert!(exec.enqueue(Priority(1), || ()).unwrap_err().is_shut_down());
 /// # Ok::<(), priority_executor::BuildError>(())
 /// ```
-pub struct Executor {
-    shared: Arc<Shared>,
-    /// Set when `shutdown_timeout` gave up waiting: `Drop` must not wait.
-    detached: bool,
+#[derive(Clone)]
+pub struct ExecutorHandle {
+    pub(crate) shared: Arc<Shared>,
 }
 
-impl Executor {
-    pub(crate) fn from_shared(shared: Arc<Shared>) -> Executor {
-        Executor {
-            shared,
-            detached: false,
-        }
-    }
-
+impl ExecutorHandle {
     /// The executor's name.
     ///
     /// # Examples
     ///
-    /// See [`Executor`].
+    /// See [`Executor`](crate::Executor).
     pub fn name(&self) -> &str {
         &self.shared.name
     }
@@ -105,7 +110,7 @@ impl Executor {
     ///
     /// # Examples
     ///
-    /// See [`Executor`].
+    /// See [`Executor`](crate::Executor).
     pub fn enqueue<F, T>(&self, priority: Priority, job: F) -> Result<JobHandle<T>, EnqueueError<F>>
     where
         F: FnOnce() -> T + Send + 'static,
@@ -114,11 +119,11 @@ impl Executor {
         self.shared.submit(priority, job, None, Wait::Forever, once)
     }
 
-    /// Like [`enqueue`](Executor::enqueue), but never blocks.
+    /// Like [`enqueue`](ExecutorHandle::enqueue), but never blocks.
     ///
     /// # Errors
     ///
-    /// As [`enqueue`](Executor::enqueue), and [`EnqueueError::Full`] if the
+    /// As [`enqueue`](ExecutorHandle::enqueue), and [`EnqueueError::Full`] if the
     /// lane is full.
     ///
     /// # Examples
@@ -158,12 +163,12 @@ impl Executor {
         self.shared.submit(priority, job, None, Wait::No, once)
     }
 
-    /// Like [`enqueue`](Executor::enqueue), but waits at most `timeout` for
+    /// Like [`enqueue`](ExecutorHandle::enqueue), but waits at most `timeout` for
     /// a slot in a full lane.
     ///
     /// # Errors
     ///
-    /// As [`try_enqueue`](Executor::try_enqueue); `Full` once the time has
+    /// As [`try_enqueue`](ExecutorHandle::try_enqueue); `Full` once the time has
     /// run out.
     ///
     /// # Examples
@@ -192,7 +197,7 @@ impl Executor {
             .submit(priority, job, None, Wait::at_most(timeout), once)
     }
 
-    /// Like [`enqueue`](Executor::enqueue), with per-job options: a
+    /// Like [`enqueue`](ExecutorHandle::enqueue), with per-job options: a
     /// deadline or time to live after which the job is not started (its
     /// handle resolves [`JobError::Expired`](crate::JobError::Expired), the
     /// lane counts it, and the executor's
@@ -201,7 +206,7 @@ impl Executor {
     ///
     /// # Errors
     ///
-    /// As [`enqueue`](Executor::enqueue).
+    /// As [`enqueue`](ExecutorHandle::enqueue).
     ///
     /// # Examples
     ///
@@ -230,7 +235,7 @@ impl Executor {
     ///
     /// # Errors
     ///
-    /// As [`enqueue`](Executor::enqueue).
+    /// As [`enqueue`](ExecutorHandle::enqueue).
     ///
     /// # Examples
     ///
@@ -329,9 +334,18 @@ impl Executor {
         self.shared.is_closed()
     }
 
-    /// Stops accepting jobs, runs every job already queued, and joins the
-    /// threads. Producers blocked on a full lane get their job back as
-    /// [`EnqueueError::ShutDown`].
+    /// Graceful shutdown through `&self`: stops accepting jobs, runs every
+    /// job already queued (and retries waiting out a backoff, at once), and
+    /// waits for the worker threads to exit and joins them. Producers
+    /// blocked on a full lane get their job back as
+    /// [`EnqueueError::ShutDown`]. Idempotent, and callable from any number
+    /// of threads.
+    ///
+    /// Called from inside one of the executor's own jobs it does not wait
+    /// for the thread running that job (it cannot): it returns once every
+    /// other worker has exited, and the calling worker, once its job
+    /// returns, runs what is still queued and exits too. Nothing queued is
+    /// dropped either way.
     ///
     /// # Examples
     ///
@@ -348,42 +362,30 @@ impl Executor {
     /// }
     /// exec.shutdown();
     /// assert_eq!(ran.load(Ordering::Relaxed), 100);
+    /// assert!(exec.is_terminated());
     /// ```
-    pub fn shutdown(self) {
-        drop(self);
+    pub fn shutdown(&self) {
+        self.shared.close();
+        self.shared.wait_exited(None);
+        self.shared.join_threads();
     }
 
-    /// Like [`shutdown`](Executor::shutdown), but waits at most `timeout`.
-    ///
-    /// # Errors
-    ///
-    /// [`ShutdownTimeout`] with the jobs still queued and running when the
-    /// time ran out. The threads go on draining in the background: nothing
-    /// queued is dropped.
+    /// Has the executor terminated: shutdown has begun, every worker has
+    /// exited, and no accepted job is left queued (Java's `isTerminated`)?
     ///
     /// # Examples
     ///
     /// ```
     /// use priority_executor::{Capacity, Executor, Priority};
-    /// use std::time::Duration;
     ///
     /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
-    /// let _detached = exec.enqueue(Priority(1), || ());
-    /// assert!(exec.shutdown_timeout(Duration::from_secs(10)).is_ok());
+    /// exec.enqueue(Priority(1), || ()).unwrap().join().unwrap();
+    /// assert!(!exec.is_terminated()); // running: not even shut down
+    /// exec.shutdown();
+    /// assert!(exec.is_terminated());
     /// ```
-    pub fn shutdown_timeout(mut self, timeout: Duration) -> Result<(), ShutdownTimeout> {
-        self.shared.close();
-        if self.shared.wait_exited(deadline_after(timeout)) {
-            self.shared.join_threads();
-            Ok(())
-        } else {
-            self.detached = true;
-            let m = self.metrics();
-            Err(ShutdownTimeout {
-                queued: m.queued(),
-                running: m.threads.busy,
-            })
-        }
+    pub fn is_terminated(&self) -> bool {
+        self.shared.is_terminated()
     }
 
     /// Stops at once: no new job is accepted, workers start no further job,
@@ -401,7 +403,7 @@ impl Executor {
         self.shared.stop_now()
     }
 
-    /// After [`shutdown_now`](Executor::shutdown_now), waits up to
+    /// After [`shutdown_now`](ExecutorHandle::shutdown_now), waits up to
     /// `timeout` for the jobs still running to finish and every worker to
     /// exit (Java's `awaitTermination`). Returns whether they all did;
     /// returns `false` at once if shutdown has not begun, since workers of
@@ -428,26 +430,11 @@ impl Executor {
     }
 }
 
-impl Drop for Executor {
-    fn drop(&mut self) {
-        if self.detached {
-            return;
-        }
-        self.shared.close();
-        self.shared.wait_exited(None);
-        self.shared.join_threads();
-    }
-}
-
-impl fmt::Debug for Executor {
+impl fmt::Debug for ExecutorHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Executor")
+        f.debug_struct("ExecutorHandle")
             .field("name", &self.shared.name)
-            .field("picker", &self.picker())
-            .field("priorities", &self.priorities())
-            .field("core_threads", &self.shared.config.core)
-            .field("max_threads", &self.shared.config.max)
-            .field("keep_alive", &self.shared.config.keep_alive)
+            .field("shut_down", &self.is_shutdown())
             .finish_non_exhaustive()
     }
 }
