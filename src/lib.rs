@@ -77,7 +77,7 @@ mod esb;
 
 pub use builder::ExecutorBuilder;
 pub use error::{BuildError, EnqueueError, ShutdownTimeout};
-pub use executor::{Executor, ExecutorHandle};
+pub use executor::{Executor, ExecutorConfig, ExecutorHandle};
 pub use hooks::{DeadLetter, ExpiredJob, JobInfo, JobOutcome};
 pub use job::{Attempt, JobError, JobHandle, JobOptions, PendingJob, RetryPolicy};
 pub use lane::config::{LaneConfig, MaxRunning, RejectionPolicy};

@@ -1,6 +1,7 @@
 //! [`ExecutorHandle`]: a cheap, clonable reference to an executor, through
 //! which jobs and other threads enqueue, read the metrics and shut it down.
 
+use super::ExecutorConfig;
 use crate::error::EnqueueError;
 use crate::job::body::{Once, Retrying};
 use crate::job::{Attempt, JobHandle, JobOptions, PendingJob, RetryPolicy};
@@ -256,6 +257,25 @@ impl ExecutorHandle {
                 f,
                 policy,
             })
+    }
+
+    /// The settings the executor runs with: thread counts, keep-alive,
+    /// picker and every lane's configuration.
+    ///
+    /// # Examples
+    ///
+    /// See [`ExecutorConfig`].
+    pub fn config(&self) -> ExecutorConfig {
+        let shared = &self.shared;
+        ExecutorConfig {
+            name: shared.name.clone(),
+            core_threads: shared.config.core,
+            max_threads: shared.config.max,
+            keep_alive: shared.config.keep_alive,
+            allow_core_timeout: shared.config.allow_core_timeout,
+            picker: shared.picker(),
+            lanes: shared.lane_configs.to_vec(),
+        }
     }
 
     /// Starts the core threads now instead of on demand; returns how many

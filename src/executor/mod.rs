@@ -3,8 +3,10 @@
 //! exposes its handle; what only the owner may do stays here: build it,
 //! hand out handles, shut down with a time limit, and the graceful `Drop`.
 
+mod config;
 mod handle;
 
+pub use config::ExecutorConfig;
 pub use handle::ExecutorHandle;
 
 use crate::error::ShutdownTimeout;

@@ -60,6 +60,8 @@ pub(crate) struct Shared {
     pub(crate) name: String,
     pub(crate) config: PoolConfig,
     pub(crate) lanes: Box<[Lane]>,
+    /// The lanes as configured, in the same order (read back by `config`).
+    pub(crate) lane_configs: Box<[LaneConfig]>,
     schedule: Schedule,
     pub(crate) hooks: Hooks,
     /// Stamp every job with its enqueue time (hooks report waits).
@@ -97,12 +99,14 @@ impl Shared {
         hooks: Hooks,
     ) -> Arc<Shared> {
         let weights: Vec<u32> = lanes.iter().map(|l| l.weight).collect();
+        let configs = lanes;
         let lanes: Box<[Lane]> = lanes.iter().map(|l| Lane::new(l, config.max)).collect();
         Arc::new(Shared {
             name,
             config,
             aging: lanes.iter().any(Lane::ages),
             lanes,
+            lane_configs: configs.into(),
             schedule: Schedule::new(picker, &weights),
             stamp_jobs: hooks.need_clock(),
             hooks,

@@ -8,6 +8,7 @@ mod aging;
 mod async_handle;
 mod backpressure;
 mod build_errors;
+mod config_readback;
 mod deadlines;
 mod destructors;
 mod fifo_within_priority;
