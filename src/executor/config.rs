@@ -51,4 +51,6 @@ pub struct ExecutorConfig {
     pub picker: Picker,
     /// Every lane, highest priority first.
     pub lanes: Vec<LaneConfig>,
+    /// The worker threads' stack size, if set.
+    pub stack_size: Option<usize>,
 }

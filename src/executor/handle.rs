@@ -275,6 +275,7 @@ impl ExecutorHandle {
             allow_core_timeout: shared.config.allow_core_timeout,
             picker: shared.picker(),
             lanes: shared.lane_configs.to_vec(),
+            stack_size: shared.thread_settings.stack_size,
         }
     }
 

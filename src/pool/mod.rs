@@ -12,7 +12,7 @@ mod submit;
 mod timer;
 mod worker;
 
-use crate::hooks::Hooks;
+use crate::hooks::{Hooks, ThreadSettings};
 use crate::lane::Lane;
 use crate::lane::config::LaneConfig;
 use crate::lane::picker::{Picker, Schedule};
@@ -64,6 +64,7 @@ pub(crate) struct Shared {
     pub(crate) lane_configs: Box<[LaneConfig]>,
     schedule: Schedule,
     pub(crate) hooks: Hooks,
+    pub(crate) thread_settings: ThreadSettings,
     /// Stamp every job with its enqueue time (hooks report waits).
     stamp_jobs: bool,
     /// Some lane ages its jobs: check for overdue heads before each pick.
@@ -97,6 +98,7 @@ impl Shared {
         picker: Picker,
         lanes: &[LaneConfig],
         hooks: Hooks,
+        thread_settings: ThreadSettings,
     ) -> Arc<Shared> {
         let weights: Vec<u32> = lanes.iter().map(|l| l.weight).collect();
         let configs = lanes;
@@ -110,6 +112,7 @@ impl Shared {
             schedule: Schedule::new(picker, &weights),
             stamp_jobs: hooks.need_clock(),
             hooks,
+            thread_settings,
             timer: Timer::default(),
             state: CachePadded::new(AtomicUsize::new(0)),
             requeue: Mutex::new(()),

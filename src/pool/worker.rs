@@ -9,6 +9,8 @@ use crate::sync::atomic::Ordering;
 use crate::sync::{
     Arc, decrement_above, dekker_fence, increment_below, lock, spin_hint, thread, yield_now,
 };
+use crate::util::call_quietly;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// Rounds an idle worker looks for work before it goes to sleep.
 #[cfg(not(loom))]
@@ -32,11 +34,13 @@ impl Shared {
         self.idle.fetch_add(1, Ordering::SeqCst);
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let shared = Arc::clone(self);
-        // The name was checked at build time (no NUL byte), so this cannot
+        // The name has no NUL byte (see `thread_name`), so this cannot
         // panic; a failure to start is reported as `Err`.
-        let spawned = thread::Builder::new()
-            .name(format!("{}-{}", self.name, id))
-            .spawn(move || worker_main(shared));
+        let mut builder = thread::Builder::new().name(self.thread_name(id));
+        if let Some(bytes) = self.thread_settings.stack_size {
+            builder = builder.stack_size(bytes);
+        }
+        let spawned = builder.spawn(move || worker_main(shared));
         match spawned {
             Ok(handle) => {
                 let mut threads = lock(&self.threads);
@@ -53,6 +57,20 @@ impl Shared {
                 false
             }
         }
+    }
+
+    /// The name of worker `id`: the builder's name function's, unless it
+    /// panics or returns a name with a NUL byte (which `spawn` would panic
+    /// on); then the default `{executor}-{id}`, which the builder checked.
+    #[cold]
+    fn thread_name(&self, id: usize) -> String {
+        if let Some(name_fn) = &self.thread_settings.name
+            && let Ok(name) = catch_unwind(AssertUnwindSafe(|| name_fn(id)))
+            && !name.contains('\0')
+        {
+            return name;
+        }
+        format!("{}-{}", self.name, id)
     }
 
     /// Starts threads until `core` are alive; returns how many it started.
@@ -172,6 +190,11 @@ struct WorkerExit<'a> {
 
 impl Drop for WorkerExit<'_> {
     fn drop(&mut self) {
+        // Before the place is given up (unless retiring gave it up already),
+        // so that waiting for the workers to exit waits for this hook too.
+        if let Some(hook) = &self.shared.thread_settings.on_stop {
+            call_quietly(|| hook());
+        }
         lock(&self.shared.workers).retain(|w| !Arc::ptr_eq(w, &self.slot));
         match self.place {
             Place::Retired => {}
@@ -185,6 +208,9 @@ impl Drop for WorkerExit<'_> {
 }
 
 fn worker_main(shared: Arc<Shared>) {
+    if let Some(hook) = &shared.thread_settings.on_start {
+        call_quietly(|| hook());
+    }
     let slot = Arc::new(WorkerSlot {
         thread: thread::current().id(),
     });

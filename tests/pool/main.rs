@@ -22,5 +22,6 @@ mod reserved_workers;
 mod retries;
 mod shutdown;
 mod shutdown_now;
+mod thread_settings;
 mod unknown_priority;
 mod weighted_order;
