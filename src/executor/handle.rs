@@ -259,6 +259,66 @@ impl ExecutorHandle {
             })
     }
 
+    /// Blocks until the executor is idle: no job queued, none running, no
+    /// retry waiting out its backoff (`threadpool`'s and `rusty_pool`'s
+    /// `join`). The executor keeps running and accepting jobs; any number
+    /// of threads may wait at once. Returns at once if it is idle already,
+    /// and also once it has terminated.
+    ///
+    /// It is a moment, not a state: jobs enqueued concurrently may or may
+    /// not be waited for. Not counted: jobs running on a producer's thread
+    /// under [`RejectionPolicy::CallerRuns`](crate::RejectionPolicy). After
+    /// [`shutdown_now`](ExecutorHandle::shutdown_now), what was queued
+    /// will not run, so only the running jobs are waited for.
+    ///
+    /// Called from inside one of the executor's own jobs, it waits for
+    /// everything but that job; if that job's worker is the only one left
+    /// to run what is queued, the wait never ends.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
+    /// let done = Arc::new(AtomicUsize::new(0));
+    /// for _ in 0..100 {
+    ///     let done = done.clone();
+    ///     let _detached = exec.enqueue(Priority(1), move || done.fetch_add(1, Ordering::SeqCst));
+    /// }
+    /// exec.wait_idle();
+    /// assert_eq!(done.load(Ordering::SeqCst), 100);
+    /// // Still running: more jobs are welcome.
+    /// assert_eq!(exec.enqueue(Priority(1), || 1).unwrap().join(), Ok(1));
+    /// ```
+    pub fn wait_idle(&self) {
+        self.shared.wait_idle(None);
+    }
+
+    /// Like [`wait_idle`](ExecutorHandle::wait_idle), but waits at most
+    /// `timeout`. Returns whether the executor was idle (or terminated).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use std::sync::mpsc;
+    /// use std::time::Duration;
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
+    /// let (release, gate) = mpsc::channel::<()>();
+    /// let job = exec.enqueue(Priority(1), move || gate.recv().ok()).unwrap();
+    /// assert!(!exec.wait_idle_timeout(Duration::from_millis(10))); // the job waits
+    /// release.send(()).unwrap();
+    /// assert!(exec.wait_idle_timeout(Duration::from_secs(30)));
+    /// assert!(job.is_finished());
+    /// ```
+    pub fn wait_idle_timeout(&self, timeout: Duration) -> bool {
+        self.shared.wait_idle_timeout(timeout)
+    }
+
     /// The settings the executor runs with: thread counts, keep-alive,
     /// picker and every lane's configuration.
     ///

@@ -6,6 +6,7 @@
 //! The sleep/wake and shutdown rules these files implement are written down
 //! in `sleep/README.md`; the numbers in the comments refer to them.
 
+mod idle;
 mod run;
 mod shutdown;
 mod submit;
@@ -89,6 +90,10 @@ pub(crate) struct Shared {
     exited: Mutex<()>,
     /// Notified each time a worker gives up its place in `live`.
     worker_exited: Condvar,
+    /// Threads in `wait_idle` (rule 7), and where they wait.
+    idle_waiters: AtomicUsize,
+    idle_lock: Mutex<()>,
+    became_idle: Condvar,
 }
 
 impl Shared {
@@ -126,6 +131,9 @@ impl Shared {
             workers: Mutex::new(Vec::new()),
             exited: Mutex::new(()),
             worker_exited: Condvar::new(),
+            idle_waiters: AtomicUsize::new(0),
+            idle_lock: Mutex::new(()),
+            became_idle: Condvar::new(),
         })
     }
 

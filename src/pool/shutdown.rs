@@ -1,6 +1,7 @@
 //! Shutdown (rule 5 of `sleep/README.md`): closing the lanes, handing
 //! back what never started, and waiting for the workers to exit.
 
+use super::worker::WorkerSlot;
 use super::{CLOSED, Shared};
 use crate::job::PendingJob;
 use crate::sync::atomic::Ordering;
@@ -65,6 +66,8 @@ impl Shared {
                 }
             }
         }
+        // Rule 7: nothing queued will run now; waiters look again.
+        self.notify_idle();
         pending
     }
 
@@ -129,7 +132,12 @@ impl Shared {
     /// this always finds its own thread (a `JoinHandle` is only stored once
     /// `spawn` has returned, possibly after the job started).
     pub(crate) fn is_own_worker(&self) -> bool {
+        self.own_slot().is_some()
+    }
+
+    /// The calling thread's slot, if it is one of this pool's workers.
+    pub(super) fn own_slot(&self) -> Option<Arc<WorkerSlot>> {
         let me = thread::current().id();
-        lock(&self.workers).iter().any(|w| w.thread == me)
+        lock(&self.workers).iter().find(|w| w.thread == me).cloned()
     }
 }

@@ -5,11 +5,12 @@
 use super::Shared;
 use crate::job::cell::Task;
 use crate::sleep::Wake;
-use crate::sync::atomic::Ordering;
+use crate::sync::atomic::{AtomicBool, Ordering};
 use crate::sync::{
     Arc, decrement_above, dekker_fence, increment_below, lock, spin_hint, thread, yield_now,
 };
 use crate::util::call_quietly;
+use crossbeam_utils::CachePadded;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// Rounds an idle worker looks for work before it goes to sleep.
@@ -101,12 +102,16 @@ impl Shared {
     /// An idle worker's search: spin a little, then sleep. Returns a job, or
     /// `None` when this worker should exit (its place already given up if it
     /// retired).
-    fn find_work(&self, place: &mut Place) -> Option<(usize, Task)> {
+    fn find_work(&self, place: &mut Place, slot: &WorkerSlot) -> Option<(usize, Task)> {
         loop {
+            // Rule 7: busy before the claim; kept while spinning, so only
+            // the way to sleep or out pays for clearing it.
+            slot.set_busy(true);
             if let Some(found) = self.next_task() {
                 return Some(found);
             }
             if self.is_stopped() || self.drained() {
+                self.stop_searching(slot);
                 return None;
             }
             let mut spun = false;
@@ -127,6 +132,7 @@ impl Shared {
             let may_time_out = self.config.allow_core_timeout
                 || self.live.load(Ordering::Relaxed) > self.config.core;
             let keep_alive = may_time_out.then_some(self.config.keep_alive);
+            self.stop_searching(slot);
             match self.sleep.sleep(keep_alive, || self.should_wake()) {
                 Wake::Recheck | Wake::Woken => {}
                 Wake::TimedOut => {
@@ -170,6 +176,38 @@ impl Shared {
 /// before it takes a job, removed when it exits.
 pub(crate) struct WorkerSlot {
     pub(crate) thread: thread::ThreadId,
+    /// Rule 7: set before each attempt to claim a job and kept through the
+    /// batch that follows; cleared when the worker stops searching. Only
+    /// this worker writes it, so it costs no shared read-modify-write.
+    busy: CachePadded<AtomicBool>,
+}
+
+impl WorkerSlot {
+    fn new() -> WorkerSlot {
+        WorkerSlot {
+            thread: thread::current().id(),
+            busy: CachePadded::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// ORDERING: rule 7. Setting needs no ordering of its own: the claim
+    /// that follows is a release, which publishes the mark with it.
+    /// Clearing is a release, so a reader that sees it clear (acquire)
+    /// sees the batch done.
+    #[inline]
+    pub(crate) fn set_busy(&self, busy: bool) {
+        let order = if busy {
+            Ordering::Relaxed
+        } else {
+            Ordering::Release
+        };
+        self.busy.store(busy, order);
+    }
+
+    #[inline]
+    pub(crate) fn is_busy(&self) -> bool {
+        self.busy.load(Ordering::Acquire)
+    }
 }
 
 /// Where a worker stands in the thread counts, so its exit undoes exactly
@@ -204,6 +242,9 @@ impl Drop for WorkerExit<'_> {
             }
             Place::Busy => self.shared.release_live(),
         }
+        // Rule 7: a waiter may have counted this worker busy (it left while
+        // running a job), or wait for the pool to terminate.
+        self.shared.notify_idle();
     }
 }
 
@@ -211,16 +252,17 @@ fn worker_main(shared: Arc<Shared>) {
     if let Some(hook) = &shared.thread_settings.on_start {
         call_quietly(|| hook());
     }
-    let slot = Arc::new(WorkerSlot {
-        thread: thread::current().id(),
-    });
+    let slot = Arc::new(WorkerSlot::new());
     lock(&shared.workers).push(Arc::clone(&slot));
     let mut exit = WorkerExit {
         shared: &shared,
         slot,
         place: Place::Idle,
     };
-    while let Some((lane, task)) = shared.find_work(&mut exit.place) {
+    let slot = Arc::clone(&exit.slot);
+    // Rule 7: from the claim in `find_work` to the end of this batch the
+    // slot stays busy; nothing here marks or counts anything per job.
+    while let Some((lane, task)) = shared.find_work(&mut exit.place, &slot) {
         shared.idle.fetch_sub(1, Ordering::SeqCst);
         exit.place = Place::Busy;
         shared.execute(lane, task);

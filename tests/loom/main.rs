@@ -9,6 +9,7 @@
 mod support;
 
 mod backpressure;
+mod idle;
 mod keep_alive;
 mod shutdown;
 mod sleep;

@@ -24,4 +24,5 @@ mod shutdown;
 mod shutdown_now;
 mod thread_settings;
 mod unknown_priority;
+mod wait_idle;
 mod weighted_order;
