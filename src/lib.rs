@@ -76,7 +76,7 @@ mod util;
 mod esb;
 
 pub use builder::ExecutorBuilder;
-pub use error::{BuildError, EnqueueError, ShutdownTimeout};
+pub use error::{BatchError, BatchParts, BuildError, EnqueueError, ShutdownTimeout};
 pub use executor::{Executor, ExecutorConfig, ExecutorHandle};
 pub use hooks::{DeadLetter, ExpiredJob, JobInfo, JobOutcome};
 pub use job::{Attempt, JobError, JobHandle, JobOptions, PendingJob, RetryPolicy};

@@ -2,7 +2,7 @@
 //! which jobs and other threads enqueue, read the metrics and shut it down.
 
 use super::ExecutorConfig;
-use crate::error::EnqueueError;
+use crate::error::{BatchError, EnqueueError};
 use crate::job::body::{Once, Retrying};
 use crate::job::{Attempt, JobHandle, JobOptions, PendingJob, RetryPolicy};
 use crate::lane::picker::Picker;
@@ -337,6 +337,59 @@ impl ExecutorHandle {
             lanes: shared.lane_configs.to_vec(),
             stack_size: shared.thread_settings.stack_size,
         }
+    }
+
+    /// Queues many jobs of one priority in one call (Java's `invokeAll`,
+    /// without the wait): in order, published into the lane a chunk at a
+    /// time with one count and one wake-up per chunk instead of one per
+    /// job, so idle workers are woken once, as soon as the first jobs are
+    /// in. Returns the handles in the batch's order.
+    ///
+    /// Each job is offered as [`enqueue`](ExecutorHandle::enqueue) would
+    /// offer it: on a full lane the batch waits for a slot (after
+    /// publishing what it holds, so the workers can free one), or follows
+    /// the lane's [`RejectionPolicy`](crate::RejectionPolicy) (caller-runs
+    /// runs that job here and goes on; discard-oldest pushes out the
+    /// lane's oldest job, possibly one of this batch).
+    ///
+    /// # Errors
+    ///
+    /// The batch stops at the first job refused ([`EnqueueError::Full`]
+    /// under the reject policy, [`EnqueueError::ShutDown`] once the
+    /// executor closes, or [`EnqueueError::UnknownPriority`] for the
+    /// first job). Nothing is lost: the [`BatchError`](crate::BatchError)
+    /// holds the handles of the jobs queued before it, which run as usual,
+    /// and gives back the refused job and all after it, unrun, in order.
+    /// An empty batch is always `Ok`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
+    /// let handles = exec
+    ///     .enqueue_batch(Priority(1), (0..100u64).map(|i| move || i * i))
+    ///     .unwrap();
+    /// let sum: u64 = handles.into_iter().map(|h| h.join().unwrap()).sum();
+    /// assert_eq!(sum, (0..100).map(|i| i * i).sum());
+    ///
+    /// // Refused as a whole for an unknown priority, jobs handed back.
+    /// let err = exec.enqueue_batch(Priority(2), vec![|| 0u64, || 1]).unwrap_err();
+    /// assert!(err.error.is_unknown_priority());
+    /// assert_eq!(err.into_parts().refused.len(), 2);
+    /// ```
+    pub fn enqueue_batch<F, T, I>(
+        &self,
+        priority: Priority,
+        jobs: I,
+    ) -> Result<Vec<JobHandle<T>>, BatchError<F, T>>
+    where
+        I: IntoIterator<Item = F>,
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        self.shared.submit_batch(priority, jobs)
     }
 
     /// Starts the core threads now instead of on demand; returns how many

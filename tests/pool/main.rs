@@ -7,6 +7,7 @@ mod accounting;
 mod aging;
 mod async_handle;
 mod backpressure;
+mod batch;
 mod build_errors;
 mod config_readback;
 mod deadlines;
