@@ -27,6 +27,11 @@ pub enum JobOutcome {
     Retrying,
     /// The last attempt failed; the job went to the dead letters.
     DeadLettered,
+    /// A future (from
+    /// [`spawn_future`](crate::ExecutorHandle::spawn_future)) returned
+    /// `Poll::Pending`: it holds no worker now and is polled again once
+    /// woken. Counted in no counter: the poll that completes it is.
+    Suspended,
 }
 
 /// What a hook is told about the job it is called for.

@@ -7,11 +7,12 @@ use crate::job::body::{Once, Retrying};
 use crate::job::{Attempt, JobHandle, JobOptions, PendingJob, RetryPolicy};
 use crate::lane::picker::Picker;
 use crate::metrics::{LaneMetrics, Metrics, ThreadMetrics};
-use crate::pool::{Shared, Wait};
+use crate::pool::{NewFuture, Shared, Wait};
 use crate::priority::Priority;
 use crate::sync::atomic::Ordering;
 use crate::sync::{Arc, deadline_after};
 use std::fmt;
+use std::future::Future;
 use std::time::Duration;
 
 /// A cheap, clonable handle to an [`Executor`](crate::Executor), as tokio's
@@ -267,7 +268,9 @@ impl ExecutorHandle {
     ///
     /// It is a moment, not a state: jobs enqueued concurrently may or may
     /// not be waited for. Not counted: jobs running on a producer's thread
-    /// under [`RejectionPolicy::CallerRuns`](crate::RejectionPolicy). After
+    /// under [`RejectionPolicy::CallerRuns`](crate::RejectionPolicy), and a
+    /// future from [`spawn_future`](ExecutorHandle::spawn_future) parked
+    /// until its waker is woken (it is neither queued nor running). After
     /// [`shutdown_now`](ExecutorHandle::shutdown_now), what was queued
     /// will not run, so only the running jobs are waited for.
     ///
@@ -392,6 +395,73 @@ impl ExecutorHandle {
         self.shared.submit_batch(priority, jobs)
     }
 
+    /// Runs a `Future` to completion on the pool at `priority`, without an
+    /// async runtime (rusty_pool's `spawn`/`complete`). A worker polls it;
+    /// when it returns `Pending` the worker goes back to other jobs, and
+    /// once the future's waker is woken its next poll is queued in the same
+    /// lane (a wake while it is being polled is not lost; a wake after it
+    /// finished does nothing). The handle gives its output
+    /// ([`join`](JobHandle::join) or `.await`); a panic in `poll` comes
+    /// back as [`JobError::Panicked`](crate::JobError::Panicked).
+    ///
+    /// The first poll is queued as [`enqueue`](ExecutorHandle::enqueue)
+    /// queues a job (it waits for a slot in a full lane, or follows the
+    /// lane's policy). Later polls go in as retries do: a full lane does
+    /// not refuse them and a waker never blocks. A parked future (waiting
+    /// for its waker) is neither queued nor running: `wait_idle` and a
+    /// graceful shutdown do not wait for it, and if it is woken after a
+    /// graceful shutdown it is still polled, on a thread started for it.
+    /// After [`shutdown_now`](ExecutorHandle::shutdown_now) nothing is
+    /// polled any more: a queued poll is handed back as a `PendingJob`
+    /// (whose `run` polls once), and a parked future woken then is dropped,
+    /// its handle resolving `Cancelled` (counted in the lane's
+    /// `cancelled`). A future that is never woken never finishes, as under
+    /// any executor.
+    ///
+    /// # Errors
+    ///
+    /// As [`enqueue`](ExecutorHandle::enqueue), with the future in the
+    /// error, unpolled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder()
+    ///     .lane(Priority(10), Capacity::Unbounded)
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()
+    ///     .unwrap();
+    /// let handle = exec.handle();
+    /// // A future that awaits a job of another lane, then adds to it.
+    /// let total = exec
+    ///     .spawn_future(Priority(10), async move {
+    ///         let part = handle.enqueue(Priority(1), || 40).unwrap().await.unwrap();
+    ///         part + 2
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(total.join(), Ok(42));
+    /// ```
+    pub fn spawn_future<Fut>(
+        &self,
+        priority: Priority,
+        future: Fut,
+    ) -> Result<JobHandle<Fut::Output>, EnqueueError<Fut>>
+    where
+        Fut: Future + Send + 'static,
+        Fut::Output: Send + 'static,
+    {
+        let pool = Arc::downgrade(&self.shared);
+        self.shared.submit_with(
+            priority,
+            future,
+            None,
+            Wait::Forever,
+            move |future, meta, lane| NewFuture::new(future, pool, lane, meta),
+        )
+    }
+
     /// Starts the core threads now instead of on demand; returns how many
     /// were started.
     ///
@@ -432,6 +502,7 @@ impl ExecutorHandle {
                     dead_lettered: c.dead_lettered.load(Ordering::Relaxed),
                     caller_ran: c.caller_ran.load(Ordering::Relaxed),
                     promoted: c.promoted.load(Ordering::Relaxed),
+                    cancelled: c.cancelled.load(Ordering::Relaxed),
                     running: lane.running(),
                     max_running: (lane.max_running != usize::MAX).then_some(lane.max_running),
                     when_full: lane.when_full,

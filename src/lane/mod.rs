@@ -84,6 +84,8 @@ pub(crate) struct LaneCounters {
     pub(crate) dead_lettered: AtomicU64,
     pub(crate) caller_ran: AtomicU64,
     pub(crate) promoted: AtomicU64,
+    /// Parked futures woken after `shutdown_now`, dropped unrun.
+    pub(crate) cancelled: AtomicU64,
 }
 
 impl Lane {

@@ -6,6 +6,7 @@
 //! The sleep/wake and shutdown rules these files implement are written down
 //! in `sleep/README.md`; the numbers in the comments refer to them.
 
+mod future;
 mod idle;
 mod run;
 mod shutdown;
@@ -24,6 +25,8 @@ use crate::sync::{Arc, Condvar, Mutex, thread};
 use crossbeam_utils::CachePadded;
 use std::time::{Duration, Instant};
 use timer::Timer;
+
+pub(crate) use future::NewFuture;
 
 /// `Shared::state` once the executor stops accepting jobs. The lanes'
 /// own closed bits decide which jobs were accepted (rule 5); this flag

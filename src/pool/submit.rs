@@ -7,13 +7,43 @@ use crate::error::{BatchError, EnqueueError};
 use crate::job::JobError;
 use crate::job::JobHandle;
 use crate::job::body::{Body, Once};
-use crate::job::cell::{JobMeta, NewJob};
+use crate::job::cell::{JobMeta, NewJob, Task};
 use crate::lane::config::RejectionPolicy;
 use crate::lane::{Lane, NoSlot};
 use crate::priority::Priority;
 use crate::sync::atomic::Ordering;
 use crate::sync::{Arc, yield_now};
 use std::time::Instant;
+
+/// A job allocated for a lane, not yet queued: it becomes a task for the
+/// lane and a handle for the caller, or, refused, gives the caller's value
+/// back.
+pub(crate) trait Submission {
+    /// What the caller handed in.
+    type Payload;
+    /// What the job's handle resolves to.
+    type Output;
+    fn into_parts(self) -> (Task, JobHandle<Self::Output>);
+    fn into_payload(self) -> Self::Payload;
+}
+
+impl<B: Body> Submission for NewJob<B> {
+    type Payload = B::Payload;
+    type Output = B::Output;
+
+    #[inline]
+    fn into_parts(self) -> (Task, JobHandle<B::Output>) {
+        let (task, completion) = self.split();
+        (task, JobHandle::new(completion))
+    }
+
+    fn into_payload(self) -> B::Payload {
+        match self.into_body().and_then(Body::into_payload) {
+            Some(payload) => payload,
+            None => unreachable!("a job nothing else has seen gives its body back"),
+        }
+    }
+}
 
 /// Jobs of a batch published with one count and one wake-up: few enough
 /// that a worker claiming one of them early waits for only a few pushes.
@@ -60,6 +90,26 @@ impl Shared {
     where
         B: Body<Payload = P>,
     {
+        self.submit_with(priority, payload, deadline, wait, |payload, meta, _| {
+            NewJob::new(into_body(payload), meta)
+        })
+    }
+
+    /// Queues what `make` allocates from `payload` (given the job's meta
+    /// and its lane's index) in the lane of `priority`: the path of every
+    /// job, closures and futures alike.
+    #[inline]
+    pub(crate) fn submit_with<P, S>(
+        self: &Arc<Self>,
+        priority: Priority,
+        payload: P,
+        deadline: Option<Instant>,
+        wait: Wait,
+        make: impl FnOnce(P, JobMeta, usize) -> S,
+    ) -> Result<JobHandle<S::Output>, EnqueueError<P>>
+    where
+        S: Submission<Payload = P>,
+    {
         let Some(index) = self.lane_index(priority) else {
             return Err(EnqueueError::UnknownPriority {
                 priority,
@@ -91,7 +141,8 @@ impl Shared {
                     if lane.when_full == RejectionPolicy::CallerRuns
                         && !matches!(wait, Wait::No) =>
                 {
-                    return Ok(self.run_on_caller(index, payload, deadline, into_body));
+                    let job = make(payload, self.meta(deadline), index);
+                    return Ok(self.run_on_caller(index, job));
                 }
                 Err(NoSlot::Full) => {
                     lane.counters.rejected.fetch_add(1, Ordering::Relaxed);
@@ -105,24 +156,24 @@ impl Shared {
         }
         // Allocate first: between opening the slot and pushing, a worker
         // may already wait for this job, so keep that window short.
-        let job = NewJob::new(into_body(payload), self.meta(deadline));
+        let job = make(payload, self.meta(deadline), index);
         // Rule 5: the job is accepted if its slot opens before the lane
         // closes.
         if !lane.open_slot() {
             lane.push_tombstone();
-            return match job.into_body().and_then(Body::into_payload) {
-                Some(job) => Err(EnqueueError::ShutDown { priority, job }),
-                None => unreachable!("a job nothing else has seen gives its body back"),
-            };
+            return Err(EnqueueError::ShutDown {
+                priority,
+                job: job.into_payload(),
+            });
         }
-        let (task, completion) = job.split();
+        let (task, handle) = job.into_parts();
         lane.push(task);
         self.after_publish();
-        Ok(JobHandle::new(completion))
+        Ok(handle)
     }
 
     #[inline]
-    fn meta(&self, deadline: Option<Instant>) -> JobMeta {
+    pub(super) fn meta(&self, deadline: Option<Instant>) -> JobMeta {
         let deadline_ns = deadline.map_or(0, to_ns);
         JobMeta {
             enqueued_ns: if self.stamp_jobs || deadline_ns != 0 {
@@ -172,15 +223,13 @@ impl Shared {
 
     /// Caller-runs: the job runs here, on the producer's thread.
     #[cold]
-    fn run_on_caller<P, B: Body>(
+    fn run_on_caller<S: Submission>(
         self: &Arc<Self>,
         index: usize,
-        payload: P,
-        deadline: Option<Instant>,
-        into_body: impl FnOnce(P) -> B,
-    ) -> JobHandle<B::Output> {
+        job: S,
+    ) -> JobHandle<S::Output> {
         let lane = &self.lanes[index];
-        let (task, completion) = NewJob::new(into_body(payload), self.meta(deadline)).split();
+        let (task, handle) = job.into_parts();
         lane.counters.caller_ran.fetch_add(1, Ordering::Relaxed);
         lane.counters.dispatched.fetch_add(1, Ordering::Relaxed);
         // Retries run here too, at once: a producer's thread re-queueing
@@ -194,7 +243,7 @@ impl Shared {
             counters.dispatched.fetch_add(1, Ordering::Relaxed);
             next = self.run_task(index, retry.task);
         }
-        JobHandle::new(completion)
+        handle
     }
 
     /// Queues a batch of jobs of one lane in order, publishing them in
@@ -251,7 +300,8 @@ impl Shared {
                         break;
                     }
                     Err(NoSlot::Full) if lane.when_full == RejectionPolicy::CallerRuns => {
-                        accepted.push(self.run_on_caller(index, job, None, once));
+                        let job = NewJob::new(once(job), self.meta(None));
+                        accepted.push(self.run_on_caller(index, job));
                         continue;
                     }
                     Err(NoSlot::Full) => {
@@ -310,17 +360,14 @@ impl Shared {
             let mut back = Vec::with_capacity(n);
             for job in chunk.drain(..) {
                 lane.push_tombstone();
-                match job.into_body().and_then(Body::into_payload) {
-                    Some(f) => back.push(f),
-                    None => unreachable!("a job nothing else has seen gives its body back"),
-                }
+                back.push(job.into_payload());
             }
             return Err(back);
         }
         for job in chunk.drain(..) {
-            let (task, completion) = job.split();
+            let (task, handle) = job.into_parts();
             lane.push(task);
-            accepted.push(JobHandle::new(completion));
+            accepted.push(handle);
         }
         self.after_publish_many(n);
         Ok(())

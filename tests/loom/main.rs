@@ -9,6 +9,7 @@
 mod support;
 
 mod backpressure;
+mod futures;
 mod idle;
 mod keep_alive;
 mod shutdown;

@@ -13,6 +13,7 @@ mod config_readback;
 mod deadlines;
 mod destructors;
 mod fifo_within_priority;
+mod futures;
 mod growth;
 mod handle;
 mod hooks;
