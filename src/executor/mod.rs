@@ -127,13 +127,14 @@ impl Drop for Executor {
 impl fmt::Debug for Executor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let shared = &self.handle.shared;
+        let limits = shared.limits.snapshot();
         f.debug_struct("Executor")
             .field("name", &shared.name)
             .field("picker", &self.picker())
             .field("priorities", &self.priorities())
-            .field("core_threads", &shared.config.core)
-            .field("max_threads", &shared.config.max)
-            .field("keep_alive", &shared.config.keep_alive)
+            .field("core_threads", &limits.core)
+            .field("max_threads", &limits.max)
+            .field("keep_alive", &limits.keep_alive)
             .finish_non_exhaustive()
     }
 }

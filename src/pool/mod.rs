@@ -8,6 +8,7 @@
 
 mod future;
 mod idle;
+mod resize;
 mod run;
 mod shutdown;
 mod submit;
@@ -62,7 +63,7 @@ impl Wait {
 
 pub(crate) struct Shared {
     pub(crate) name: String,
-    pub(crate) config: PoolConfig,
+    pub(crate) limits: resize::Limits,
     pub(crate) lanes: Box<[Lane]>,
     /// The lanes as configured, in the same order (read back by `config`).
     pub(crate) lane_configs: Box<[LaneConfig]>,
@@ -113,7 +114,7 @@ impl Shared {
         let lanes: Box<[Lane]> = lanes.iter().map(|l| Lane::new(l, config.max)).collect();
         Arc::new(Shared {
             name,
-            config,
+            limits: resize::Limits::new(config),
             aging: lanes.iter().any(Lane::ages),
             lanes,
             lane_configs: configs.into(),

@@ -379,8 +379,8 @@ impl Shared {
         let mut left = n - self.sleep.wake_many(n);
         while left > 0 {
             let live = self.live.load(Ordering::SeqCst);
-            if live >= self.config.max
-                || !(live < self.config.core || self.queued() > self.idle.load(Ordering::SeqCst))
+            if live >= self.limits.max()
+                || !(live < self.limits.core() || self.queued() > self.idle.load(Ordering::SeqCst))
                 || !self.spawn_worker()
             {
                 return;
@@ -396,12 +396,12 @@ impl Shared {
             return;
         }
         let live = self.live.load(Ordering::SeqCst);
-        if live >= self.config.max {
+        if live >= self.limits.max() {
             return;
         }
         // Below core every job adds a thread (as Java's pool does); above
         // it, a thread is added when more jobs wait than workers are idle.
-        if live < self.config.core || self.queued() > self.idle.load(Ordering::SeqCst) {
+        if live < self.limits.core() || self.queued() > self.idle.load(Ordering::SeqCst) {
             self.spawn_worker();
         }
     }

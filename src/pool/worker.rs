@@ -26,7 +26,7 @@ impl Shared {
     /// Starts one worker if the pool is below `max`. Returns whether it did.
     #[cold]
     pub(crate) fn spawn_worker(self: &Arc<Self>) -> bool {
-        let Some(live) = increment_below(&self.live, self.config.max) else {
+        let Some(live) = increment_below(&self.live, self.limits.max()) else {
             return false;
         };
         self.peak.fetch_max(live + 1, Ordering::Relaxed);
@@ -77,7 +77,7 @@ impl Shared {
     /// Starts threads until `core` are alive; returns how many it started.
     pub(crate) fn prestart_core(self: &Arc<Self>) -> usize {
         let mut started = 0;
-        while self.live.load(Ordering::SeqCst) < self.config.core && !self.is_closed() {
+        while self.live.load(Ordering::SeqCst) < self.limits.core() && !self.is_closed() {
             if !self.spawn_worker() {
                 break;
             }
@@ -129,10 +129,18 @@ impl Shared {
             if spun {
                 continue;
             }
-            let may_time_out = self.config.allow_core_timeout
-                || self.live.load(Ordering::Relaxed) > self.config.core;
-            let keep_alive = may_time_out.then_some(self.config.keep_alive);
             self.stop_searching(slot);
+            let live = self.live.load(Ordering::Relaxed);
+            if live > self.limits.max() {
+                // `max_threads` was lowered below the threads alive: an
+                // idle worker above it goes now, not after its keep-alive.
+                if self.try_retire(place) {
+                    return None;
+                }
+                continue;
+            }
+            let may_time_out = self.limits.allow_core_timeout() || live > self.limits.core();
+            let keep_alive = may_time_out.then_some(self.limits.keep_alive());
             match self.sleep.sleep(keep_alive, || self.should_wake()) {
                 Wake::Recheck | Wake::Woken => {}
                 Wake::TimedOut => {
@@ -147,10 +155,10 @@ impl Shared {
     /// Rule 4: give up this worker's place if the pool may shrink, then
     /// re-check for work and take the place back if some appeared.
     fn try_retire(&self, place: &mut Place) -> bool {
-        let floor = if self.config.allow_core_timeout {
+        let floor = if self.limits.allow_core_timeout() {
             0
         } else {
-            self.config.core
+            self.limits.core()
         };
         if decrement_above(&self.live, floor).is_none() {
             return false;
@@ -160,7 +168,7 @@ impl Shared {
         dekker_fence();
         if self.any_ready()
             && !self.is_stopped()
-            && increment_below(&self.live, self.config.max).is_some()
+            && increment_below(&self.live, self.limits.max()).is_some()
         {
             self.idle.fetch_add(1, Ordering::SeqCst);
             return false;

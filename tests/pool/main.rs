@@ -21,6 +21,7 @@ mod panics;
 mod refused_after_shutdown;
 mod rejection_policies;
 mod reserved_workers;
+mod resize;
 mod retries;
 mod shutdown;
 mod shutdown_now;
