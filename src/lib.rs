@@ -54,6 +54,18 @@
 //! [`ExecutorHandle::enqueue_retrying`]). Hooks before and after each job
 //! ([`ExecutorBuilder::before_execute`]) see the priority, the wait and the
 //! outcome.
+//!
+//! # Beyond one job at a time
+//!
+//! [`Executor::handle`] gives a clonable [`ExecutorHandle`] (enqueue and
+//! shut down through `&self`, from any thread or job);
+//! [`ExecutorHandle::wait_idle`] waits for the queue to drain without
+//! shutting down; [`ExecutorHandle::enqueue_batch`] queues many jobs with
+//! one wake-up; [`ExecutorHandle::spawn_future`] runs a `Future` on the
+//! workers; [`ExecutorHandle::config`] reads the settings back and
+//! [`ExecutorHandle::set_max_threads`] and its siblings change a live pool.
+//! Worker threads take a stack size, a name function and start and stop
+//! hooks ([`ExecutorBuilder::on_thread_start`]).
 
 #![deny(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![warn(clippy::undocumented_unsafe_blocks)]
