@@ -14,9 +14,20 @@ use crate::sync::atomic::{Ordering, fence};
 use crate::sync::{Arc, deadline_after, lock, wait_until};
 use std::time::{Duration, Instant};
 
+/// Whose busy marks an idle check ignores.
+#[derive(Clone, Copy)]
+pub(super) enum Quiet<'a> {
+    /// A waiter's own check: ignore only its own worker's mark, if it is
+    /// a job of this pool.
+    Except(Option<&'a WorkerSlot>),
+    /// A worker deciding whether to wake the waiters: ignore every worker
+    /// whose job is itself waiting (each waiter then checks for itself).
+    ForSomeWaiter,
+}
+
 impl Shared {
-    /// Rule 7: is the pool idle? `own` is the calling worker's slot when a
-    /// job asks (its own job does not count).
+    /// Rule 7: is the pool idle? `own` says which busy marks do not count
+    /// (a waiting job's own).
     ///
     /// The order of the loads is the argument. Retries: the timer
     /// re-queues a due retry (the lane's count up) before it takes it off
@@ -29,7 +40,7 @@ impl Shared {
     /// or cleared later, after the job ran and the worker found nothing
     /// more. Reading the lanes before the marks thus closes the window
     /// between a claim and the worker counting itself busy.
-    pub(super) fn is_quiescent(&self, own: Option<&WorkerSlot>) -> bool {
+    pub(super) fn is_quiescent(&self, own: Quiet<'_>) -> bool {
         if self.timer.pending() != 0 {
             return false;
         }
@@ -38,14 +49,19 @@ impl Shared {
         if !self.is_stopped() && self.any_ready() {
             return false;
         }
-        lock(&self.workers)
-            .iter()
-            .all(|w| own.is_some_and(|own| std::ptr::eq(own, &**w)) || !w.is_busy())
+        lock(&self.workers).iter().all(|w| {
+            !w.is_busy()
+                || match own {
+                    Quiet::Except(Some(own)) => std::ptr::eq(own, &**w),
+                    Quiet::Except(None) => false,
+                    Quiet::ForSomeWaiter => w.waits_for_idle.load(Ordering::SeqCst),
+                }
+        })
     }
 
     /// Idle, or nothing can ever run again (terminated).
     fn idle_or_terminated(&self, own: Option<&WorkerSlot>) -> bool {
-        self.is_quiescent(own) || self.is_terminated()
+        self.is_quiescent(Quiet::Except(own)) || self.is_terminated()
     }
 
     /// A worker stops searching (it is about to sleep or exit): clear its
@@ -58,7 +74,7 @@ impl Shared {
         // counting itself and reading the marks: either this load sees the
         // waiter, or the waiter's reads see the mark cleared.
         fence(Ordering::SeqCst);
-        if self.idle_waiters.load(Ordering::SeqCst) > 0 && self.is_quiescent(None) {
+        if self.idle_waiters.load(Ordering::SeqCst) > 0 && self.is_quiescent(Quiet::ForSomeWaiter) {
             self.notify_idle();
         }
     }
@@ -76,6 +92,11 @@ impl Shared {
     pub(crate) fn wait_idle(self: &Arc<Self>, deadline: Option<Instant>) -> bool {
         let own = self.own_slot();
         let own = own.as_deref();
+        if let Some(own) = own {
+            // Before counting as a waiter: a worker that sees the count
+            // then sees this too (rule 7).
+            own.waits_for_idle.store(true, Ordering::SeqCst);
+        }
         let mut guard = lock(&self.idle_lock);
         self.idle_waiters.fetch_add(1, Ordering::SeqCst);
         // ORDERING: rule 7, the waiter's side of the fence pair.
@@ -96,6 +117,9 @@ impl Shared {
         };
         self.idle_waiters.fetch_sub(1, Ordering::SeqCst);
         drop(guard);
+        if let Some(own) = own {
+            own.waits_for_idle.store(false, Ordering::SeqCst);
+        }
         idle
     }
 

@@ -188,6 +188,10 @@ pub(crate) struct WorkerSlot {
     /// batch that follows; cleared when the worker stops searching. Only
     /// this worker writes it, so it costs no shared read-modify-write.
     busy: CachePadded<AtomicBool>,
+    /// Rule 7: the job this worker runs is itself in `wait_idle`, which
+    /// does not wait for it; a worker going to sleep ignores it when it
+    /// decides whether to wake the waiters.
+    pub(crate) waits_for_idle: AtomicBool,
 }
 
 impl WorkerSlot {
@@ -195,6 +199,7 @@ impl WorkerSlot {
         WorkerSlot {
             thread: thread::current().id(),
             busy: CachePadded::new(AtomicBool::new(false)),
+            waits_for_idle: AtomicBool::new(false),
         }
     }
 

@@ -135,3 +135,36 @@ fn a_job_waiting_for_idle_does_not_wait_for_itself() {
     });
     assert_eq!(done, Ok("returned"));
 }
+
+#[test]
+fn a_job_waiting_for_idle_is_woken_when_the_other_jobs_finish() {
+    // The waiting job's own worker stays busy; the worker that finishes
+    // the last other job must still wake it.
+    let done = watchdog("wait_idle inside a job while another job runs", || {
+        let e = exec(2);
+        let gate = Gate::default();
+        let held = gate.clone();
+        let (started_tx, started) = std::sync::mpsc::channel();
+        let other = e
+            .enqueue(P, move || {
+                started_tx.send(()).unwrap();
+                held.wait();
+                "other"
+            })
+            .unwrap();
+        started.recv().unwrap();
+        let handle = e.handle();
+        let (waiting_tx, waiting) = std::sync::mpsc::channel();
+        let waiter = e
+            .enqueue(P, move || {
+                waiting_tx.send(()).unwrap();
+                handle.wait_idle();
+                "waited"
+            })
+            .unwrap();
+        waiting.recv().unwrap();
+        gate.open();
+        (other.join(), waiter.join())
+    });
+    assert_eq!(done, (Ok("other"), Ok("waited")));
+}
