@@ -3,7 +3,11 @@
 //! one microsecond of CPU work. A measured iteration is: submit N jobs, wait
 //! on a latch until all N have run.
 //!
-//! `cargo bench --bench throughput`
+//! `batch_vs_single` compares, on this crate's executor alone, a flood
+//! queued with one `enqueue` per job against the same flood queued with
+//! `enqueue_batch`, in batches of `BATCH` jobs.
+//!
+//! `cargo bench --bench throughput` (`-- batch_vs_single` for that group)
 
 mod pools;
 
@@ -15,7 +19,10 @@ use criterion::{
     criterion_main,
 };
 
-use pools::{Latch, Pool, Spec, Workload, flood_once, thread_counts, throughput_specs};
+use pools::{
+    CratePool, Latch, PickerKind, Pool, Spec, Workload, flood_once, thread_counts, throughput_specs,
+};
+use priority_executor::Priority;
 
 /// Trivial jobs per measured iteration.
 const TRIVIAL_JOBS: usize = 50_000;
@@ -86,5 +93,48 @@ fn work_1us(c: &mut Criterion) {
     run_all(c, "work1us_1producer", 1, WORK_JOBS, Some(WORK));
 }
 
-criterion_group!(benches, trivial, work_1us);
+/// Jobs per `enqueue_batch` call in `batch_vs_single`.
+const BATCH: usize = 1000;
+
+/// One flood of `TRIVIAL_JOBS` trivial jobs on a one-lane executor, queued
+/// one `enqueue` at a time or `BATCH` at a time; the time until the last
+/// has run.
+fn flood_batched(pool: &CratePool, batch: usize, latch: &'static Latch) -> Duration {
+    let exec = pool.executor();
+    latch.reset(TRIVIAL_JOBS);
+    let start = std::time::Instant::now();
+    if batch == 1 {
+        for _ in 0..TRIVIAL_JOBS {
+            pool.spawn(0, move || latch.count_down());
+        }
+    } else {
+        for _ in 0..TRIVIAL_JOBS / batch {
+            let jobs = (0..batch).map(|_| move || latch.count_down());
+            let handles = exec
+                .enqueue_batch(Priority(1), jobs)
+                .expect("unbounded lane accepts the batch");
+            // Detached, as the single enqueues' handles are.
+            drop(handles);
+        }
+    }
+    latch.wait();
+    start.elapsed()
+}
+
+fn batch_vs_single(c: &mut Criterion) {
+    let mut group = group(c, "batch_vs_single", TRIVIAL_JOBS);
+    for threads in thread_counts() {
+        let pool = CratePool::new(threads, &[1], PickerKind::Smooth);
+        let latch = Latch::leak(0);
+        for (name, batch) in [("enqueue", 1), ("enqueue_batch", BATCH)] {
+            let id = BenchmarkId::new(name, format!("{threads}threads"));
+            group.bench_function(id, |b| {
+                b.iter_custom(|iters| (0..iters).map(|_| flood_batched(&pool, batch, latch)).sum());
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, trivial, work_1us, batch_vs_single);
 criterion_main!(benches);

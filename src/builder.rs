@@ -2,7 +2,7 @@
 
 use crate::error::BuildError;
 use crate::executor::Executor;
-use crate::hooks::{DeadLetter, ExpiredJob, Hooks, JobInfo, JobOutcome};
+use crate::hooks::{DeadLetter, ExpiredJob, Hooks, JobInfo, JobOutcome, ThreadSettings};
 use crate::lane::config::{LaneConfig, MaxRunning};
 use crate::lane::picker::{MAX_CYCLE, Picker};
 use crate::pool::{PoolConfig, Shared};
@@ -50,6 +50,7 @@ pub struct ExecutorBuilder {
     picker: Picker,
     lanes: Vec<LaneConfig>,
     hooks: Hooks,
+    threads: ThreadSettings,
 }
 
 impl Executor {
@@ -68,6 +69,7 @@ impl Executor {
             picker: Picker::default(),
             lanes: Vec::new(),
             hooks: Hooks::default(),
+            threads: ThreadSettings::default(),
         }
     }
 }
@@ -86,7 +88,7 @@ impl ExecutorBuilder {
     /// Threads kept alive while idle (unless
     /// [`allow_core_timeout`](Self::allow_core_timeout)). They start on
     /// demand, one per job while fewer are alive, or all at once with
-    /// [`Executor::prestart_core_threads`]. May be 0.
+    /// [`ExecutorHandle::prestart_core_threads`](crate::ExecutorHandle::prestart_core_threads). May be 0.
     ///
     /// # Examples
     ///
@@ -228,6 +230,132 @@ impl ExecutorBuilder {
         self
     }
 
+    /// The stack size of each worker thread, in bytes (as
+    /// `std::thread::Builder::stack_size`; the platform may round it up).
+    /// By default, Rust's default for spawned threads (2 MiB, or
+    /// `RUST_MIN_STACK`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder()
+    ///     .stack_size(16 << 20)
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()
+    ///     .unwrap();
+    /// // A job with a large frame on its stack.
+    /// let sum = exec
+    ///     .enqueue(Priority(1), || {
+    ///         let buf = std::hint::black_box([1u8; 4 << 20]);
+    ///         buf.iter().map(|&b| u64::from(b)).sum::<u64>()
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(sum.join(), Ok(4 << 20));
+    /// assert_eq!(exec.config().stack_size, Some(16 << 20));
+    /// ```
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.threads.stack_size = Some(bytes);
+        self
+    }
+
+    /// Names each worker thread `name(n)` instead of `"{executor}-{n}"`,
+    /// where `n` counts the threads the executor has started, from 1 (a
+    /// thread that exits does not give its number back). Called on the
+    /// thread starting the worker (a producer, or the one calling
+    /// [`prestart_core_threads`]).
+    ///
+    /// A thread name cannot hold a NUL byte. If `name` returns one that
+    /// does, or panics, the thread gets the default name instead: a name is
+    /// never a reason not to start a worker, nor to lose a job.
+    ///
+    /// [`prestart_core_threads`]: crate::ExecutorHandle::prestart_core_threads
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder()
+    ///     .name("visa")
+    ///     .thread_name(|n| format!("visa-worker-{n}"))
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()
+    ///     .unwrap();
+    /// let name = exec
+    ///     .enqueue(Priority(1), || std::thread::current().name().map(str::to_owned))
+    ///     .unwrap();
+    /// assert!(name.join().unwrap().unwrap().starts_with("visa-worker-"));
+    /// ```
+    pub fn thread_name(mut self, name: impl Fn(usize) -> String + Send + Sync + 'static) -> Self {
+        self.threads.name = Some(Arc::new(name));
+        self
+    }
+
+    /// Runs `hook` on each worker thread as it starts, before it takes a
+    /// job: the place to set thread-locals, install a tracing subscriber or
+    /// pin the thread. A panicking hook is caught and ignored; the worker
+    /// starts anyway.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use std::cell::Cell;
+    ///
+    /// thread_local!(static WORKER: Cell<bool> = const { Cell::new(false) });
+    ///
+    /// let exec = Executor::builder()
+    ///     .on_thread_start(|| WORKER.with(|w| w.set(true)))
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()
+    ///     .unwrap();
+    /// let on_worker = exec.enqueue(Priority(1), || WORKER.with(Cell::get)).unwrap();
+    /// assert_eq!(on_worker.join(), Ok(true));
+    /// assert!(!WORKER.with(Cell::get)); // not this thread
+    /// ```
+    pub fn on_thread_start(mut self, hook: impl Fn() + Send + Sync + 'static) -> Self {
+        self.threads.on_start = Some(Arc::new(hook));
+        self
+    }
+
+    /// Runs `hook` on each worker thread just before it exits (keep-alive
+    /// ran out, or shutdown). A panicking hook is caught and ignored. After
+    /// a graceful [`shutdown`](crate::ExecutorHandle::shutdown) has
+    /// returned, every worker's stop hook has run.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let (started, stopped) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    /// let (s, t) = (started.clone(), stopped.clone());
+    /// let exec = Executor::builder()
+    ///     .core_threads(2)
+    ///     .max_threads(2)
+    ///     .on_thread_start(move || {
+    ///         s.fetch_add(1, Ordering::SeqCst);
+    ///     })
+    ///     .on_thread_stop(move || {
+    ///         t.fetch_add(1, Ordering::SeqCst);
+    ///     })
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(exec.prestart_core_threads(), 2);
+    /// exec.shutdown();
+    /// assert_eq!(started.load(Ordering::SeqCst), 2);
+    /// assert_eq!(stopped.load(Ordering::SeqCst), 2);
+    /// ```
+    pub fn on_thread_stop(mut self, hook: impl Fn() + Send + Sync + 'static) -> Self {
+        self.threads.on_stop = Some(Arc::new(hook));
+        self
+    }
+
     /// How the next lane is chosen; [`Picker::Smooth`] by default.
     ///
     /// # Examples
@@ -239,7 +367,7 @@ impl ExecutorBuilder {
     }
 
     /// Checks the settings and creates the executor. No thread starts until
-    /// the first job (or [`Executor::prestart_core_threads`]).
+    /// the first job (or [`ExecutorHandle::prestart_core_threads`](crate::ExecutorHandle::prestart_core_threads)).
     ///
     /// # Errors
     ///
@@ -332,6 +460,7 @@ impl ExecutorBuilder {
             self.picker,
             &lanes,
             self.hooks,
+            self.threads,
         )))
     }
 }

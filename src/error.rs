@@ -3,6 +3,7 @@
 //! An [`EnqueueError`] always carries the job back: a job the executor did
 //! not accept is never dropped behind the caller's back.
 
+use crate::job::JobHandle;
 use crate::priority::Priority;
 use crate::util::List;
 use std::fmt;
@@ -121,8 +122,8 @@ pub enum BuildError {
 /// ```
 #[non_exhaustive]
 pub enum EnqueueError<F> {
-    /// The lane was full: [`try_enqueue`](crate::Executor::try_enqueue), or
-    /// [`enqueue_timeout`](crate::Executor::enqueue_timeout) ran out of time.
+    /// The lane was full: [`try_enqueue`](crate::ExecutorHandle::try_enqueue), or
+    /// [`enqueue_timeout`](crate::ExecutorHandle::enqueue_timeout) ran out of time.
     Full {
         /// The lane's priority.
         priority: Priority,
@@ -273,6 +274,118 @@ impl<F> fmt::Display for EnqueueError<F> {
 }
 
 impl<F> std::error::Error for EnqueueError<F> {}
+
+/// A batch from [`enqueue_batch`](crate::ExecutorHandle::enqueue_batch)
+/// that stopped at a job the executor did not accept. Nothing is lost: the
+/// jobs queued before it run as usual (their handles are here), and the
+/// refused job and every job after it come back unrun, in order.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{BatchParts, Capacity, Executor, LaneConfig, Priority, RejectionPolicy};
+/// use std::sync::mpsc;
+///
+/// let exec = Executor::builder()
+///     .core_threads(1)
+///     .max_threads(1)
+///     .lane_config(
+///         LaneConfig::new(Priority(1))
+///             .capacity(Capacity::Bounded(2))
+///             .when_full(RejectionPolicy::Reject),
+///     )
+///     .build()
+///     .unwrap();
+/// // Keep the only worker busy, so the lane fills.
+/// let (started_tx, started) = mpsc::channel();
+/// let (release, gate) = mpsc::channel::<()>();
+/// let busy = exec
+///     .enqueue(Priority(1), move || {
+///         started_tx.send(()).unwrap();
+///         gate.recv().ok();
+///         0
+///     })
+///     .unwrap();
+/// started.recv().unwrap();
+///
+/// let jobs: Vec<_> = (1..=5).map(|i| move || i).collect();
+/// let err = exec.enqueue_batch(Priority(1), jobs).unwrap_err();
+/// assert!(err.error.is_full()); // job 3 found the lane full
+/// assert_eq!((err.accepted.len(), err.rest.len()), (2, 2));
+///
+/// let BatchParts { accepted, refused, .. } = err.into_parts();
+/// let back: Vec<i32> = refused.into_iter().map(|job| job()).collect();
+/// assert_eq!(back, vec![3, 4, 5]); // handed back unrun, in order
+/// release.send(()).unwrap();
+/// assert_eq!(busy.join(), Ok(0));
+/// let ran: Vec<i32> = accepted.into_iter().map(|h| h.join().unwrap()).collect();
+/// assert_eq!(ran, vec![1, 2]);
+/// ```
+#[non_exhaustive]
+pub struct BatchError<F, T> {
+    /// Why the batch stopped, with the first job not accepted.
+    pub error: EnqueueError<F>,
+    /// Handles of the jobs queued before it, in the batch's order.
+    pub accepted: Vec<JobHandle<T>>,
+    /// The jobs after the refused one, never offered, in order.
+    pub rest: Vec<F>,
+}
+
+/// A [`BatchError`] taken apart: what was queued and what came back.
+///
+/// # Examples
+///
+/// See [`BatchError`].
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct BatchParts<F, T> {
+    /// Handles of the jobs queued, in order.
+    pub accepted: Vec<JobHandle<T>>,
+    /// Every job not queued, in order: the refused one, then the rest.
+    pub refused: Vec<F>,
+}
+
+impl<F, T> BatchError<F, T> {
+    /// The handles of the queued jobs, and every job not queued (the
+    /// refused one first, then the rest), in order.
+    ///
+    /// # Examples
+    ///
+    /// See [`BatchError`].
+    pub fn into_parts(self) -> BatchParts<F, T> {
+        let mut refused = Vec::with_capacity(self.rest.len() + 1);
+        refused.push(self.error.into_inner());
+        refused.extend(self.rest);
+        BatchParts {
+            accepted: self.accepted,
+            refused,
+        }
+    }
+}
+
+impl<F, T> fmt::Debug for BatchError<F, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BatchError")
+            .field("error", &self.error)
+            .field("accepted", &self.accepted.len())
+            .field("rest", &self.rest.len())
+            .finish()
+    }
+}
+
+impl<F, T> fmt::Display for BatchError<F, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "batch stopped after {} queued jobs: {}; {} more not offered",
+            self.accepted.len(),
+            self.error,
+            self.rest.len()
+        )
+    }
+}
+
+impl<F, T> std::error::Error for BatchError<F, T> {}
 
 /// [`Executor::shutdown_timeout`](crate::Executor::shutdown_timeout) ran out
 /// of time. The workers go on draining in the background; nothing is

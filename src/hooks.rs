@@ -27,6 +27,11 @@ pub enum JobOutcome {
     Retrying,
     /// The last attempt failed; the job went to the dead letters.
     DeadLettered,
+    /// A future (from
+    /// [`spawn_future`](crate::ExecutorHandle::spawn_future)) returned
+    /// `Poll::Pending`: it holds no worker now and is polled again once
+    /// woken. Counted in no counter: the poll that completes it is.
+    Suspended,
 }
 
 /// What a hook is told about the job it is called for.
@@ -122,6 +127,29 @@ pub(crate) type BeforeHook = Arc<dyn Fn(&JobInfo) + Send + Sync>;
 pub(crate) type AfterHook = Arc<dyn Fn(&JobInfo, JobOutcome) + Send + Sync>;
 pub(crate) type DeadLetterHook = Arc<dyn Fn(DeadLetter) + Send + Sync>;
 pub(crate) type ExpiredHook = Arc<dyn Fn(ExpiredJob) + Send + Sync>;
+pub(crate) type ThreadHook = Arc<dyn Fn() + Send + Sync>;
+pub(crate) type ThreadNameFn = Arc<dyn Fn(usize) -> String + Send + Sync>;
+
+/// How worker threads are started: stack size, name, and the hooks run on
+/// each worker as it starts and before it exits.
+#[derive(Clone, Default)]
+pub(crate) struct ThreadSettings {
+    pub(crate) stack_size: Option<usize>,
+    pub(crate) name: Option<ThreadNameFn>,
+    pub(crate) on_start: Option<ThreadHook>,
+    pub(crate) on_stop: Option<ThreadHook>,
+}
+
+impl fmt::Debug for ThreadSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThreadSettings")
+            .field("stack_size", &self.stack_size)
+            .field("thread_name", &self.name.is_some())
+            .field("on_thread_start", &self.on_start.is_some())
+            .field("on_thread_stop", &self.on_stop.is_some())
+            .finish()
+    }
+}
 
 /// The executor's callbacks, all optional.
 #[derive(Clone, Default)]

@@ -49,9 +49,9 @@
 //!
 //! Per lane ([`LaneConfig`]): reserved workers ([`MaxRunning`]), aging
 //! (`promote_after`), and what to do when full ([`RejectionPolicy`]). Per
-//! job: a deadline ([`JobOptions`], [`Executor::enqueue_with`]) and retries
-//! with backoff and a dead-letter hook ([`RetryPolicy`],
-//! [`Executor::enqueue_retrying`]). Hooks before and after each job
+//! job: a deadline ([`JobOptions`], [`ExecutorHandle::enqueue_with`]) and
+//! retries with backoff and a dead-letter hook ([`RetryPolicy`],
+//! [`ExecutorHandle::enqueue_retrying`]). Hooks before and after each job
 //! ([`ExecutorBuilder::before_execute`]) see the priority, the wait and the
 //! outcome.
 //!
@@ -63,6 +63,18 @@
 //! equals) and pipelines of them (Kabuki: `init` / `perform` / `destroy`, N instances per stage, a
 //! drain marker behind the payload). Each stage's instances run as jobs
 //! of its own executor.
+//!
+//! # Beyond one job at a time
+//!
+//! [`Executor::handle`] gives a clonable [`ExecutorHandle`] (enqueue and
+//! shut down through `&self`, from any thread or job);
+//! [`ExecutorHandle::wait_idle`] waits for the queue to drain without
+//! shutting down; [`ExecutorHandle::enqueue_batch`] queues many jobs with
+//! one wake-up; [`ExecutorHandle::spawn_future`] runs a `Future` on the
+//! workers; [`ExecutorHandle::config`] reads the settings back and
+//! [`ExecutorHandle::set_max_threads`] and its siblings change a live pool.
+//! Worker threads take a stack size, a name function and start and stop
+//! hooks ([`ExecutorBuilder::on_thread_start`]).
 
 #![deny(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -88,8 +100,8 @@ mod esb;
 pub mod actor;
 
 pub use builder::ExecutorBuilder;
-pub use error::{BuildError, EnqueueError, ShutdownTimeout};
-pub use executor::Executor;
+pub use error::{BatchError, BatchParts, BuildError, EnqueueError, ShutdownTimeout};
+pub use executor::{Executor, ExecutorConfig, ExecutorHandle};
 pub use hooks::{DeadLetter, ExpiredJob, JobInfo, JobOutcome};
 pub use job::{Attempt, JobError, JobHandle, JobOptions, PendingJob, RetryPolicy};
 pub use lane::config::{LaneConfig, MaxRunning, RejectionPolicy};

@@ -7,7 +7,7 @@ use crate::lane::config::RejectionPolicy;
 use crate::priority::{Capacity, Priority};
 
 /// Counters of one executor, as returned by
-/// [`Executor::metrics`](crate::Executor::metrics).
+/// [`ExecutorHandle::metrics`](crate::ExecutorHandle::metrics).
 ///
 /// # Examples
 ///
@@ -123,6 +123,11 @@ pub struct LaneMetrics {
     pub caller_ran: u64,
     /// Dispatches made ahead of the weighted order by aging.
     pub promoted: u64,
+    /// Futures ([`spawn_future`](crate::ExecutorHandle::spawn_future))
+    /// parked when `shutdown_now` ran and woken afterwards: dropped
+    /// unfinished, their handles resolve
+    /// [`JobError::Cancelled`](crate::JobError::Cancelled).
+    pub cancelled: u64,
     /// Jobs of this lane running now (lanes with `max_running` only).
     pub running: Option<usize>,
     /// The lane's cap on running jobs, in threads, if it has one.
@@ -133,8 +138,9 @@ pub struct LaneMetrics {
 
 impl LaneMetrics {
     /// Jobs accepted and since finished one way or another: completed,
-    /// panicked, handed back, expired, discarded or dead-lettered. Equal to
-    /// `submitted` once the lane is idle.
+    /// panicked, handed back, expired, discarded, dead-lettered or (a
+    /// future woken after `shutdown_now`) cancelled. Equal to `submitted`
+    /// once the lane is idle.
     ///
     /// # Examples
     ///
@@ -153,6 +159,7 @@ impl LaneMetrics {
             + self.expired
             + self.discarded
             + self.dead_lettered
+            + self.cancelled
     }
 }
 

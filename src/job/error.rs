@@ -29,7 +29,7 @@ pub enum JobError {
         message: String,
     },
     /// The job never ran: it was handed back by
-    /// [`Executor::shutdown_now`](crate::Executor::shutdown_now) and then
+    /// [`ExecutorHandle::shutdown_now`](crate::ExecutorHandle::shutdown_now) and then
     /// dropped, or its result was already taken.
     #[error("job was cancelled before it ran")]
     Cancelled,

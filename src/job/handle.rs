@@ -115,7 +115,7 @@ impl<T> fmt::Debug for JobHandle<T> {
 }
 
 /// A job that never started, handed back by
-/// [`Executor::shutdown_now`](crate::Executor::shutdown_now).
+/// [`ExecutorHandle::shutdown_now`](crate::ExecutorHandle::shutdown_now).
 ///
 /// Run it with [`run`](PendingJob::run) (on the calling thread; its handle
 /// gets the result) or drop it (its handle resolves

@@ -81,6 +81,12 @@ pub(crate) struct Task {
 }
 
 impl Task {
+    /// A task for a job kept outside this module (a future's,
+    /// `pool/future.rs`).
+    pub(crate) fn from_raw(raw: Arc<dyn RawJob>) -> Task {
+        Task { raw: Some(raw) }
+    }
+
     /// A place-holder with no job (see `Lane::push_tombstone`).
     pub(crate) fn tombstone() -> Task {
         Task { raw: None }

@@ -84,6 +84,8 @@ pub(crate) struct LaneCounters {
     pub(crate) dead_lettered: AtomicU64,
     pub(crate) caller_ran: AtomicU64,
     pub(crate) promoted: AtomicU64,
+    /// Parked futures woken after `shutdown_now`, dropped unrun.
+    pub(crate) cancelled: AtomicU64,
 }
 
 impl Lane {
@@ -193,6 +195,18 @@ impl Lane {
         // follows cannot be ordered before this increment (Dekker pair with
         // a worker's registration then re-check, see sleep/README.md).
         let before = self.ready.fetch_add(1, Ordering::SeqCst);
+        if before & COUNT == 0 && self.ages() {
+            self.head_since_ns.store(now_ns(), Ordering::Relaxed);
+        }
+        before & CLOSED == 0
+    }
+
+    /// [`Lane::open_slot`] for `n` jobs at once (a batch): one increment,
+    /// one answer for all `n`, then `n` pushes (or `n` tombstones).
+    #[inline]
+    pub(crate) fn open_slots(&self, n: usize) -> bool {
+        // ORDERING: as in `open_slot`.
+        let before = self.ready.fetch_add(n, Ordering::SeqCst);
         if before & COUNT == 0 && self.ages() {
             self.head_since_ns.store(now_ns(), Ordering::Relaxed);
         }

@@ -6,13 +6,16 @@
 //! The sleep/wake and shutdown rules these files implement are written down
 //! in `sleep/README.md`; the numbers in the comments refer to them.
 
+mod future;
+mod idle;
+mod resize;
 mod run;
 mod shutdown;
 mod submit;
 mod timer;
 mod worker;
 
-use crate::hooks::Hooks;
+use crate::hooks::{Hooks, ThreadSettings};
 use crate::lane::Lane;
 use crate::lane::config::LaneConfig;
 use crate::lane::picker::{Picker, Schedule};
@@ -23,6 +26,8 @@ use crate::sync::{Arc, Condvar, Mutex, thread};
 use crossbeam_utils::CachePadded;
 use std::time::{Duration, Instant};
 use timer::Timer;
+
+pub(crate) use future::NewFuture;
 
 /// `Shared::state` once the executor stops accepting jobs. The lanes'
 /// own closed bits decide which jobs were accepted (rule 5); this flag
@@ -58,10 +63,13 @@ impl Wait {
 
 pub(crate) struct Shared {
     pub(crate) name: String,
-    pub(crate) config: PoolConfig,
+    pub(crate) limits: resize::Limits,
     pub(crate) lanes: Box<[Lane]>,
+    /// The lanes as configured, in the same order (read back by `config`).
+    pub(crate) lane_configs: Box<[LaneConfig]>,
     schedule: Schedule,
     pub(crate) hooks: Hooks,
+    pub(crate) thread_settings: ThreadSettings,
     /// Stamp every job with its enqueue time (hooks report waits).
     stamp_jobs: bool,
     /// Some lane ages its jobs: check for overdue heads before each pick.
@@ -81,9 +89,15 @@ pub(crate) struct Shared {
     peak: AtomicUsize,
     next_id: AtomicUsize,
     threads: Mutex<Vec<thread::JoinHandle<()>>>,
+    /// The workers alive, each registered by its own thread.
+    workers: Mutex<Vec<Arc<worker::WorkerSlot>>>,
     exited: Mutex<()>,
     /// Notified each time a worker gives up its place in `live`.
     worker_exited: Condvar,
+    /// Threads in `wait_idle` (rule 7), and where they wait.
+    idle_waiters: AtomicUsize,
+    idle_lock: Mutex<()>,
+    became_idle: Condvar,
 }
 
 impl Shared {
@@ -93,17 +107,21 @@ impl Shared {
         picker: Picker,
         lanes: &[LaneConfig],
         hooks: Hooks,
+        thread_settings: ThreadSettings,
     ) -> Arc<Shared> {
         let weights: Vec<u32> = lanes.iter().map(|l| l.weight).collect();
+        let configs = lanes;
         let lanes: Box<[Lane]> = lanes.iter().map(|l| Lane::new(l, config.max)).collect();
         Arc::new(Shared {
             name,
-            config,
+            limits: resize::Limits::new(config),
             aging: lanes.iter().any(Lane::ages),
             lanes,
+            lane_configs: configs.into(),
             schedule: Schedule::new(picker, &weights),
             stamp_jobs: hooks.need_clock(),
             hooks,
+            thread_settings,
             timer: Timer::default(),
             state: CachePadded::new(AtomicUsize::new(0)),
             requeue: Mutex::new(()),
@@ -114,8 +132,12 @@ impl Shared {
             peak: AtomicUsize::new(0),
             next_id: AtomicUsize::new(1),
             threads: Mutex::new(Vec::new()),
+            workers: Mutex::new(Vec::new()),
             exited: Mutex::new(()),
             worker_exited: Condvar::new(),
+            idle_waiters: AtomicUsize::new(0),
+            idle_lock: Mutex::new(()),
+            became_idle: Condvar::new(),
         })
     }
 

@@ -24,12 +24,15 @@ impl Observer for LaneObserver<'_> {
     fn record(&self, outcome: JobOutcome) {
         let c = &self.shared.lanes[self.lane].counters;
         let counter = match outcome {
-            JobOutcome::Completed => &c.completed,
-            JobOutcome::Panicked => &c.panicked,
-            JobOutcome::Retrying => &c.retried,
-            JobOutcome::DeadLettered => &c.dead_lettered,
+            JobOutcome::Completed => Some(&c.completed),
+            JobOutcome::Panicked => Some(&c.panicked),
+            JobOutcome::Retrying => Some(&c.retried),
+            JobOutcome::DeadLettered => Some(&c.dead_lettered),
+            JobOutcome::Suspended => None,
         };
-        counter.fetch_add(1, Ordering::Relaxed);
+        if let Some(counter) = counter {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
         if let (Some(hook), Some(info)) = (&self.shared.hooks.after, self.info) {
             call_quietly(|| hook(info, outcome));
         }

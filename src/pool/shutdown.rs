@@ -1,6 +1,7 @@
 //! Shutdown (rule 5 of `sleep/README.md`): closing the lanes, handing
 //! back what never started, and waiting for the workers to exit.
 
+use super::worker::WorkerSlot;
 use super::{CLOSED, Shared};
 use crate::job::PendingJob;
 use crate::sync::atomic::Ordering;
@@ -65,17 +66,45 @@ impl Shared {
                 }
             }
         }
+        // Rule 7: nothing queued will run now; waiters look again.
+        self.notify_idle();
         pending
+    }
+
+    /// Closed, every worker gone, and no accepted job left queued
+    /// (tombstones of refused producers aside).
+    pub(crate) fn is_terminated(&self) -> bool {
+        self.is_closed()
+            && self.live.load(Ordering::SeqCst) == 0
+            && self.lanes.iter().all(|lane| lane.queued() == 0)
     }
 
     /// Waits until every worker has exited, or until `deadline`. Returns
     /// whether they all did. A worker thread calling this (a job dropping
-    /// the last handle to its own executor) does not wait for itself.
-    pub(crate) fn wait_exited(&self, deadline: Option<Instant>) -> bool {
+    /// the last handle to its own executor, or shutting it down) does not
+    /// wait for itself.
+    ///
+    /// After a graceful close, a worker may exit having seen no work while
+    /// a producer that opened its slot just before the close has not yet
+    /// made its job visible to it, and `close` may have seen that worker
+    /// still alive: the last exit then leaves an accepted job queued. So
+    /// once the workers are gone this looks at the lanes again and starts a
+    /// worker for what is there (rule 5); the wait ends with no worker and
+    /// no accepted job left.
+    pub(crate) fn wait_exited(self: &Arc<Self>, deadline: Option<Instant>) -> bool {
         let own = usize::from(self.is_own_worker());
         let mut guard = lock(&self.exited);
         loop {
             if self.live.load(Ordering::SeqCst) <= own {
+                if own == 0 && self.is_closed() && !self.is_stopped() && self.any_ready() {
+                    drop(guard);
+                    if !self.spawn_worker() {
+                        // No thread to be had: what is queued stays queued.
+                        return true;
+                    }
+                    guard = lock(&self.exited);
+                    continue;
+                }
                 return true;
             }
             guard = match wait_until(&self.worker_exited, guard, deadline) {
@@ -96,5 +125,11 @@ impl Shared {
                 let _ = handle.join();
             }
         }
+    }
+
+    /// The calling thread's slot, if it is one of this pool's workers.
+    pub(super) fn own_slot(&self) -> Option<Arc<WorkerSlot>> {
+        let me = thread::current().id();
+        lock(&self.workers).iter().find(|w| w.thread == me).cloned()
     }
 }

@@ -3,18 +3,77 @@
 
 use super::{Shared, Wait};
 use crate::clock::{now_ns, to_ns};
-use crate::error::EnqueueError;
+use crate::error::{BatchError, EnqueueError};
 use crate::job::JobError;
 use crate::job::JobHandle;
-use crate::job::body::Body;
+use crate::job::body::{Body, Once};
 use crate::job::cell::NewJob;
-use crate::job::task::JobMeta;
+use crate::job::task::{JobMeta, Task};
 use crate::lane::config::RejectionPolicy;
 use crate::lane::{Lane, NoSlot};
 use crate::priority::Priority;
 use crate::sync::atomic::Ordering;
 use crate::sync::{Arc, yield_now};
 use std::time::Instant;
+
+/// A job allocated for a lane, not yet queued: it becomes a task for the
+/// lane and a handle for the caller, or, refused, gives the caller's value
+/// back.
+pub(crate) trait Submission {
+    /// What the caller handed in.
+    type Payload;
+    /// What the job's handle resolves to.
+    type Output;
+    fn into_parts(self) -> (Task, JobHandle<Self::Output>);
+    fn into_payload(self) -> Self::Payload;
+}
+
+impl<B: Body> Submission for NewJob<B> {
+    type Payload = B::Payload;
+    type Output = B::Output;
+
+    #[inline]
+    fn into_parts(self) -> (Task, JobHandle<B::Output>) {
+        let (task, completion) = self.split();
+        (task, JobHandle::new(completion))
+    }
+
+    fn into_payload(self) -> B::Payload {
+        match self.into_body().and_then(Body::into_payload) {
+            Some(payload) => payload,
+            None => unreachable!("a job nothing else has seen gives its body back"),
+        }
+    }
+}
+
+/// Jobs of a batch published with one count and one wake-up: few enough
+/// that a worker claiming one of them early waits for only a few pushes.
+const BATCH_CHUNK: usize = 64;
+
+/// The error of a batch stopped at the close: `refused` (not empty) and
+/// then `tail`, in order, the first one in `error`.
+fn refuse<F, T>(
+    error: impl FnOnce(F) -> EnqueueError<F>,
+    mut refused: Vec<F>,
+    tail: impl Iterator<Item = F>,
+    accepted: Vec<JobHandle<T>>,
+) -> BatchError<F, T> {
+    refused.extend(tail);
+    let mut refused = refused.into_iter();
+    match refused.next() {
+        Some(first) => BatchError {
+            error: error(first),
+            accepted,
+            rest: refused.collect(),
+        },
+        None => unreachable!("a refused chunk holds at least one job"),
+    }
+}
+
+#[inline]
+fn once<F>(f: F) -> Once<F> {
+    Once(Some(f))
+}
 
 impl Shared {
     /// Queues a job in the lane of `priority`. `payload` is what the
@@ -31,6 +90,26 @@ impl Shared {
     ) -> Result<JobHandle<B::Output>, EnqueueError<P>>
     where
         B: Body<Payload = P>,
+    {
+        self.submit_with(priority, payload, deadline, wait, |payload, meta, _| {
+            NewJob::new(into_body(payload), meta)
+        })
+    }
+
+    /// Queues what `make` allocates from `payload` (given the job's meta
+    /// and its lane's index) in the lane of `priority`: the path of every
+    /// job, closures and futures alike.
+    #[inline]
+    pub(crate) fn submit_with<P, S>(
+        self: &Arc<Self>,
+        priority: Priority,
+        payload: P,
+        deadline: Option<Instant>,
+        wait: Wait,
+        make: impl FnOnce(P, JobMeta, usize) -> S,
+    ) -> Result<JobHandle<S::Output>, EnqueueError<P>>
+    where
+        S: Submission<Payload = P>,
     {
         let Some(index) = self.lane_index(priority) else {
             return Err(EnqueueError::UnknownPriority {
@@ -63,7 +142,8 @@ impl Shared {
                     if lane.when_full == RejectionPolicy::CallerRuns
                         && !matches!(wait, Wait::No) =>
                 {
-                    return Ok(self.run_on_caller(index, payload, deadline, into_body));
+                    let job = make(payload, self.meta(deadline), index);
+                    return Ok(self.run_on_caller(index, job));
                 }
                 Err(NoSlot::Full) => {
                     lane.counters.rejected.fetch_add(1, Ordering::Relaxed);
@@ -77,24 +157,24 @@ impl Shared {
         }
         // Allocate first: between opening the slot and pushing, a worker
         // may already wait for this job, so keep that window short.
-        let job = NewJob::new(into_body(payload), self.meta(deadline));
+        let job = make(payload, self.meta(deadline), index);
         // Rule 5: the job is accepted if its slot opens before the lane
         // closes.
         if !lane.open_slot() {
             lane.push_tombstone();
-            return match job.into_body().and_then(Body::into_payload) {
-                Some(job) => Err(EnqueueError::ShutDown { priority, job }),
-                None => unreachable!("a job nothing else has seen gives its body back"),
-            };
+            return Err(EnqueueError::ShutDown {
+                priority,
+                job: job.into_payload(),
+            });
         }
-        let (task, completion) = job.split();
+        let (task, handle) = job.into_parts();
         lane.push(task);
         self.after_publish();
-        Ok(JobHandle::new(completion))
+        Ok(handle)
     }
 
     #[inline]
-    fn meta(&self, deadline: Option<Instant>) -> JobMeta {
+    pub(super) fn meta(&self, deadline: Option<Instant>) -> JobMeta {
         let deadline_ns = deadline.map_or(0, to_ns);
         JobMeta {
             enqueued_ns: if self.stamp_jobs || deadline_ns != 0 {
@@ -176,15 +256,13 @@ impl Shared {
 
     /// Caller-runs: the job runs here, on the producer's thread.
     #[cold]
-    fn run_on_caller<P, B: Body>(
+    fn run_on_caller<S: Submission>(
         self: &Arc<Self>,
         index: usize,
-        payload: P,
-        deadline: Option<Instant>,
-        into_body: impl FnOnce(P) -> B,
-    ) -> JobHandle<B::Output> {
+        job: S,
+    ) -> JobHandle<S::Output> {
         let lane = &self.lanes[index];
-        let (task, completion) = NewJob::new(into_body(payload), self.meta(deadline)).split();
+        let (task, handle) = job.into_parts();
         lane.counters.caller_ran.fetch_add(1, Ordering::Relaxed);
         lane.counters.dispatched.fetch_add(1, Ordering::Relaxed);
         // Retries run here too, at once: a producer's thread re-queueing
@@ -198,7 +276,150 @@ impl Shared {
             counters.dispatched.fetch_add(1, Ordering::Relaxed);
             next = self.run_task(index, retry.task);
         }
-        JobHandle::new(completion)
+        handle
+    }
+
+    /// Queues a batch of jobs of one lane in order, publishing them in
+    /// chunks with one count and one wake-up each. Each job is offered as
+    /// `submit` with `Wait::Forever` would offer it (a full lane blocks,
+    /// rejects, runs the job on the caller or discards the oldest, by its
+    /// policy); the batch stops at the first job refused.
+    pub(crate) fn submit_batch<F, T>(
+        self: &Arc<Self>,
+        priority: Priority,
+        jobs: impl IntoIterator<Item = F>,
+    ) -> Result<Vec<JobHandle<T>>, BatchError<F, T>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let mut jobs = jobs.into_iter();
+        let Some(index) = self.lane_index(priority) else {
+            return match jobs.next() {
+                None => Ok(Vec::new()),
+                Some(job) => Err(BatchError {
+                    error: EnqueueError::UnknownPriority {
+                        priority,
+                        known: self.priorities(),
+                        job,
+                    },
+                    accepted: Vec::new(),
+                    rest: jobs.collect(),
+                }),
+            };
+        };
+        let lane = &self.lanes[index];
+        let shut_down = |job| EnqueueError::ShutDown { priority, job };
+        let hint = jobs.size_hint().0;
+        let mut accepted = Vec::with_capacity(hint);
+        let mut chunk = Vec::with_capacity(hint.clamp(1, BATCH_CHUNK));
+        let mut stop = None;
+        while let Some(job) = jobs.next() {
+            if self.is_closed() {
+                stop = Some(shut_down(job));
+                break;
+            }
+            if !lane.try_reserve() {
+                // Publish what the batch holds first: its own jobs may be
+                // what fills the lane, and only the workers free slots.
+                if let Err(back) = self.publish_batch(lane, &mut chunk, &mut accepted) {
+                    let tail = std::iter::once(job).chain(jobs);
+                    return Err(refuse(shut_down, back, tail, accepted));
+                }
+                match self.when_full(lane, Wait::Forever) {
+                    Ok(()) => {}
+                    Err(NoSlot::Closed) => {
+                        stop = Some(shut_down(job));
+                        break;
+                    }
+                    Err(NoSlot::Full) if lane.when_full == RejectionPolicy::CallerRuns => {
+                        let job = NewJob::new(once(job), self.meta(None));
+                        accepted.push(self.run_on_caller(index, job));
+                        continue;
+                    }
+                    Err(NoSlot::Full) => {
+                        lane.counters.rejected.fetch_add(1, Ordering::Relaxed);
+                        stop = Some(EnqueueError::Full {
+                            priority,
+                            capacity: lane.capacity.limit().unwrap_or(usize::MAX),
+                            job,
+                        });
+                        break;
+                    }
+                }
+            }
+            chunk.push(NewJob::new(once(job), self.meta(None)));
+            if chunk.len() == BATCH_CHUNK
+                && let Err(back) = self.publish_batch(lane, &mut chunk, &mut accepted)
+            {
+                return Err(refuse(shut_down, back, jobs, accepted));
+            }
+        }
+        if let Err(back) = self.publish_batch(lane, &mut chunk, &mut accepted) {
+            // Refused at the close: they come before the job that stopped
+            // the batch, if one did.
+            let tail = stop.map(EnqueueError::into_inner).into_iter().chain(jobs);
+            return Err(refuse(shut_down, back, tail, accepted));
+        }
+        match stop {
+            None => Ok(accepted),
+            Some(error) => Err(BatchError {
+                error,
+                accepted,
+                rest: jobs.collect(),
+            }),
+        }
+    }
+
+    /// Publishes a batch's allocated jobs (slots reserved) with one count
+    /// (rule 5: one answer for all of them) and one wake-up. Their handles
+    /// go to `accepted`; if the lane has closed, the jobs come back in
+    /// order.
+    fn publish_batch<F, T>(
+        self: &Arc<Self>,
+        lane: &Lane,
+        chunk: &mut Vec<NewJob<Once<F>>>,
+        accepted: &mut Vec<JobHandle<T>>,
+    ) -> Result<(), Vec<F>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let n = chunk.len();
+        if n == 0 {
+            return Ok(());
+        }
+        if !lane.open_slots(n) {
+            let mut back = Vec::with_capacity(n);
+            for job in chunk.drain(..) {
+                lane.push_tombstone();
+                back.push(job.into_payload());
+            }
+            return Err(back);
+        }
+        for job in chunk.drain(..) {
+            let (task, handle) = job.into_parts();
+            lane.push(task);
+            accepted.push(handle);
+        }
+        self.after_publish_many(n);
+        Ok(())
+    }
+
+    /// Rules 1 to 3 for `n` jobs just published: wake up to `n` sleepers
+    /// at once, then add threads as `after_publish` would, for the rest.
+    fn after_publish_many(self: &Arc<Self>, n: usize) {
+        let mut left = n - self.sleep.wake_many(n);
+        while left > 0 {
+            let live = self.live.load(Ordering::SeqCst);
+            if live >= self.limits.max()
+                || !(live < self.limits.core() || self.queued() > self.idle.load(Ordering::SeqCst))
+                || !self.spawn_worker()
+            {
+                return;
+            }
+            left -= 1;
+        }
     }
 
     /// Rules 1 and 3: wake a sleeper, or add a thread if none is idle.
@@ -208,12 +429,12 @@ impl Shared {
             return;
         }
         let live = self.live.load(Ordering::SeqCst);
-        if live >= self.config.max {
+        if live >= self.limits.max() {
             return;
         }
         // Below core every job adds a thread (as Java's pool does); above
         // it, a thread is added when more jobs wait than workers are idle.
-        if live < self.config.core || self.queued() > self.idle.load(Ordering::SeqCst) {
+        if live < self.limits.core() || self.queued() > self.idle.load(Ordering::SeqCst) {
             self.spawn_worker();
         }
     }

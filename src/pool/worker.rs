@@ -5,12 +5,15 @@
 use super::Shared;
 use crate::job::task::Task;
 use crate::sleep::Wake;
-use crate::sync::atomic::Ordering;
+use crate::sync::atomic::{AtomicBool, Ordering};
 use crate::sync::{
     Arc, decrement_above, dekker_fence, increment_below, lock, spin_hint, thread, thread_local,
     yield_now,
 };
+use crate::util::call_quietly;
+use crossbeam_utils::CachePadded;
 use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// Rounds an idle worker looks for work before it goes to sleep.
 #[cfg(not(loom))]
@@ -43,7 +46,7 @@ impl Shared {
     /// Starts one worker if the pool is below `max`. Returns whether it did.
     #[cold]
     pub(crate) fn spawn_worker(self: &Arc<Self>) -> bool {
-        let Some(live) = increment_below(&self.live, self.config.max) else {
+        let Some(live) = increment_below(&self.live, self.limits.max()) else {
             return false;
         };
         self.peak.fetch_max(live + 1, Ordering::Relaxed);
@@ -52,11 +55,13 @@ impl Shared {
         self.idle.fetch_add(1, Ordering::SeqCst);
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let shared = Arc::clone(self);
-        // The name was checked at build time (no NUL byte), so this cannot
+        // The name has no NUL byte (see `thread_name`), so this cannot
         // panic; a failure to start is reported as `Err`.
-        let spawned = thread::Builder::new()
-            .name(format!("{}-{}", self.name, id))
-            .spawn(move || worker_main(shared));
+        let mut builder = thread::Builder::new().name(self.thread_name(id));
+        if let Some(bytes) = self.thread_settings.stack_size {
+            builder = builder.stack_size(bytes);
+        }
+        let spawned = builder.spawn(move || worker_main(shared));
         match spawned {
             Ok(handle) => {
                 let mut threads = lock(&self.threads);
@@ -75,10 +80,24 @@ impl Shared {
         }
     }
 
+    /// The name of worker `id`: the builder's name function's, unless it
+    /// panics or returns a name with a NUL byte (which `spawn` would panic
+    /// on); then the default `{executor}-{id}`, which the builder checked.
+    #[cold]
+    fn thread_name(&self, id: usize) -> String {
+        if let Some(name_fn) = &self.thread_settings.name
+            && let Ok(name) = catch_unwind(AssertUnwindSafe(|| name_fn(id)))
+            && !name.contains('\0')
+        {
+            return name;
+        }
+        format!("{}-{}", self.name, id)
+    }
+
     /// Starts threads until `core` are alive; returns how many it started.
     pub(crate) fn prestart_core(self: &Arc<Self>) -> usize {
         let mut started = 0;
-        while self.live.load(Ordering::SeqCst) < self.config.core && !self.is_closed() {
+        while self.live.load(Ordering::SeqCst) < self.limits.core() && !self.is_closed() {
             if !self.spawn_worker() {
                 break;
             }
@@ -103,12 +122,16 @@ impl Shared {
     /// An idle worker's search: spin a little, then sleep. Returns a job, or
     /// `None` when this worker should exit (its place already given up if it
     /// retired).
-    fn find_work(&self, place: &mut Place) -> Option<(usize, Task)> {
+    fn find_work(&self, place: &mut Place, slot: &WorkerSlot) -> Option<(usize, Task)> {
         loop {
+            // Rule 7: busy before the claim; kept while spinning, so only
+            // the way to sleep or out pays for clearing it.
+            slot.set_busy(true);
             if let Some(found) = self.next_task() {
                 return Some(found);
             }
             if self.is_stopped() || self.drained() {
+                self.stop_searching(slot);
                 return None;
             }
             let mut spun = false;
@@ -126,9 +149,18 @@ impl Shared {
             if spun {
                 continue;
             }
-            let may_time_out = self.config.allow_core_timeout
-                || self.live.load(Ordering::Relaxed) > self.config.core;
-            let keep_alive = may_time_out.then_some(self.config.keep_alive);
+            self.stop_searching(slot);
+            let live = self.live.load(Ordering::Relaxed);
+            if live > self.limits.max() {
+                // `max_threads` was lowered below the threads alive: an
+                // idle worker above it goes now, not after its keep-alive.
+                if self.try_retire(place) {
+                    return None;
+                }
+                continue;
+            }
+            let may_time_out = self.limits.allow_core_timeout() || live > self.limits.core();
+            let keep_alive = may_time_out.then_some(self.limits.keep_alive());
             match self.sleep.sleep(keep_alive, || self.should_wake()) {
                 Wake::Recheck | Wake::Woken => {}
                 Wake::TimedOut => {
@@ -143,10 +175,10 @@ impl Shared {
     /// Rule 4: give up this worker's place if the pool may shrink, then
     /// re-check for work and take the place back if some appeared.
     fn try_retire(&self, place: &mut Place) -> bool {
-        let floor = if self.config.allow_core_timeout {
+        let floor = if self.limits.allow_core_timeout() {
             0
         } else {
-            self.config.core
+            self.limits.core()
         };
         if decrement_above(&self.live, floor).is_none() {
             return false;
@@ -156,7 +188,7 @@ impl Shared {
         dekker_fence();
         if self.any_ready()
             && !self.is_stopped()
-            && increment_below(&self.live, self.config.max).is_some()
+            && increment_below(&self.live, self.limits.max()).is_some()
         {
             self.idle.fetch_add(1, Ordering::SeqCst);
             return false;
@@ -165,6 +197,49 @@ impl Shared {
         *place = Place::Retired;
         self.announce_exit();
         true
+    }
+}
+
+/// A worker as the pool sees it: registered by the worker thread itself
+/// before it takes a job, removed when it exits.
+pub(crate) struct WorkerSlot {
+    pub(crate) thread: thread::ThreadId,
+    /// Rule 7: set before each attempt to claim a job and kept through the
+    /// batch that follows; cleared when the worker stops searching. Only
+    /// this worker writes it, so it costs no shared read-modify-write.
+    busy: CachePadded<AtomicBool>,
+    /// Rule 7: the job this worker runs is itself in `wait_idle`, which
+    /// does not wait for it; a worker going to sleep ignores it when it
+    /// decides whether to wake the waiters.
+    pub(crate) waits_for_idle: AtomicBool,
+}
+
+impl WorkerSlot {
+    fn new() -> WorkerSlot {
+        WorkerSlot {
+            thread: thread::current().id(),
+            busy: CachePadded::new(AtomicBool::new(false)),
+            waits_for_idle: AtomicBool::new(false),
+        }
+    }
+
+    /// ORDERING: rule 7. Setting needs no ordering of its own: the claim
+    /// that follows is a release, which publishes the mark with it.
+    /// Clearing is a release, so a reader that sees it clear (acquire)
+    /// sees the batch done.
+    #[inline]
+    pub(crate) fn set_busy(&self, busy: bool) {
+        let order = if busy {
+            Ordering::Relaxed
+        } else {
+            Ordering::Release
+        };
+        self.busy.store(busy, order);
+    }
+
+    #[inline]
+    pub(crate) fn is_busy(&self) -> bool {
+        self.busy.load(Ordering::Acquire)
     }
 }
 
@@ -180,11 +255,18 @@ enum Place {
 /// Gives the worker's place back however its loop ends.
 struct WorkerExit<'a> {
     shared: &'a Shared,
+    slot: Arc<WorkerSlot>,
     place: Place,
 }
 
 impl Drop for WorkerExit<'_> {
     fn drop(&mut self) {
+        // Before the place is given up (unless retiring gave it up already),
+        // so that waiting for the workers to exit waits for this hook too.
+        if let Some(hook) = &self.shared.thread_settings.on_stop {
+            call_quietly(|| hook());
+        }
+        lock(&self.shared.workers).retain(|w| !Arc::ptr_eq(w, &self.slot));
         match self.place {
             Place::Retired => {}
             Place::Idle => {
@@ -193,16 +275,28 @@ impl Drop for WorkerExit<'_> {
             }
             Place::Busy => self.shared.release_live(),
         }
+        // Rule 7: a waiter may have counted this worker busy (it left while
+        // running a job), or wait for the pool to terminate.
+        self.shared.notify_idle();
     }
 }
 
 fn worker_main(shared: Arc<Shared>) {
     WORKER_OF.with(|of| of.set(Arc::as_ptr(&shared) as usize));
+    if let Some(hook) = &shared.thread_settings.on_start {
+        call_quietly(|| hook());
+    }
+    let slot = Arc::new(WorkerSlot::new());
+    lock(&shared.workers).push(Arc::clone(&slot));
     let mut exit = WorkerExit {
         shared: &shared,
+        slot,
         place: Place::Idle,
     };
-    while let Some((lane, task)) = shared.find_work(&mut exit.place) {
+    let slot = Arc::clone(&exit.slot);
+    // Rule 7: from the claim in `find_work` to the end of this batch the
+    // slot stays busy; nothing here marks or counts anything per job.
+    while let Some((lane, task)) = shared.find_work(&mut exit.place, &slot) {
         shared.idle.fetch_sub(1, Ordering::SeqCst);
         exit.place = Place::Busy;
         shared.execute(lane, task);

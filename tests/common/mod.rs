@@ -133,3 +133,9 @@ pub fn quiet_panics(prefix: &'static str) {
         }));
     });
 }
+
+/// [`within`] a generous minute: a deadlock shows as a failure instead of
+/// a hung test run. This asserts no timing.
+pub fn watchdog<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    within(what, Duration::from_secs(60), f)
+}

@@ -10,6 +10,8 @@ mod support;
 
 mod backpressure;
 mod cell;
+mod futures;
+mod idle;
 mod keep_alive;
 mod shutdown;
 mod sleep;

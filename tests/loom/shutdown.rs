@@ -2,14 +2,15 @@
 //! and 6). Each job runs, is handed back, or is refused with the job
 //! returned: exactly one of the three.
 //!
-//! `shutdown` takes the executor by value, so through the public API no
-//! `enqueue` can race it; the only close that can race a producer is
-//! `shutdown_now`, which runs the same close (`Shared::close`) first. The
-//! graceful path is modelled as it can happen: jobs accepted just before the
-//! last handle is dropped, with the worker on its way to sleep.
+//! Both `shutdown_now` and the graceful `shutdown` (through `&self`, on an
+//! `ExecutorHandle`) start with the same close (`Shared::close`), and both
+//! race producers here. The graceful path is also modelled as the owner's
+//! drop: jobs accepted just before the last reference goes, with the worker
+//! on its way to sleep.
 use crate::support::{Runs, model, model_with_bound};
 use loom::sync::Arc;
 use priority_executor::{Capacity, Executor, JobError, Priority};
+use std::time::Duration;
 
 const HIGH: Priority = Priority(2);
 const LOW: Priority = Priority(1);
@@ -154,5 +155,49 @@ fn shutdown_now_racing_dispatch_hands_back_or_runs_each_job_once() {
             back.len() as u64
         );
         exec.shutdown();
+    });
+}
+
+/// A graceful `shutdown` through a handle on one thread racing a producer
+/// on another: each job is accepted and run before `shutdown` returns, or
+/// refused with the job handed back (rule 5), never both, never neither.
+#[test]
+fn graceful_shutdown_racing_enqueue_runs_or_refuses_each_job() {
+    model(|| {
+        let exec = Executor::builder()
+            .name("loom")
+            .core_threads(1)
+            .max_threads(1)
+            .lane(HIGH, Capacity::Unbounded)
+            .lane(LOW, Capacity::Unbounded)
+            .build()
+            .unwrap();
+        assert_eq!(exec.prestart_core_threads(), 1);
+        let runs = Runs::new(1);
+        let handle = exec.handle();
+        let producer = {
+            let runs = runs.clone();
+            loom::thread::spawn(move || match handle.enqueue(LOW, runs.job(0)) {
+                Ok(job) => Some(job),
+                Err(e) => {
+                    assert!(e.is_shut_down(), "{e}");
+                    drop(e.into_inner());
+                    None
+                }
+            })
+        };
+        exec.shutdown();
+        let accepted = producer.join().unwrap();
+        match accepted {
+            Some(job) => {
+                // Run by the worker before `shutdown` returned.
+                assert_eq!(runs.get(0), 1);
+                assert_eq!(job.join(), Ok(()));
+            }
+            None => assert_eq!(runs.get(0), 0),
+        }
+        // loom never times out a wait: this waits for the last exit.
+        assert!(exec.await_termination(Duration::from_secs(1)));
+        assert!(exec.is_terminated());
     });
 }

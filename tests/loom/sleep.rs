@@ -53,3 +53,20 @@ fn enqueue_racing_two_sleepers_runs_the_job() {
         exec.shutdown();
     });
 }
+
+/// A batch of two jobs published with one count and one wake-up
+/// (`enqueue_batch`) while the only worker races to sleep: both run.
+#[test]
+fn batch_racing_sleep_runs_every_job() {
+    model(|| {
+        let exec = two_lanes().core_threads(1).max_threads(1).build().unwrap();
+        assert_eq!(exec.prestart_core_threads(), 1);
+        let runs = Runs::new(2);
+        let handles = exec.enqueue_batch(LOW, [runs.job(0), runs.job(1)]).unwrap();
+        for handle in handles {
+            assert_eq!(handle.join(), Ok(()));
+        }
+        assert_eq!((runs.get(0), runs.get(1)), (1, 1));
+        exec.shutdown();
+    });
+}

@@ -1,0 +1,414 @@
+//! Futures on the pool, without an async runtime: a future is polled on a
+//! worker at its lane's priority; when it returns `Pending` the worker is
+//! released, and the future is queued in its lane again when its waker is
+//! woken.
+//!
+//! # The state of a future
+//!
+//! One word, changed by compare-and-swap, or by a plain store only by the
+//! thread that owns the step:
+//!
+//! - `SCHEDULED`: a task for it is in its lane (or about to be pushed).
+//! - `RUNNING`: a worker is polling it.
+//! - `NOTIFIED`: woken while being polled.
+//! - `IDLE`: it returned `Pending` and waits for its waker.
+//! - `DONE`: finished, panicked or cancelled; wake-ups do nothing.
+//!
+//! A wake moves `IDLE` to `SCHEDULED` and queues the task (one waker wins
+//! the swap, so the future is queued once), or `RUNNING` to `NOTIFIED`. A
+//! poll that returns `Pending` moves `RUNNING` back to `IDLE`; if that
+//! swap fails the state is `NOTIFIED`, and the poller queues the task
+//! itself. So a wake during a poll is never lost, a future is never queued
+//! or polled twice at once, and a wake after completion does nothing.
+//!
+//! A re-queued poll goes into its lane as a retry does (`push_retry`): the
+//! future was accepted long ago, so neither a full lane nor a graceful
+//! close refuses it, and no waker ever blocks. After `shutdown_now` nothing
+//! runs any more: a parked future woken then is dropped, its handle
+//! resolves `Cancelled`, and its lane counts it (`cancelled`).
+
+use super::Shared;
+use super::submit::Submission;
+use crate::clock::now_ns;
+use crate::hooks::JobOutcome;
+use crate::job::JobError;
+use crate::job::JobHandle;
+use crate::job::cell::Completion;
+use crate::job::task::{JobMeta, Observer, RawJob, Retry, Task};
+use crate::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use crate::sync::{Arc, Condvar, Mutex, lock};
+use crate::util::{drop_quietly, panic_message};
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::Weak;
+use std::task::{Context, Poll, Wake, Waker};
+
+const IDLE: usize = 0;
+const SCHEDULED: usize = 1;
+const RUNNING: usize = 2;
+const NOTIFIED: usize = 3;
+const DONE: usize = 4;
+
+/// The future itself. It stays unpinned until its first poll, so that a
+/// refused one can be handed back to the caller (a pinned `!Unpin` future
+/// cannot be moved out of its box).
+enum Body<F> {
+    Fresh(F),
+    Pinned(Pin<Box<F>>),
+    Gone,
+}
+
+/// Where the result waits for the handle.
+enum Outcome<T> {
+    Pending,
+    Done(Result<T, JobError>),
+    Taken,
+}
+
+struct ResultSlot<T> {
+    outcome: Outcome<T>,
+    waker: Option<Waker>,
+    joining: bool,
+}
+
+/// A future on the pool: the task in its lane, the waker it is polled
+/// with, and the result side of its handle, in one allocation.
+pub(crate) struct FutureJob<F: Future> {
+    state: AtomicUsize,
+    body: Mutex<Body<F>>,
+    result: Mutex<ResultSlot<F::Output>>,
+    finished: Condvar,
+    /// The pool to queue it in again: weak, so that a parked future does
+    /// not keep an executor's state alive after its last owner is gone.
+    pool: Weak<Shared>,
+    lane: usize,
+    /// When it was last queued (crate clock), if the hooks need it.
+    queued_ns: AtomicU64,
+    stamp: bool,
+    /// Polled off the pool after `shutdown_now` handed it back: counted as
+    /// handed back then, so not counted again if later cancelled.
+    handed_back: AtomicBool,
+}
+
+/// A future allocated for a lane, not yet queued (see [`Submission`]).
+pub(crate) struct NewFuture<F: Future>(Arc<FutureJob<F>>);
+
+impl<F> NewFuture<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    pub(crate) fn new(future: F, pool: Weak<Shared>, lane: usize, meta: JobMeta) -> Self {
+        NewFuture(Arc::new(FutureJob {
+            state: AtomicUsize::new(SCHEDULED),
+            body: Mutex::new(Body::Fresh(future)),
+            result: Mutex::new(ResultSlot {
+                outcome: Outcome::Pending,
+                waker: None,
+                joining: false,
+            }),
+            finished: Condvar::new(),
+            pool,
+            lane,
+            queued_ns: AtomicU64::new(meta.enqueued_ns),
+            stamp: meta.enqueued_ns != 0,
+            handed_back: AtomicBool::new(false),
+        }))
+    }
+}
+
+impl<F> Submission for NewFuture<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    type Payload = F;
+    type Output = F::Output;
+
+    fn into_parts(self) -> (Task, JobHandle<F::Output>) {
+        let raw: Arc<dyn RawJob> = self.0.clone();
+        (Task::from_raw(raw), JobHandle::new(self.0))
+    }
+
+    fn into_payload(self) -> F {
+        let body = std::mem::replace(&mut *lock(&self.0.body), Body::Gone);
+        match body {
+            Body::Fresh(future) => future,
+            Body::Pinned(_) | Body::Gone => {
+                unreachable!("a future nothing else has seen is still fresh")
+            }
+        }
+    }
+}
+
+impl<F> FutureJob<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    /// Polls the future once on this thread.
+    fn poll_once(self: &Arc<Self>, observer: &dyn Observer) {
+        // Only a scheduled future is polled: a task for a future already
+        // cancelled has nothing to do.
+        if self
+            .state
+            .compare_exchange(SCHEDULED, RUNNING, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return;
+        }
+        // A worker's observer refuses retries once the executor stopped;
+        // the caller running a handed-back job has one that does not, so a
+        // poll that finds the executor stopped with such an observer is
+        // that caller's. (A worker's poll racing `shutdown_now` between the
+        // two looks can be taken for one: then a later cancellation of the
+        // future goes uncounted.)
+        if observer.may_retry() && self.pool_stopped() {
+            self.handed_back.store(true, Ordering::Relaxed);
+        }
+        let mut body = lock(&self.body);
+        if let Body::Fresh(_) = &*body
+            && let Body::Fresh(future) = std::mem::replace(&mut *body, Body::Gone)
+        {
+            *body = Body::Pinned(Box::pin(future));
+        }
+        let Body::Pinned(future) = &mut *body else {
+            drop(body);
+            self.state.store(DONE, Ordering::Release);
+            return;
+        };
+        let waker = Waker::from(Arc::clone(self));
+        let mut cx = Context::from_waker(&waker);
+        let polled = catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)));
+        let result = match polled {
+            Ok(Poll::Pending) => {
+                drop(body);
+                observer.record(JobOutcome::Suspended);
+                if self
+                    .state
+                    .compare_exchange(RUNNING, IDLE, Ordering::AcqRel, Ordering::Acquire)
+                    .is_err()
+                {
+                    // NOTIFIED: woken during the poll; queue it again.
+                    self.state.store(SCHEDULED, Ordering::Release);
+                    self.requeue();
+                }
+                return;
+            }
+            Ok(Poll::Ready(value)) => {
+                observer.record(JobOutcome::Completed);
+                Ok(value)
+            }
+            Err(payload) => {
+                let message = panic_message(payload.as_ref());
+                drop_quietly(payload);
+                observer.record(JobOutcome::Panicked);
+                Err(JobError::Panicked { message })
+            }
+        };
+        // The future is user code: drop it without letting a panic out.
+        let spent = std::mem::replace(&mut *body, Body::Gone);
+        drop(body);
+        drop_quietly(spent);
+        self.state.store(DONE, Ordering::Release);
+        self.finish(result);
+    }
+
+    fn pool_stopped(&self) -> bool {
+        self.pool.upgrade().is_none_or(|pool| pool.is_stopped())
+    }
+
+    /// Queues a poll in the future's lane (the state is `SCHEDULED`).
+    fn requeue(self: &Arc<Self>) {
+        if self.stamp {
+            self.queued_ns.store(now_ns(), Ordering::Relaxed);
+        }
+        let task = Task::from_raw(Arc::clone(self) as Arc<dyn RawJob>);
+        match self.pool.upgrade() {
+            Some(pool) => {
+                let count = !self.handed_back.load(Ordering::Relaxed);
+                pool.requeue_future(self.lane, task, count);
+            }
+            // The executor is gone: nothing will ever poll it.
+            None => task.resolve(JobError::Cancelled),
+        }
+    }
+
+    /// Drops the future unfinished and resolves the handle.
+    fn cancel(&self, error: JobError) {
+        if self.state.swap(DONE, Ordering::AcqRel) == DONE {
+            return;
+        }
+        let spent = std::mem::replace(&mut *lock(&self.body), Body::Gone);
+        drop_quietly(spent);
+        self.finish(Err(error));
+    }
+
+    fn finish(&self, result: Result<F::Output, JobError>) {
+        let mut slot = lock(&self.result);
+        slot.outcome = Outcome::Done(result);
+        let waker = slot.waker.take();
+        let joining = slot.joining;
+        drop(slot);
+        if joining {
+            self.finished.notify_all();
+        }
+        if let Some(waker) = waker {
+            drop_quietly(catch_unwind(AssertUnwindSafe(|| waker.wake())));
+        }
+    }
+}
+
+impl<F> Wake for FutureJob<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let mut state = self.state.load(Ordering::Acquire);
+        loop {
+            let next = match state {
+                IDLE => SCHEDULED,
+                RUNNING => NOTIFIED,
+                // Already queued, already noted, or finished.
+                _ => return,
+            };
+            match self
+                .state
+                .compare_exchange(state, next, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) if next == SCHEDULED => return self.requeue(),
+                Ok(_) => return,
+                Err(actual) => state = actual,
+            }
+        }
+    }
+}
+
+impl<F> RawJob for FutureJob<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    fn run(self: Arc<Self>, observer: &dyn Observer) -> Option<Retry> {
+        self.poll_once(observer);
+        // If the handle is gone this may drop the result, user code: not
+        // on the worker's stack.
+        drop_quietly(self);
+        None
+    }
+
+    fn resolve_unrun(&self, error: JobError) {
+        // Only a scheduled future has a task to drop unrun.
+        if self
+            .state
+            .compare_exchange(SCHEDULED, RUNNING, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            self.cancel(error);
+        }
+    }
+
+    fn give_up(&self, _observer: &dyn Observer, error: String) {
+        // A future is never retried; nothing calls this.
+        self.cancel(JobError::Failed {
+            attempts: 1,
+            message: error,
+        });
+    }
+
+    fn meta(&self) -> JobMeta {
+        JobMeta {
+            enqueued_ns: self.queued_ns.load(Ordering::Relaxed),
+            deadline_ns: 0,
+        }
+    }
+}
+
+impl<F> Completion<F::Output> for FutureJob<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    fn poll_result(&self, waker: Option<&Waker>) -> Poll<Result<F::Output, JobError>> {
+        let mut slot = lock(&self.result);
+        match std::mem::replace(&mut slot.outcome, Outcome::Taken) {
+            Outcome::Done(result) => Poll::Ready(result),
+            Outcome::Taken => Poll::Ready(Err(JobError::Cancelled)),
+            Outcome::Pending => {
+                slot.outcome = Outcome::Pending;
+                if let Some(waker) = waker {
+                    match &slot.waker {
+                        Some(old) if old.will_wake(waker) => {}
+                        _ => slot.waker = Some(waker.clone()),
+                    }
+                }
+                Poll::Pending
+            }
+        }
+    }
+
+    fn wait(&self) -> Result<F::Output, JobError> {
+        let mut slot = lock(&self.result);
+        loop {
+            match std::mem::replace(&mut slot.outcome, Outcome::Taken) {
+                Outcome::Done(result) => return result,
+                Outcome::Taken => return Err(JobError::Cancelled),
+                Outcome::Pending => slot.outcome = Outcome::Pending,
+            }
+            slot.joining = true;
+            slot = match self.finished.wait(slot) {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+        }
+    }
+
+    fn is_finished(&self) -> bool {
+        !matches!(lock(&self.result).outcome, Outcome::Pending)
+    }
+
+    fn detach(&self) {
+        // A result nobody will read, and a waker nobody will need, are
+        // dropped here, on the handle's side.
+        let mut slot = lock(&self.result);
+        let waker = slot.waker.take();
+        let unread = match slot.outcome {
+            Outcome::Done(_) => Some(std::mem::replace(&mut slot.outcome, Outcome::Taken)),
+            _ => None,
+        };
+        drop(slot);
+        drop(waker);
+        drop(unread);
+    }
+}
+
+impl Shared {
+    /// Queues a woken future's next poll in lane `lane`, as a retry is
+    /// queued: under the re-queue lock, so that it is either in the lane
+    /// before `shutdown_now` empties the lanes (and handed back), or sees
+    /// the executor stopped and is cancelled (counted in the lane when
+    /// `count` says it was not handed back before).
+    fn requeue_future(self: &Arc<Self>, lane: usize, task: Task, count: bool) {
+        let gate = lock(&self.requeue);
+        if self.is_stopped() {
+            drop(gate);
+            if count {
+                self.lanes[lane]
+                    .counters
+                    .cancelled
+                    .fetch_add(1, Ordering::Relaxed);
+            }
+            task.resolve(JobError::Cancelled);
+            return;
+        }
+        self.lanes[lane].push_retry(task);
+        drop(gate);
+        self.after_publish();
+    }
+}

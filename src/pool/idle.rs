@@ -1,0 +1,131 @@
+//! Waiting until the pool is idle without shutting it down (rule 7 of
+//! `sleep/README.md`): no job queued, none claimed or running, no retry
+//! waiting out its backoff.
+//!
+//! Nothing here runs per job. A worker marks itself busy in its own
+//! [`WorkerSlot`] (a plain store on its own cache line) before it tries to
+//! claim a job and keeps the mark through the whole batch it then runs;
+//! it clears the mark only when it stops searching (to sleep or exit), and
+//! only then, on that cold path, looks for idle-waiters to notify.
+
+use super::Shared;
+use super::worker::WorkerSlot;
+use crate::sync::atomic::{Ordering, fence};
+use crate::sync::{Arc, deadline_after, lock, wait_until};
+use std::time::{Duration, Instant};
+
+/// Whose busy marks an idle check ignores.
+#[derive(Clone, Copy)]
+pub(super) enum Quiet<'a> {
+    /// A waiter's own check: ignore only its own worker's mark, if it is
+    /// a job of this pool.
+    Except(Option<&'a WorkerSlot>),
+    /// A worker deciding whether to wake the waiters: ignore every worker
+    /// whose job is itself waiting (each waiter then checks for itself).
+    ForSomeWaiter,
+}
+
+impl Shared {
+    /// Rule 7: is the pool idle? `own` says which busy marks do not count
+    /// (a waiting job's own).
+    ///
+    /// The order of the loads is the argument. Retries: the timer
+    /// re-queues a due retry (the lane's count up) before it takes it off
+    /// `pending` (down, SeqCst), so reading `pending` first and then the
+    /// lanes cannot miss one in transit. Claims: a worker sets its busy
+    /// mark before the compare-and-swap that claims a job, and that CAS
+    /// (AcqRel) heads a release sequence of every later change of the
+    /// lane's count (all are read-modify-writes). So a load of the count
+    /// that sees the claim, or anything after it, also sees the mark set,
+    /// or cleared later, after the job ran and the worker found nothing
+    /// more. Reading the lanes before the marks thus closes the window
+    /// between a claim and the worker counting itself busy.
+    pub(super) fn is_quiescent(&self, own: Quiet<'_>) -> bool {
+        if self.timer.pending() != 0 {
+            return false;
+        }
+        // After `shutdown_now` nothing queued will run (tombstones of
+        // refused producers may remain): only running jobs count.
+        if !self.is_stopped() && self.any_ready() {
+            return false;
+        }
+        lock(&self.workers).iter().all(|w| {
+            !w.is_busy()
+                || match own {
+                    Quiet::Except(Some(own)) => std::ptr::eq(own, &**w),
+                    Quiet::Except(None) => false,
+                    Quiet::ForSomeWaiter => w.waits_for_idle.load(Ordering::SeqCst),
+                }
+        })
+    }
+
+    /// Idle, or nothing can ever run again (terminated).
+    fn idle_or_terminated(&self, own: Option<&WorkerSlot>) -> bool {
+        self.is_quiescent(Quiet::Except(own)) || self.is_terminated()
+    }
+
+    /// A worker stops searching (it is about to sleep or exit): clear its
+    /// busy mark, then wake idle-waiters if the pool is now idle.
+    #[cold]
+    pub(super) fn stop_searching(&self, slot: &WorkerSlot) {
+        slot.set_busy(false);
+        // ORDERING: rule 7. A SeqCst fence between clearing the mark and
+        // loading `idle_waiters`, paired with the one a waiter has between
+        // counting itself and reading the marks: either this load sees the
+        // waiter, or the waiter's reads see the mark cleared.
+        fence(Ordering::SeqCst);
+        if self.idle_waiters.load(Ordering::SeqCst) > 0 && self.is_quiescent(Quiet::ForSomeWaiter) {
+            self.notify_idle();
+        }
+    }
+
+    /// Wakes every idle-waiter to look again. Taking the lock orders this
+    /// after any change the caller made, for a waiter checking under it.
+    #[cold]
+    pub(super) fn notify_idle(&self) {
+        let _guard = lock(&self.idle_lock);
+        self.became_idle.notify_all();
+    }
+
+    /// Blocks until the pool is idle (or has terminated), or until
+    /// `deadline`. Returns whether it was idle.
+    pub(crate) fn wait_idle(self: &Arc<Self>, deadline: Option<Instant>) -> bool {
+        let own = self.own_slot();
+        let own = own.as_deref();
+        if let Some(own) = own {
+            // Before counting as a waiter: a worker that sees the count
+            // then sees this too (rule 7).
+            own.waits_for_idle.store(true, Ordering::SeqCst);
+        }
+        let mut guard = lock(&self.idle_lock);
+        self.idle_waiters.fetch_add(1, Ordering::SeqCst);
+        // ORDERING: rule 7, the waiter's side of the fence pair.
+        fence(Ordering::SeqCst);
+        let idle = loop {
+            if self.idle_or_terminated(own) {
+                break true;
+            }
+            match wait_until(&self.became_idle, guard, deadline) {
+                Ok(woken) => guard = woken,
+                Err(late) => {
+                    guard = late;
+                    // One last look: the deadline is no reason to call a
+                    // pool busy that became idle meanwhile.
+                    break self.idle_or_terminated(own);
+                }
+            }
+        };
+        self.idle_waiters.fetch_sub(1, Ordering::SeqCst);
+        drop(guard);
+        if let Some(own) = own {
+            own.waits_for_idle.store(false, Ordering::SeqCst);
+        }
+        idle
+    }
+
+    /// `wait_idle` with a timeout; a timeout too long for `Instant` is no
+    /// limit.
+    pub(crate) fn wait_idle_timeout(self: &Arc<Self>, timeout: Duration) -> bool {
+        self.wait_idle(deadline_after(timeout))
+    }
+}

@@ -1,0 +1,153 @@
+//! The thread settings of a live pool, and changing them: core and max
+//! threads and the keep-alive (Java's `setCorePoolSize`,
+//! `setMaximumPoolSize`, `setKeepAliveTime`).
+//!
+//! The limits are plain atomics read where they were read as constants
+//! before: a producer or worker that reads an old value makes one growth
+//! or retirement decision by it, as if it had acted just before the
+//! change. No job depends on them: jobs are always queued in the lanes,
+//! and the rules of `sleep/README.md` wake a worker for each whatever the
+//! limits are. They are std atomics even under loom: no model resizes a
+//! pool, and keeping them out of the models keeps their search small.
+
+use super::{PoolConfig, Shared};
+use crate::error::BuildError;
+use crate::sync::atomic::Ordering as SyncOrdering;
+use std::sync::Mutex as StdMutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+pub(crate) struct Limits {
+    core: AtomicUsize,
+    max: AtomicUsize,
+    /// The keep-alive in ns, saturating (about 584 years: never).
+    keep_alive_ns: AtomicU64,
+    allow_core_timeout: bool,
+    /// Held by the setters, so `core <= max` holds between them; keeps the
+    /// keep-alive exactly as given, for `config()`.
+    keep_alive: StdMutex<Duration>,
+}
+
+impl Limits {
+    pub(super) fn new(config: PoolConfig) -> Limits {
+        Limits {
+            core: AtomicUsize::new(config.core),
+            max: AtomicUsize::new(config.max),
+            keep_alive_ns: AtomicU64::new(saturating_ns(config.keep_alive)),
+            allow_core_timeout: config.allow_core_timeout,
+            keep_alive: StdMutex::new(config.keep_alive),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn core(&self) -> usize {
+        self.core.load(Ordering::Relaxed)
+    }
+
+    #[inline]
+    pub(crate) fn max(&self) -> usize {
+        self.max.load(Ordering::Relaxed)
+    }
+
+    #[inline]
+    pub(crate) fn allow_core_timeout(&self) -> bool {
+        self.allow_core_timeout
+    }
+
+    /// The keep-alive a worker going to sleep uses.
+    pub(crate) fn keep_alive(&self) -> Duration {
+        Duration::from_nanos(self.keep_alive_ns.load(Ordering::Relaxed))
+    }
+
+    /// The settings now, for `config()` and `Debug`.
+    pub(crate) fn snapshot(&self) -> PoolConfig {
+        let keep_alive = self.settings();
+        PoolConfig {
+            core: self.core(),
+            max: self.max(),
+            keep_alive: *keep_alive,
+            allow_core_timeout: self.allow_core_timeout,
+        }
+    }
+
+    fn settings(&self) -> std::sync::MutexGuard<'_, Duration> {
+        match self.keep_alive.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+}
+
+fn saturating_ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl Shared {
+    /// Sets `core_threads`. Growing starts threads for jobs that wait (up
+    /// to the new core); shrinking wakes the sleepers, so that those now
+    /// above core sleep again with the keep-alive and exit when it runs
+    /// out.
+    pub(crate) fn set_core(self: &std::sync::Arc<Self>, core: usize) -> Result<(), BuildError> {
+        let settings = self.limits.settings();
+        let max = self.limits.max();
+        if core > max {
+            return Err(BuildError::CoreExceedsMax { core, max });
+        }
+        let old = self.limits.core.swap(core, Ordering::SeqCst);
+        drop(settings);
+        if core < old {
+            self.sleep.wake_all();
+        } else if core > old {
+            self.grow_to(core);
+        }
+        Ok(())
+    }
+
+    /// Sets `max_threads`. Growing starts threads while more jobs wait
+    /// than workers are idle; shrinking wakes the sleepers, and workers
+    /// above the new max exit as soon as they are idle.
+    pub(crate) fn set_max(self: &std::sync::Arc<Self>, max: usize) -> Result<(), BuildError> {
+        if max == 0 {
+            return Err(BuildError::ZeroMaxThreads);
+        }
+        let settings = self.limits.settings();
+        let core = self.limits.core();
+        if core > max {
+            return Err(BuildError::CoreExceedsMax { core, max });
+        }
+        let old = self.limits.max.swap(max, Ordering::SeqCst);
+        drop(settings);
+        if max < old {
+            self.sleep.wake_all();
+        } else if max > old {
+            self.grow_to(max);
+        }
+        Ok(())
+    }
+
+    /// Sets the keep-alive, and wakes the sleepers so that they sleep
+    /// again with it.
+    pub(crate) fn set_keep_alive(&self, keep_alive: Duration) {
+        let mut settings = self.limits.settings();
+        *settings = keep_alive;
+        self.limits
+            .keep_alive_ns
+            .store(saturating_ns(keep_alive), Ordering::SeqCst);
+        drop(settings);
+        self.sleep.wake_all();
+    }
+
+    /// Starts threads, up to `limit`, while more jobs wait than workers
+    /// are idle (a new worker counts as idle: it is about to search).
+    fn grow_to(self: &std::sync::Arc<Self>, limit: usize) {
+        while !self.is_closed() && !self.is_stopped() {
+            let live = self.live.load(SyncOrdering::SeqCst);
+            if live >= limit.min(self.limits.max())
+                || self.queued() <= self.idle.load(SyncOrdering::SeqCst)
+                || !self.spawn_worker()
+            {
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Waiting until the executor is idle without shutting it down
+//! (`threadpool`'s and `rusty_pool`'s `join`): queued and running jobs and
+//! retries waiting out their backoff are all waited for, from any number
+//! of threads at once; the executor keeps running afterwards.
+
+use crate::common::{Gate, hold_worker, watchdog};
+use priority_executor::{Capacity, Executor, Priority, RetryPolicy};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+const P: Priority = Priority(1);
+
+fn exec(threads: usize) -> Executor {
+    Executor::builder()
+        .name("idle")
+        .core_threads(threads)
+        .max_threads(threads)
+        .lane(Priority(10), Capacity::Unbounded)
+        .lane(P, Capacity::Unbounded)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn waiters_on_many_threads_return_once_every_job_has_run() {
+    let e = Arc::new(exec(2));
+    let gate = Gate::default();
+    let done = Arc::new(AtomicUsize::new(0));
+    for i in 0..200 {
+        let (gate, done) = (gate.clone(), Arc::clone(&done));
+        let p = if i % 2 == 0 { Priority(10) } else { P };
+        let _detached = e.enqueue(p, move || {
+            gate.wait();
+            done.fetch_add(1, Ordering::SeqCst);
+        });
+    }
+    // Jobs are blocked on the gate: not idle, whatever the time limit.
+    assert!(!e.wait_idle_timeout(Duration::from_millis(20)));
+    let waiters: Vec<_> = (0..8)
+        .map(|_| {
+            let (e, done) = (Arc::clone(&e), Arc::clone(&done));
+            std::thread::spawn(move || {
+                e.wait_idle();
+                done.load(Ordering::SeqCst)
+            })
+        })
+        .collect();
+    gate.open();
+    for waiter in waiters {
+        assert_eq!(waiter.join().unwrap(), 200);
+    }
+    // Idle is not shut down: the executor takes more work.
+    assert!(!e.is_shutdown());
+    assert_eq!(e.enqueue(P, || 5).unwrap().join(), Ok(5));
+    assert!(e.wait_idle_timeout(Duration::from_secs(30)));
+}
+
+#[test]
+fn a_retry_waiting_out_its_backoff_is_waited_for() {
+    let e = exec(1);
+    let attempts = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&attempts);
+    let job = e
+        .enqueue_retrying(
+            P,
+            move |attempt| {
+                counted.fetch_add(1, Ordering::SeqCst);
+                if attempt.number < 3 {
+                    Err("not yet")
+                } else {
+                    Ok(attempt.number)
+                }
+            },
+            // Long enough that the retries sit in the timer, off the lanes
+            // and off the workers, while nothing else is queued or running.
+            RetryPolicy::new(2).backoff(Duration::from_millis(30), 1.0),
+        )
+        .unwrap();
+    e.wait_idle();
+    assert_eq!(attempts.load(Ordering::SeqCst), 3);
+    assert!(job.is_finished());
+    assert_eq!(job.join(), Ok(3));
+}
+
+#[test]
+fn a_job_claimed_but_not_yet_counted_busy_is_waited_for() {
+    // Each round: one trivial job, then wait_idle must have seen it run.
+    // A check of the thread counts alone could return while a worker has
+    // claimed the job but not yet marked itself busy.
+    let e = exec(2);
+    let ran = Arc::new(AtomicUsize::new(0));
+    for round in 1..=2000 {
+        let ran2 = Arc::clone(&ran);
+        let _detached = e.enqueue(P, move || {
+            ran2.fetch_add(1, Ordering::SeqCst);
+        });
+        e.wait_idle();
+        assert_eq!(ran.load(Ordering::SeqCst), round);
+    }
+}
+
+#[test]
+fn after_shutdown_now_only_the_running_jobs_are_waited_for() {
+    let e = exec(1);
+    let release = hold_worker(&e, P);
+    let queued = e.enqueue(P, || ()).unwrap();
+    let pending = e.shutdown_now();
+    assert_eq!(pending.len(), 1);
+    assert!(
+        !e.wait_idle_timeout(Duration::from_millis(10)),
+        "the held job runs"
+    );
+    drop(release);
+    assert!(e.wait_idle_timeout(Duration::from_secs(30)));
+    drop(pending);
+    assert!(queued.join().is_err());
+    // Terminated: returns at once.
+    assert!(e.await_termination(Duration::from_secs(30)));
+    e.wait_idle();
+}
+
+#[test]
+fn a_job_waiting_for_idle_does_not_wait_for_itself() {
+    let done = watchdog("wait_idle from inside a job", || {
+        let e = exec(2);
+        let handle = e.handle();
+        let inner = e
+            .enqueue(P, move || {
+                handle.wait_idle();
+                "returned"
+            })
+            .unwrap();
+        inner.join()
+    });
+    assert_eq!(done, Ok("returned"));
+}
+
+#[test]
+fn a_job_waiting_for_idle_is_woken_when_the_other_jobs_finish() {
+    // The waiting job's own worker stays busy; the worker that finishes
+    // the last other job must still wake it.
+    let done = watchdog("wait_idle inside a job while another job runs", || {
+        let e = exec(2);
+        let gate = Gate::default();
+        let held = gate.clone();
+        let (started_tx, started) = std::sync::mpsc::channel();
+        let other = e
+            .enqueue(P, move || {
+                started_tx.send(()).unwrap();
+                held.wait();
+                "other"
+            })
+            .unwrap();
+        started.recv().unwrap();
+        let handle = e.handle();
+        let (waiting_tx, waiting) = std::sync::mpsc::channel();
+        let waiter = e
+            .enqueue(P, move || {
+                waiting_tx.send(()).unwrap();
+                handle.wait_idle();
+                "waited"
+            })
+            .unwrap();
+        waiting.recv().unwrap();
+        gate.open();
+        (other.join(), waiter.join())
+    });
+    assert_eq!(done, (Ok("other"), Ok("waited")));
+}
