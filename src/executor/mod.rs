@@ -4,7 +4,9 @@
 //! hand out handles, shut down with a time limit, and the graceful `Drop`.
 
 mod config;
+mod enqueue;
 mod handle;
+mod settings;
 
 pub use config::ExecutorConfig;
 pub use handle::ExecutorHandle;

@@ -1,0 +1,382 @@
+//! The enqueue family of [`ExecutorHandle`]: one job, with a deadline, a
+//! retry policy or a value to hand back, a batch, or a future.
+
+use super::ExecutorHandle;
+use crate::error::{BatchError, EnqueueError};
+use crate::job::body::{Call, Once, Retrying};
+use crate::job::{Attempt, JobHandle, JobOptions, RetryPolicy};
+use crate::pool::{NewFuture, Wait};
+use crate::priority::Priority;
+use crate::sync::Arc;
+use std::fmt;
+use std::future::Future;
+use std::time::Duration;
+
+impl ExecutorHandle {
+    /// Queues `job` in the lane of `priority` and returns a handle to its
+    /// result. Blocks while that lane is full (backpressure).
+    ///
+    /// # Errors
+    ///
+    /// [`EnqueueError::UnknownPriority`] if no lane has this priority,
+    /// [`EnqueueError::ShutDown`] if the executor is shutting down (also
+    /// when that happens while this call waits for a slot). The job is in
+    /// the error.
+    ///
+    /// # Examples
+    ///
+    /// See [`Executor`](crate::Executor).
+    pub fn enqueue<F, T>(&self, priority: Priority, job: F) -> Result<JobHandle<T>, EnqueueError<F>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        self.shared.submit(priority, job, None, Wait::Forever, once)
+    }
+
+    /// Like [`enqueue`](ExecutorHandle::enqueue), but never blocks.
+    ///
+    /// # Errors
+    ///
+    /// As [`enqueue`](ExecutorHandle::enqueue), and [`EnqueueError::Full`] if the
+    /// lane is full.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use std::sync::mpsc;
+    ///
+    /// let exec = Executor::builder()
+    ///     .core_threads(1)
+    ///     .max_threads(1)
+    ///     .lane(Priority(1), Capacity::Bounded(1))
+    ///     .build()
+    ///     .unwrap();
+    /// let (started_tx, started) = mpsc::channel();
+    /// let (release, gate) = mpsc::channel::<()>();
+    /// exec.enqueue(Priority(1), move || {
+    ///     started_tx.send(()).unwrap();
+    ///     gate.recv().ok();
+    /// })
+    /// .unwrap();
+    /// started.recv().unwrap(); // the worker is busy, the lane empty
+    /// exec.try_enqueue(Priority(1), || ()).unwrap(); // fills the lane
+    /// let err = exec.try_enqueue(Priority(1), || ()).unwrap_err();
+    /// assert!(err.is_full());
+    /// release.send(()).unwrap();
+    /// ```
+    pub fn try_enqueue<F, T>(
+        &self,
+        priority: Priority,
+        job: F,
+    ) -> Result<JobHandle<T>, EnqueueError<F>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        self.shared.submit(priority, job, None, Wait::No, once)
+    }
+
+    /// Like [`enqueue`](ExecutorHandle::enqueue), but waits at most `timeout` for
+    /// a slot in a full lane.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_enqueue`](ExecutorHandle::try_enqueue); `Full` once the time has
+    /// run out.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use std::time::Duration;
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Bounded(8)).build().unwrap();
+    /// let handle = exec
+    ///     .enqueue_timeout(Priority(1), || 1, Duration::from_millis(100))
+    ///     .unwrap();
+    /// assert_eq!(handle.join(), Ok(1));
+    /// ```
+    pub fn enqueue_timeout<F, T>(
+        &self,
+        priority: Priority,
+        job: F,
+        timeout: Duration,
+    ) -> Result<JobHandle<T>, EnqueueError<F>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        self.shared
+            .submit(priority, job, None, Wait::at_most(timeout), once)
+    }
+
+    /// Like [`enqueue`](ExecutorHandle::enqueue), with per-job options: a
+    /// deadline or time to live after which the job is not started (its
+    /// handle resolves [`JobError::Expired`](crate::JobError::Expired), the
+    /// lane counts it, and the executor's
+    /// [`on_expired`](crate::ExecutorBuilder::on_expired) hook hears of it).
+    /// Expired jobs are dropped at dispatch, so they never hold up a lane.
+    ///
+    /// # Errors
+    ///
+    /// As [`enqueue`](ExecutorHandle::enqueue).
+    ///
+    /// # Examples
+    ///
+    /// See [`JobOptions`].
+    pub fn enqueue_with<F, T>(
+        &self,
+        priority: Priority,
+        job: F,
+        options: JobOptions,
+    ) -> Result<JobHandle<T>, EnqueueError<F>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        self.shared
+            .submit(priority, job, options.deadline, Wait::Forever, once)
+    }
+
+    /// Queues a job that may fail and be tried again: `job` returns
+    /// `Err` (or panics) to ask for another attempt, which is queued again
+    /// (after the policy's backoff, at its retry priority) until
+    /// `max_retries` retries have failed too. Then the handle resolves
+    /// [`JobError::Failed`](crate::JobError::Failed) and the executor's
+    /// [`on_dead_letter`](crate::ExecutorBuilder::on_dead_letter) hook
+    /// receives it. Nothing is dropped silently.
+    ///
+    /// # Errors
+    ///
+    /// As [`enqueue`](ExecutorHandle::enqueue).
+    ///
+    /// # Examples
+    ///
+    /// See [`Attempt`] and [`DeadLetter`](crate::DeadLetter).
+    pub fn enqueue_retrying<F, T, E>(
+        &self,
+        priority: Priority,
+        job: F,
+        policy: RetryPolicy,
+    ) -> Result<JobHandle<T>, EnqueueError<F>>
+    where
+        F: FnMut(Attempt) -> Result<T, E> + Send + 'static,
+        T: Send + 'static,
+        E: fmt::Display,
+    {
+        self.shared
+            .submit(priority, job, None, Wait::Forever, move |f| {
+                Retrying::new(f, policy)
+            })
+    }
+
+    /// Queues `run(value)` in the lane of `priority`: like
+    /// [`enqueue`](ExecutorHandle::enqueue), but a refused job hands back
+    /// `value` itself rather than a closure, which is opaque. A caller that
+    /// must get its data back from a refusal (a message to redeliver, say)
+    /// then needs no shared slot to recover it from. `run` is a function,
+    /// not a closure, so that nothing but `value` is lost when the job is
+    /// refused; a closure that captures nothing coerces to one.
+    ///
+    /// # Errors
+    ///
+    /// As [`enqueue`](ExecutorHandle::enqueue); the error holds `value`
+    /// ([`EnqueueError::into_inner`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build()?;
+    /// let length = |form: String| form.len();
+    /// let handle = exec.enqueue_value(Priority(1), "visa".to_owned(), length).unwrap();
+    /// assert_eq!(handle.join(), Ok(4));
+    ///
+    /// let err = exec.enqueue_value(Priority(9), "form".to_owned(), length).unwrap_err();
+    /// assert!(err.is_unknown_priority());
+    /// assert_eq!(err.into_inner(), "form"); // the value, not a closure
+    /// # Ok::<(), priority_executor::BuildError>(())
+    /// ```
+    pub fn enqueue_value<V, T>(
+        &self,
+        priority: Priority,
+        value: V,
+        run: fn(V) -> T,
+    ) -> Result<JobHandle<T>, EnqueueError<V>>
+    where
+        V: Send + 'static,
+        T: Send + 'static,
+    {
+        self.shared
+            .submit(priority, value, None, Wait::Forever, move |value| Call {
+                value: Some(value),
+                run,
+            })
+    }
+
+    /// Like [`enqueue_value`](ExecutorHandle::enqueue_value), but never
+    /// blocks.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_enqueue`](ExecutorHandle::try_enqueue); the error holds
+    /// `value`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build()?;
+    /// let _pending = exec.shutdown_now();
+    /// let err = exec.try_enqueue_value(Priority(1), vec![1, 2, 3], |v: Vec<i32>| v.len()).unwrap_err();
+    /// assert!(err.is_shut_down());
+    /// assert_eq!(err.into_inner(), [1, 2, 3]);
+    /// # Ok::<(), priority_executor::BuildError>(())
+    /// ```
+    pub fn try_enqueue_value<V, T>(
+        &self,
+        priority: Priority,
+        value: V,
+        run: fn(V) -> T,
+    ) -> Result<JobHandle<T>, EnqueueError<V>>
+    where
+        V: Send + 'static,
+        T: Send + 'static,
+    {
+        self.shared
+            .submit(priority, value, None, Wait::No, move |value| Call {
+                value: Some(value),
+                run,
+            })
+    }
+
+    /// Queues many jobs of one priority in one call (Java's `invokeAll`,
+    /// without the wait): in order, published into the lane a chunk at a
+    /// time with one count and one wake-up per chunk instead of one per
+    /// job, so idle workers are woken once, as soon as the first jobs are
+    /// in. Returns the handles in the batch's order.
+    ///
+    /// Each job is offered as [`enqueue`](ExecutorHandle::enqueue) would
+    /// offer it: on a full lane the batch waits for a slot (after
+    /// publishing what it holds, so the workers can free one), or follows
+    /// the lane's [`RejectionPolicy`](crate::RejectionPolicy) (caller-runs
+    /// runs that job here and goes on; discard-oldest pushes out the
+    /// lane's oldest job, possibly one of this batch).
+    ///
+    /// # Errors
+    ///
+    /// The batch stops at the first job refused ([`EnqueueError::Full`]
+    /// under the reject policy, [`EnqueueError::ShutDown`] once the
+    /// executor closes, or [`EnqueueError::UnknownPriority`] for the
+    /// first job). Nothing is lost: the [`BatchError`](crate::BatchError)
+    /// holds the handles of the jobs queued before it, which run as usual,
+    /// and gives back the refused job and all after it, unrun, in order.
+    /// An empty batch is always `Ok`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
+    /// let handles = exec
+    ///     .enqueue_batch(Priority(1), (0..100u64).map(|i| move || i * i))
+    ///     .unwrap();
+    /// let sum: u64 = handles.into_iter().map(|h| h.join().unwrap()).sum();
+    /// assert_eq!(sum, (0..100).map(|i| i * i).sum());
+    ///
+    /// // Refused as a whole for an unknown priority, jobs handed back.
+    /// let err = exec.enqueue_batch(Priority(2), vec![|| 0u64, || 1]).unwrap_err();
+    /// assert!(err.error.is_unknown_priority());
+    /// assert_eq!(err.into_parts().refused.len(), 2);
+    /// ```
+    pub fn enqueue_batch<F, T, I>(
+        &self,
+        priority: Priority,
+        jobs: I,
+    ) -> Result<Vec<JobHandle<T>>, BatchError<F, T>>
+    where
+        I: IntoIterator<Item = F>,
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        self.shared.submit_batch(priority, jobs)
+    }
+
+    /// Runs a `Future` to completion on the pool at `priority`, without an
+    /// async runtime (rusty_pool's `spawn`/`complete`). A worker polls it;
+    /// when it returns `Pending` the worker goes back to other jobs, and
+    /// once the future's waker is woken its next poll is queued in the same
+    /// lane (a wake while it is being polled is not lost; a wake after it
+    /// finished does nothing). The handle gives its output
+    /// ([`join`](JobHandle::join) or `.await`); a panic in `poll` comes
+    /// back as [`JobError::Panicked`](crate::JobError::Panicked).
+    ///
+    /// The first poll is queued as [`enqueue`](ExecutorHandle::enqueue)
+    /// queues a job (it waits for a slot in a full lane, or follows the
+    /// lane's policy). Later polls go in as retries do: a full lane does
+    /// not refuse them and a waker never blocks. A parked future (waiting
+    /// for its waker) is neither queued nor running: `wait_idle` and a
+    /// graceful shutdown do not wait for it, and if it is woken after a
+    /// graceful shutdown it is still polled, on a thread started for it.
+    /// After [`shutdown_now`](ExecutorHandle::shutdown_now) nothing is
+    /// polled any more: a queued poll is handed back as a `PendingJob`
+    /// (whose `run` polls once), and a parked future woken then is dropped,
+    /// its handle resolving `Cancelled` (counted in the lane's
+    /// `cancelled`). A future that is never woken never finishes, as under
+    /// any executor.
+    ///
+    /// # Errors
+    ///
+    /// As [`enqueue`](ExecutorHandle::enqueue), with the future in the
+    /// error, unpolled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder()
+    ///     .lane(Priority(10), Capacity::Unbounded)
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()
+    ///     .unwrap();
+    /// let handle = exec.handle();
+    /// // A future that awaits a job of another lane, then adds to it.
+    /// let total = exec
+    ///     .spawn_future(Priority(10), async move {
+    ///         let part = handle.enqueue(Priority(1), || 40).unwrap().await.unwrap();
+    ///         part + 2
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(total.join(), Ok(42));
+    /// ```
+    pub fn spawn_future<Fut>(
+        &self,
+        priority: Priority,
+        future: Fut,
+    ) -> Result<JobHandle<Fut::Output>, EnqueueError<Fut>>
+    where
+        Fut: Future + Send + 'static,
+        Fut::Output: Send + 'static,
+    {
+        let pool = Arc::downgrade(&self.shared);
+        self.shared.submit_with(
+            priority,
+            future,
+            None,
+            Wait::Forever,
+            move |future, meta, lane| NewFuture::new(future, pool, lane, meta),
+        )
+    }
+}
+
+/// Wraps a plain closure as a job body.
+#[inline]
+fn once<F>(f: F) -> Once<F> {
+    Once(Some(f))
+}

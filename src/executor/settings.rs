@@ -1,0 +1,130 @@
+//! Reading an executor's settings back and changing them on a live pool.
+
+use super::ExecutorConfig;
+use super::ExecutorHandle;
+use crate::error::BuildError;
+use std::time::Duration;
+
+impl ExecutorHandle {
+    /// The settings the executor runs with: thread counts, keep-alive,
+    /// picker and every lane's configuration.
+    ///
+    /// # Examples
+    ///
+    /// See [`ExecutorConfig`].
+    pub fn config(&self) -> ExecutorConfig {
+        let shared = &self.shared;
+        let limits = shared.limits.snapshot();
+        ExecutorConfig {
+            name: shared.name.clone(),
+            core_threads: limits.core,
+            max_threads: limits.max,
+            keep_alive: limits.keep_alive,
+            allow_core_timeout: limits.allow_core_timeout,
+            picker: shared.picker(),
+            lanes: shared.lane_configs.to_vec(),
+            stack_size: shared.thread_settings.stack_size,
+        }
+    }
+
+    /// Changes `core_threads` of the running executor (Java's
+    /// `setCorePoolSize`). Growing starts threads at once for jobs that
+    /// wait, up to the new core; shrinking lets the workers now above core
+    /// exit once idle for the keep-alive. No job is lost or moved either
+    /// way: jobs stay in their lanes and the workers alive take them.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::CoreExceedsMax`](crate::BuildError::CoreExceedsMax)
+    /// if `core` is above `max_threads` (nothing changes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{BuildError, Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder()
+    ///     .core_threads(1)
+    ///     .max_threads(4)
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()
+    ///     .unwrap();
+    /// exec.set_core_threads(3).unwrap();
+    /// assert_eq!(exec.prestart_core_threads(), 3);
+    /// assert_eq!(exec.config().core_threads, 3);
+    /// assert_eq!(
+    ///     exec.set_core_threads(5),
+    ///     Err(BuildError::CoreExceedsMax { core: 5, max: 4 })
+    /// );
+    /// ```
+    pub fn set_core_threads(&self, core: usize) -> Result<(), BuildError> {
+        self.shared.set_core(core)
+    }
+
+    /// Changes `max_threads` of the running executor (Java's
+    /// `setMaximumPoolSize`). Growing starts threads at once while more
+    /// jobs wait than workers are idle; shrinking lets the workers above
+    /// the new max exit as soon as they are idle (a running job is never
+    /// interrupted). No job is lost. A lane's `max_running` given as
+    /// [`MaxRunning::Percent`](crate::MaxRunning::Percent) stays resolved
+    /// against the `max_threads` the executor was built with.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::ZeroMaxThreads`](crate::BuildError::ZeroMaxThreads)
+    /// for 0, [`BuildError::CoreExceedsMax`](crate::BuildError::CoreExceedsMax)
+    /// if `max` is below `core_threads` (lower the core first); nothing
+    /// changes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{BuildError, Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder()
+    ///     .core_threads(2)
+    ///     .max_threads(2)
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()
+    ///     .unwrap();
+    /// exec.set_max_threads(8).unwrap();
+    /// assert_eq!(exec.config().max_threads, 8);
+    /// assert_eq!(exec.set_max_threads(0), Err(BuildError::ZeroMaxThreads));
+    /// assert_eq!(
+    ///     exec.set_max_threads(1),
+    ///     Err(BuildError::CoreExceedsMax { core: 2, max: 1 })
+    /// );
+    /// ```
+    pub fn set_max_threads(&self, max: usize) -> Result<(), BuildError> {
+        self.shared.set_max(max)
+    }
+
+    /// Changes how long a thread above `core_threads` (or any thread, with
+    /// `allow_core_timeout`) may stay idle before it exits (Java's
+    /// `setKeepAliveTime`). Sleeping workers wake to sleep again with the
+    /// new value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use std::time::Duration;
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
+    /// exec.set_keep_alive(Duration::from_secs(5));
+    /// assert_eq!(exec.config().keep_alive, Duration::from_secs(5));
+    /// ```
+    pub fn set_keep_alive(&self, keep_alive: Duration) {
+        self.shared.set_keep_alive(keep_alive);
+    }
+
+    /// Starts the core threads now instead of on demand; returns how many
+    /// were started.
+    ///
+    /// # Examples
+    ///
+    /// See [`ThreadMetrics`].
+    pub fn prestart_core_threads(&self) -> usize {
+        self.shared.prestart_core()
+    }
+}
