@@ -17,7 +17,7 @@ struct LaneObserver<'a> {
     shared: &'a Shared,
     lane: usize,
     /// Set when the hooks need it (they are told the job's wait).
-    info: Option<&'a JobInfo>,
+    info: Option<&'a JobInfo<'a>>,
 }
 
 impl Observer for LaneObserver<'_> {
@@ -117,24 +117,26 @@ impl Shared {
     /// for.
     #[inline]
     pub(super) fn run_task(&self, index: usize, task: Task) -> Option<Retry> {
-        let meta = task.meta();
-        if meta.enqueued_ns == 0 {
+        let enqueued_ns = task.meta().map_or(0, JobMeta::enqueued_ns);
+        if enqueued_ns == 0 {
             task.run(&LaneObserver {
                 shared: self,
                 lane: index,
                 info: None,
             })
         } else {
-            self.run_timed(index, task, meta)
+            self.run_timed(index, task, enqueued_ns)
         }
     }
 
+    /// A job stamped at enqueue: its deadline, and its wait for the hooks.
     #[cold]
-    fn run_timed(&self, index: usize, task: Task, meta: JobMeta) -> Option<Retry> {
+    fn run_timed(&self, index: usize, task: Task, enqueued_ns: u64) -> Option<Retry> {
         let lane = &self.lanes[index];
         let now = now_ns();
-        let waited = Duration::from_nanos(now.saturating_sub(meta.enqueued_ns));
-        if meta.deadline_ns != 0 && now > meta.deadline_ns {
+        let waited = Duration::from_nanos(now.saturating_sub(enqueued_ns));
+        let deadline_ns = task.meta().map_or(0, |m| m.deadline_ns);
+        if deadline_ns != 0 && now > deadline_ns {
             lane.counters.expired.fetch_add(1, Ordering::Relaxed);
             if let Some(hook) = &self.hooks.expired {
                 let job = ExpiredJob {
@@ -149,6 +151,8 @@ impl Shared {
         let info = JobInfo {
             priority: lane.priority,
             waited,
+            executor: &self.name,
+            attempt: task.next_attempt(),
         };
         if let Some(hook) = &self.hooks.before {
             call_quietly(|| hook(&info));

@@ -96,14 +96,8 @@ impl Shared {
     #[inline]
     fn meta(&self, deadline: Option<Instant>) -> JobMeta {
         let deadline_ns = deadline.map_or(0, to_ns);
-        JobMeta {
-            enqueued_ns: if self.stamp_jobs || deadline_ns != 0 {
-                now_ns()
-            } else {
-                0
-            },
-            deadline_ns,
-        }
+        let stamp = self.stamp_jobs || deadline_ns != 0;
+        JobMeta::new(if stamp { now_ns() } else { 0 }, deadline_ns)
     }
 
     /// The lane is full: apply its rejection policy. `Ok` means a slot was
@@ -196,6 +190,7 @@ impl Shared {
             let counters = &self.lanes[index].counters;
             counters.requeued.fetch_add(1, Ordering::Relaxed);
             counters.dispatched.fetch_add(1, Ordering::Relaxed);
+            retry.task.requeued();
             next = self.run_task(index, retry.task);
         }
         JobHandle::new(completion)
