@@ -66,6 +66,7 @@ mod hooks;
 mod job;
 mod lane;
 mod metrics;
+mod observe;
 mod pool;
 mod priority;
 mod sleep;

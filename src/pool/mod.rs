@@ -16,6 +16,7 @@ use crate::hooks::Hooks;
 use crate::lane::Lane;
 use crate::lane::config::LaneConfig;
 use crate::lane::picker::{Picker, Schedule};
+use crate::observe::facade::{self, Instruments};
 use crate::priority::Priority;
 use crate::sleep::Sleep;
 use crate::sync::atomic::{AtomicUsize, Ordering};
@@ -62,7 +63,10 @@ pub(crate) struct Shared {
     pub(crate) lanes: Box<[Lane]>,
     schedule: Schedule,
     pub(crate) hooks: Hooks,
-    /// Stamp every job with its enqueue time (hooks report waits).
+    /// The `metrics` facade's handles (feature `metrics`; nothing without).
+    pub(crate) instruments: Instruments,
+    /// Stamp every job with its enqueue time (hooks and metrics report
+    /// waits).
     stamp_jobs: bool,
     /// Some lane ages its jobs: check for overdue heads before each pick.
     aging: bool,
@@ -96,14 +100,16 @@ impl Shared {
     ) -> Arc<Shared> {
         let weights: Vec<u32> = lanes.iter().map(|l| l.weight).collect();
         let lanes: Box<[Lane]> = lanes.iter().map(|l| Lane::new(l, config.max)).collect();
+        let instruments = Instruments::register(&name, lanes.iter().map(|l| l.priority));
         Arc::new(Shared {
             name,
             config,
             aging: lanes.iter().any(Lane::ages),
             lanes,
             schedule: Schedule::new(picker, &weights),
-            stamp_jobs: hooks.need_clock(),
+            stamp_jobs: hooks.need_clock() || facade::STAMPS_JOBS,
             hooks,
+            instruments,
             timer: Timer::default(),
             state: CachePadded::new(AtomicUsize::new(0)),
             requeue: Mutex::new(()),

@@ -7,6 +7,7 @@ use crate::clock::now_ns;
 use crate::hooks::{DeadLetter, ExpiredJob, JobInfo, JobOutcome};
 use crate::job::JobError;
 use crate::job::task::{JobMeta, Observer, Retry, Task};
+use crate::observe::facade::Recent;
 use crate::sync::atomic::Ordering;
 use crate::sync::{Arc, lock};
 use crate::util::call_quietly;
@@ -18,6 +19,10 @@ struct LaneObserver<'a> {
     lane: usize,
     /// Set when the hooks need it (they are told the job's wait).
     info: Option<&'a JobInfo<'a>>,
+    /// When the attempt started (crate clock), or 0 if it was not timed.
+    started_ns: u64,
+    /// Where the time the attempt ended goes, if it was read.
+    recent: &'a Recent,
 }
 
 impl Observer for LaneObserver<'_> {
@@ -30,6 +35,11 @@ impl Observer for LaneObserver<'_> {
             JobOutcome::DeadLettered => &c.dead_lettered,
         };
         counter.fetch_add(1, Ordering::Relaxed);
+        let ended = self
+            .shared
+            .instruments
+            .finished(self.lane, outcome, self.started_ns);
+        self.recent.set(ended);
         if let (Some(hook), Some(info)) = (&self.shared.hooks.after, self.info) {
             call_quietly(|| hook(info, outcome));
         }
@@ -101,10 +111,12 @@ impl Shared {
         Some(lane)
     }
 
-    /// Runs a task a worker claimed, then frees its running slot.
+    /// Runs a task a worker claimed, then frees its running slot. `recent`
+    /// carries the end of one job to the dispatch of the next that the
+    /// same worker takes straight away (feature `metrics`).
     #[inline]
-    pub(super) fn execute(self: &Arc<Self>, index: usize, task: Task) {
-        if let Some(retry) = self.run_task(index, task) {
+    pub(super) fn execute(self: &Arc<Self>, index: usize, task: Task, recent: &Recent) {
+        if let Some(retry) = self.run_task(index, task, recent) {
             self.retry(index, retry);
         }
         if self.lanes[index].finished_running() {
@@ -116,28 +128,41 @@ impl Shared {
     /// Runs a task: expiry check, hooks, the job. Returns a retry it asks
     /// for.
     #[inline]
-    pub(super) fn run_task(&self, index: usize, task: Task) -> Option<Retry> {
+    pub(super) fn run_task(&self, index: usize, task: Task, recent: &Recent) -> Option<Retry> {
         let enqueued_ns = task.meta().map_or(0, JobMeta::enqueued_ns);
         if enqueued_ns == 0 {
             task.run(&LaneObserver {
                 shared: self,
                 lane: index,
                 info: None,
+                started_ns: 0,
+                recent,
             })
         } else {
-            self.run_timed(index, task, enqueued_ns)
+            self.run_timed(index, task, enqueued_ns, recent)
         }
     }
 
-    /// A job stamped at enqueue: its deadline, and its wait for the hooks.
-    #[cold]
-    fn run_timed(&self, index: usize, task: Task, enqueued_ns: u64) -> Option<Retry> {
+    /// A job stamped at enqueue: its deadline, and its wait for the hooks
+    /// and metrics.
+    #[cfg_attr(not(feature = "metrics"), cold)]
+    fn run_timed(
+        &self,
+        index: usize,
+        task: Task,
+        enqueued_ns: u64,
+        recent: &Recent,
+    ) -> Option<Retry> {
         let lane = &self.lanes[index];
-        let now = now_ns();
+        let now = match recent.take() {
+            0 => now_ns(),
+            ended => ended,
+        };
         let waited = Duration::from_nanos(now.saturating_sub(enqueued_ns));
         let deadline_ns = task.meta().map_or(0, |m| m.deadline_ns);
         if deadline_ns != 0 && now > deadline_ns {
             lane.counters.expired.fetch_add(1, Ordering::Relaxed);
+            self.instruments.expired(index);
             if let Some(hook) = &self.hooks.expired {
                 let job = ExpiredJob {
                     priority: lane.priority,
@@ -148,6 +173,7 @@ impl Shared {
             task.resolve(JobError::Expired);
             return None;
         }
+        self.instruments.started(index, lane, waited);
         let info = JobInfo {
             priority: lane.priority,
             waited,
@@ -161,6 +187,8 @@ impl Shared {
             shared: self,
             lane: index,
             info: Some(&info),
+            started_ns: now,
+            recent,
         })
     }
 
@@ -185,6 +213,8 @@ impl Shared {
                 shared: self,
                 lane: from,
                 info: None,
+                started_ns: 0,
+                recent: &Recent::new(),
             });
             return;
         }
