@@ -173,7 +173,8 @@ impl ExecutorBuilder {
     /// Runs `hook` on the worker thread before each attempt of a job, with
     /// its priority, how long it waited, the executor's name and the
     /// attempt's number ([`JobInfo`]; Java's `beforeExecute`). A panicking
-    /// hook is caught and ignored.
+    /// hook is caught and ignored. With the `tracing` feature the hooks run
+    /// inside the attempt's span.
     ///
     /// # Examples
     ///

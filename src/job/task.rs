@@ -20,6 +20,9 @@ pub(crate) struct JobMeta {
     enqueued_ns: AtomicU64,
     /// When it expires (crate clock), or 0 for never.
     pub(crate) deadline_ns: u64,
+    /// The span current at `enqueue`: the parent of each attempt's span.
+    #[cfg(feature = "tracing")]
+    pub(crate) parent: tracing::Span,
 }
 
 impl JobMeta {
@@ -27,6 +30,8 @@ impl JobMeta {
         JobMeta {
             enqueued_ns: AtomicU64::new(enqueued_ns),
             deadline_ns,
+            #[cfg(feature = "tracing")]
+            parent: crate::observe::span::current(enqueued_ns),
         }
     }
 

@@ -8,6 +8,7 @@ use crate::hooks::{DeadLetter, ExpiredJob, JobInfo, JobOutcome};
 use crate::job::JobError;
 use crate::job::task::{JobMeta, Observer, Retry, Task};
 use crate::observe::facade::Recent;
+use crate::observe::span;
 use crate::sync::atomic::Ordering;
 use crate::sync::{Arc, lock};
 use crate::util::call_quietly;
@@ -143,9 +144,9 @@ impl Shared {
         }
     }
 
-    /// A job stamped at enqueue: its deadline, and its wait for the hooks
-    /// and metrics.
-    #[cfg_attr(not(feature = "metrics"), cold)]
+    /// A job stamped at enqueue: its deadline, its wait for the hooks and
+    /// metrics, its span.
+    #[cfg_attr(not(any(feature = "metrics", feature = "tracing")), cold)]
     fn run_timed(
         &self,
         index: usize,
@@ -180,6 +181,12 @@ impl Shared {
             executor: &self.name,
             attempt: task.next_attempt(),
         };
+        // The hooks run inside the attempt's span too.
+        let _span = match task.meta() {
+            Some(meta) => span::attempt(meta, &self.name, lane.priority, info.attempt, waited),
+            None => span::none(),
+        }
+        .entered();
         if let Some(hook) = &self.hooks.before {
             call_quietly(|| hook(&info));
         }

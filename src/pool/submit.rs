@@ -99,7 +99,7 @@ impl Shared {
     #[inline]
     fn meta(&self, deadline: Option<Instant>) -> JobMeta {
         let deadline_ns = deadline.map_or(0, to_ns);
-        let stamp = self.stamp_jobs || deadline_ns != 0;
+        let stamp = self.stamp_jobs || deadline_ns != 0 || crate::observe::span::wants_clock();
         JobMeta::new(if stamp { now_ns() } else { 0 }, deadline_ns)
     }
 
