@@ -1,6 +1,6 @@
 //! Callbacks an executor runs on its worker threads: before and after each
-//! job, for expired jobs and for dead letters. The place to plug tracing
-//! or metrics in.
+//! job, for expired jobs and for dead letters. The place to plug in what
+//! the `metrics` and `tracing` features do not record.
 
 use crate::priority::Priority;
 use std::fmt;
