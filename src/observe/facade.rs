@@ -30,9 +30,15 @@
 //! [`Executor::metrics`](crate::Executor::metrics) count, at the same
 //! places. The thread gauges move as a worker starts, exits, or turns from
 //! idle to busy or back (not per job), so they are exact whenever the pool
-//! is quiet. `queued` is read from the lane as each job starts and as a
-//! worker turns idle or exits: while the pool is busy it may trail by a
-//! job or two, and once the workers have exited it is exact.
+//! is quiet. `queued` is read from the lanes by each busy worker at most
+//! once a millisecond (as a job starts), and as a worker turns idle or
+//! exits: while the pool is busy it trails by about a millisecond, and
+//! once the workers have exited it is exact.
+//!
+//! Executors with the same name share their series, as one replaced by a
+//! reload of `executors.toml` does with its successor while it drains: the
+//! counters and histograms add up, the thread gauges count both pools'
+//! threads, and `queued` shows whichever set it last.
 
 #[cfg(feature = "metrics")]
 pub(crate) use on::Instruments;
@@ -76,27 +82,39 @@ mod on {
     /// Every job needs its enqueue time (for the wait histogram).
     pub(crate) const STAMPS_JOBS: bool = true;
 
-    /// The time a worker's previous job ended (crate clock), reused as the
-    /// dispatch time of the job it takes straight after: one clock read
-    /// per job rather than two. The wait it gives leaves out the pick,
-    /// which the previous job's run time does not include either.
-    pub(crate) struct Recent(std::cell::Cell<u64>);
+    /// How often a busy worker reads the lanes' counts into the `queued`
+    /// gauges: they are shared with every producer, so not per job.
+    const QUEUED_EVERY_NS: u64 = 1_000_000;
+
+    /// What a worker keeps from one job to the next while it takes them
+    /// straight away: the time the previous job ended (crate clock),
+    /// reused as the dispatch time of the next, so one clock read per job
+    /// rather than two (the wait it gives leaves out the pick, which the
+    /// previous job's run time does not include either); and when it last
+    /// set the `queued` gauges.
+    pub(crate) struct Recent {
+        ended: std::cell::Cell<u64>,
+        gauged: std::cell::Cell<u64>,
+    }
 
     impl Recent {
         #[inline]
         pub(crate) const fn new() -> Recent {
-            Recent(std::cell::Cell::new(0))
+            Recent {
+                ended: std::cell::Cell::new(0),
+                gauged: std::cell::Cell::new(0),
+            }
         }
 
         #[inline]
         pub(crate) fn set(&self, ns: u64) {
-            self.0.set(ns);
+            self.ended.set(ns);
         }
 
         /// The time stored, or 0; either way none is stored after.
         #[inline]
         pub(crate) fn take(&self) -> u64 {
-            self.0.take()
+            self.ended.take()
         }
     }
 
@@ -182,13 +200,23 @@ mod on {
             self.lanes[lane].handed_back.increment(1);
         }
 
-        /// An attempt starts after waiting `waited` in `lane` (the lane's
-        /// count is read now, just after the worker's claim touched it).
+        /// An attempt of a job of lane `index` starts at `now` after
+        /// waiting `waited`. At most once a millisecond per worker, the
+        /// `queued` gauges are set too.
         #[inline]
-        pub(crate) fn started(&self, index: usize, lane: &Lane, waited: Duration) {
-            let m = &self.lanes[index];
-            m.wait.record(waited);
-            m.queued.set(lane.queued() as f64);
+        pub(crate) fn started(
+            &self,
+            lanes: &[Lane],
+            index: usize,
+            waited: Duration,
+            now: u64,
+            recent: &Recent,
+        ) {
+            self.lanes[index].wait.record(waited);
+            if now.saturating_sub(recent.gauged.get()) >= QUEUED_EVERY_NS {
+                recent.gauged.set(now);
+                self.refresh_queued(lanes);
+            }
         }
 
         /// An attempt ended with `outcome` (`started_ns`: when it started,
@@ -329,7 +357,7 @@ mod off {
         #[inline(always)]
         pub(crate) fn handed_back(&self, _: usize) {}
         #[inline(always)]
-        pub(crate) fn started(&self, _: usize, _: &Lane, _: Duration) {}
+        pub(crate) fn started(&self, _: &[Lane], _: usize, _: Duration, _: u64, _: &Recent) {}
         #[inline(always)]
         pub(crate) fn finished(&self, _: usize, _: JobOutcome, _: u64) -> u64 {
             0

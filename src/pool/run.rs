@@ -174,7 +174,8 @@ impl Shared {
             task.resolve(JobError::Expired);
             return None;
         }
-        self.instruments.started(index, lane, waited);
+        self.instruments
+            .started(&self.lanes, index, waited, now, recent);
         let info = JobInfo {
             priority: lane.priority,
             waited,
