@@ -7,7 +7,10 @@
 //! markdown tables (the ones in benches/README.md).
 //!
 //! `cargo bench --bench interleaved` (`-- ROUNDS` to change the round count,
-//! `-- trivial` to run only the groups whose name contains that word)
+//! `-- trivial` to run only the groups whose name contains that word;
+//! `--features metrics` to measure the crate with that feature, and
+//! `PE_BENCH_RECORDER=prometheus` with it to record into a Prometheus
+//! recorder)
 
 mod pools;
 
@@ -72,6 +75,15 @@ const PEERS: [&str; 5] = [
 ];
 
 fn main() {
+    // With the crate's `metrics` feature, PE_BENCH_RECORDER=prometheus
+    // installs the Prometheus exporter's recorder first, so the executors
+    // record into a real recorder rather than into no-op handles.
+    #[cfg(feature = "metrics")]
+    if std::env::var("PE_BENCH_RECORDER").is_ok_and(|r| r == "prometheus") {
+        metrics_exporter_prometheus::PrometheusBuilder::new()
+            .install_recorder()
+            .expect("the only recorder of the bench");
+    }
     // `cargo bench` passes `--bench`; a bare number sets the round count.
     let rounds = std::env::args()
         .skip(1)

@@ -172,9 +172,11 @@ impl ExecutorBuilder {
         self
     }
 
-    /// Runs `hook` on the worker thread before each job, with its priority
-    /// and how long it waited (Java's `beforeExecute`). A panicking hook is
-    /// caught and ignored.
+    /// Runs `hook` on the worker thread before each attempt of a job, with
+    /// its priority, how long it waited, the executor's name and the
+    /// attempt's number ([`JobInfo`]; Java's `beforeExecute`). A panicking
+    /// hook is caught and ignored. With the `tracing` feature the hooks run
+    /// inside the attempt's span.
     ///
     /// # Examples
     ///
@@ -191,20 +193,21 @@ impl ExecutorBuilder {
     /// exec.enqueue(Priority(10), || ()).unwrap().join().unwrap();
     /// assert_eq!(rx.recv().unwrap(), Priority(10));
     /// ```
-    pub fn before_execute(mut self, hook: impl Fn(&JobInfo) + Send + Sync + 'static) -> Self {
+    pub fn before_execute(mut self, hook: impl Fn(&JobInfo<'_>) + Send + Sync + 'static) -> Self {
         self.hooks.before = Some(Arc::new(hook));
         self
     }
 
-    /// Runs `hook` on the worker thread after each job with its outcome
-    /// (Java's `afterExecute`), before the job's handle resolves.
+    /// Runs `hook` on the worker thread after each attempt of a job with
+    /// its outcome (Java's `afterExecute`), before the job's handle
+    /// resolves.
     ///
     /// # Examples
     ///
     /// See [`JobInfo`].
     pub fn after_execute(
         mut self,
-        hook: impl Fn(&JobInfo, JobOutcome) + Send + Sync + 'static,
+        hook: impl Fn(&JobInfo<'_>, JobOutcome) + Send + Sync + 'static,
     ) -> Self {
         self.hooks.after = Some(Arc::new(hook));
         self

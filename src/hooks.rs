@@ -1,6 +1,6 @@
 //! Callbacks an executor runs on its worker threads: before and after each
-//! job, for expired jobs and for dead letters. The place to plug tracing
-//! or metrics in.
+//! job, for expired jobs and for dead letters. The place to plug in what
+//! the `metrics` and `tracing` features do not record.
 
 use crate::priority::Priority;
 use std::fmt;
@@ -34,32 +34,47 @@ pub enum JobOutcome {
     Suspended,
 }
 
-/// What a hook is told about the job it is called for.
+/// What a hook is told about the job it is called for: its lane, its queue
+/// wait, the executor's name and which attempt this is. Building it costs
+/// nothing when no hook is set: the executor's name is borrowed, not
+/// copied.
 ///
 /// # Examples
 ///
 /// ```
-/// use priority_executor::{Capacity, Executor, Priority};
+/// use priority_executor::{Capacity, Executor, JobOutcome, Priority};
 /// use std::sync::{Arc, Mutex};
 ///
-/// let waits = Arc::new(Mutex::new(Vec::new()));
-/// let seen = waits.clone();
+/// let runs = Arc::new(Mutex::new(Vec::new()));
+/// let seen = runs.clone();
 /// let exec = Executor::builder()
+///     .name("visa")
 ///     .lane(Priority(1), Capacity::Unbounded)
-///     .after_execute(move |info, outcome| seen.lock().unwrap().push((info.priority, outcome)))
+///     .after_execute(move |info, outcome| {
+///         // `info.waited` is the queue wait of this attempt.
+///         let run = (info.executor.to_owned(), info.priority, info.attempt, outcome);
+///         seen.lock().unwrap().push(run);
+///     })
 ///     .build()
 ///     .unwrap();
 /// exec.enqueue(Priority(1), || ()).unwrap().join().unwrap();
 /// exec.shutdown();
-/// assert_eq!(waits.lock().unwrap().len(), 1);
+/// let first = ("visa".to_owned(), Priority(1), 1, JobOutcome::Completed);
+/// assert_eq!(*runs.lock().unwrap(), [first]);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct JobInfo {
+pub struct JobInfo<'a> {
     /// The lane the job was dispatched from.
     pub priority: Priority,
-    /// How long it waited in the queue before this run.
+    /// How long it waited in the queue before this run: since `enqueue`,
+    /// or for a retry since it was queued again.
     pub waited: Duration,
+    /// The name of the executor running it (borrowed from the executor).
+    pub executor: &'a str,
+    /// Which run of the job this is: 1 for its first, `n + 1` for its
+    /// `n`-th retry.
+    pub attempt: u32,
 }
 
 /// A job whose last attempt failed, as given to the dead-letter callback.
@@ -123,8 +138,8 @@ pub struct ExpiredJob {
     pub waited: Duration,
 }
 
-pub(crate) type BeforeHook = Arc<dyn Fn(&JobInfo) + Send + Sync>;
-pub(crate) type AfterHook = Arc<dyn Fn(&JobInfo, JobOutcome) + Send + Sync>;
+pub(crate) type BeforeHook = Arc<dyn Fn(&JobInfo<'_>) + Send + Sync>;
+pub(crate) type AfterHook = Arc<dyn Fn(&JobInfo<'_>, JobOutcome) + Send + Sync>;
 pub(crate) type DeadLetterHook = Arc<dyn Fn(DeadLetter) + Send + Sync>;
 pub(crate) type ExpiredHook = Arc<dyn Fn(ExpiredJob) + Send + Sync>;
 pub(crate) type ThreadHook = Arc<dyn Fn() + Send + Sync>;

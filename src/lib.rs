@@ -52,8 +52,8 @@
 //! job: a deadline ([`JobOptions`], [`ExecutorHandle::enqueue_with`]) and
 //! retries with backoff and a dead-letter hook ([`RetryPolicy`],
 //! [`ExecutorHandle::enqueue_retrying`]). Hooks before and after each job
-//! ([`ExecutorBuilder::before_execute`]) see the priority, the wait and the
-//! outcome.
+//! ([`ExecutorBuilder::before_execute`]) see the priority, the wait, the
+//! executor's name, the attempt's number and the outcome ([`JobInfo`]).
 //!
 //! # Actors and pipelines
 //!
@@ -75,6 +75,30 @@
 //! [`ExecutorHandle::set_max_threads`] and its siblings change a live pool.
 //! Worker threads take a stack size, a name function and start and stop
 //! hooks ([`ExecutorBuilder::on_thread_start`]).
+//!
+//! # Cargo features
+//!
+//! - `esb` (default): executors declared in `executors.toml` and looked up
+//!   by name (`Executors`), messages, rules that give them a priority,
+//!   and named sequences.
+//! - `actor` (default): `priority_executor::actor`, above.
+//! - `metrics` (off): counters, gauges and histograms per executor and lane
+//!   (labels `executor` and `priority`) through the
+//!   [`metrics`](https://docs.rs/metrics) facade: jobs submitted,
+//!   completed, panicked, rejected, expired, discarded, retried,
+//!   dead-lettered and handed back, each attempt's queue wait and run time,
+//!   the jobs queued per lane and the threads live, idle and running a job.
+//!   The handles are registered once, when the executor is built, so
+//!   install the recorder first; recording a job then allocates and hashes
+//!   nothing. The names are listed in the README.
+//! - `tracing` (off): each attempt of a job runs, hooks included, inside a
+//!   span `job` (fields `executor`, `priority`, `attempt`, `wait_ns`, and
+//!   `sequence` for an ESB sequence) whose parent is the span that was
+//!   current when the job was enqueued, so a request's trace follows its
+//!   job onto the worker. Each retry gets a span of its own.
+//!
+//! Both optional features cost nothing when off: their fields and calls are
+//! compiled out.
 
 #![deny(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -87,6 +111,7 @@ mod hooks;
 mod job;
 mod lane;
 mod metrics;
+mod observe;
 mod pool;
 mod priority;
 mod sleep;

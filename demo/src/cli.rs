@@ -29,6 +29,7 @@ options:
   --executor NAME    executor to use from the file (default visa_priority_exec);
                      its lanes and picker are the file's, its threads --threads
   --svg PATH         where to write the chart (default floodgate.svg)
+  --json PATH        also write the per-class results of both runs as JSON
   --no-progress      no progress bars (also off when stdout is not a terminal)
   -h, --help         this text";
 
@@ -43,6 +44,7 @@ pub struct Options {
     pub config: Option<PathBuf>,
     pub executor: String,
     pub svg: PathBuf,
+    pub json: Option<PathBuf>,
     pub progress: bool,
 }
 
@@ -66,6 +68,7 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, Usag
         config: None,
         executor: DEFAULT_EXECUTOR.to_string(),
         svg: PathBuf::from("floodgate.svg"),
+        json: None,
         progress: true,
     };
     let mut args = args.into_iter();
@@ -110,6 +113,7 @@ pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, Usag
             "--config" => options.config = Some(PathBuf::from(value("a file path")?)),
             "--executor" => options.executor = value("an executor name")?,
             "--svg" => options.svg = PathBuf::from(value("a file path")?),
+            "--json" => options.json = Some(PathBuf::from(value("a file path")?)),
             "--no-progress" if inline.is_none() => options.progress = false,
             "--no-progress" => {
                 return Err(UsageError(format!("{flag} takes no value")));
@@ -174,7 +178,12 @@ mod tests {
         );
         assert_eq!(o.work, Duration::from_micros(2000));
         assert_eq!(o.executor, DEFAULT_EXECUTOR);
+        assert_eq!(o.json, None);
         assert!(matches!(parse(&["-h"]), Ok(Parsed::Help)));
+        match parse(&["--json", "out/r.json"]) {
+            Ok(Parsed::Run(o)) => assert_eq!(o.json, Some(PathBuf::from("out/r.json"))),
+            _ => panic!("--json refused"),
+        }
     }
 
     #[test]

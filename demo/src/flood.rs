@@ -4,11 +4,12 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use indicatif::ProgressBar;
 use priority_executor::{Executor, JobHandle, Priority};
+
+use crate::progress::Bars;
 
 /// When each application was submitted, started and finished, in
 /// nanoseconds since the flood began. Written once per slot.
@@ -33,6 +34,47 @@ impl Timeline {
     fn now(&self) -> u64 {
         self.epoch.elapsed().as_nanos() as u64
     }
+
+    /// Of the applications of `class` that have started so far, the 99th
+    /// percentile of their waits (zero before any has started).
+    pub fn p99_wait_so_far(&self, classes: &[Class], class: Class) -> Duration {
+        let mut waits: Vec<u64> = (0..classes.len())
+            .filter(|&i| classes[i] == class)
+            .filter_map(|i| {
+                let started = self.started[i].load(Ordering::Relaxed);
+                (started != 0)
+                    .then(|| started.saturating_sub(self.submitted[i].load(Ordering::Relaxed)))
+            })
+            .collect();
+        waits.sort_unstable();
+        crate::stats::quantile(&waits, 0.99)
+    }
+
+    /// Per class, the applications submitted and not yet started, and
+    /// those finished.
+    fn counts(&self, classes: &[Class]) -> ([usize; 2], [u64; 2]) {
+        let (mut queued, mut done) = ([0usize; 2], [0u64; 2]);
+        for (i, &class) in classes.iter().enumerate() {
+            let submitted = self.submitted[i].load(Ordering::Relaxed) != 0;
+            let started = self.started[i].load(Ordering::Relaxed) != 0;
+            if submitted && !started {
+                queued[class as usize] += 1;
+            }
+            if self.finished[i].load(Ordering::Relaxed) != 0 {
+                done[class as usize] += 1;
+            }
+        }
+        (queued, done)
+    }
+}
+
+/// What a target shows while the flood runs, per class (priority,
+/// standard) and for its threads.
+pub struct Live {
+    pub queued: [usize; 2],
+    pub done: [u64; 2],
+    pub threads: usize,
+    pub busy: usize,
 }
 
 /// The two classes of the flood.
@@ -83,6 +125,8 @@ pub trait Target: Sync {
     /// Returns once every submitted job has run; an error if one did not
     /// complete.
     fn finish(&self) -> Result<(), String>;
+    /// Its figures now, for the progress bars.
+    fn live(&self, timeline: &Timeline, classes: &[Class]) -> Live;
 }
 
 pub struct PriorityTarget<'a> {
@@ -153,6 +197,22 @@ impl Target for PriorityTarget<'_> {
             )),
         }
     }
+
+    /// From the executor's own `metrics()`: each lane's queue and the jobs
+    /// it has finished, and the threads.
+    fn live(&self, _: &Timeline, _: &[Class]) -> Live {
+        let m = self.executor.metrics();
+        let lane = |class: Class| m.lane(self.priority(class));
+        let queued = [Class::Priority, Class::Standard].map(|c| lane(c).map_or(0, |l| l.queued));
+        let done = [Class::Priority, Class::Standard]
+            .map(|c| lane(c).map_or(0, |l| l.completed + l.panicked));
+        Live {
+            queued,
+            done,
+            threads: m.threads.live,
+            busy: m.threads.busy,
+        }
+    }
 }
 
 pub struct FifoTarget(threadpool::ThreadPool);
@@ -181,6 +241,18 @@ impl Target for FifoTarget {
             n => Err(format!("{n} applications panicked on the FIFO pool")),
         }
     }
+
+    /// The pool counts only its whole queue: the classes come from the
+    /// timeline.
+    fn live(&self, timeline: &Timeline, classes: &[Class]) -> Live {
+        let (queued, done) = timeline.counts(classes);
+        Live {
+            queued,
+            done,
+            threads: self.0.max_count(),
+            busy: self.0.active_count(),
+        }
+    }
 }
 
 /// Floods `target` with `classes`, in that order, from one inbox, then waits
@@ -189,23 +261,49 @@ impl Target for FifoTarget {
 /// `executors.toml`), that class's applications are held back in arrival
 /// order and offered again as the lane drains, while the other class keeps
 /// flowing: a full standard lane must not hold up priority applications.
+///
+/// Meanwhile, if the bars are shown, they are refreshed ten times a second
+/// from the target's figures.
 pub fn flood(
     target: &dyn Target,
     classes: &[Class],
     work: Duration,
-    bars: &[ProgressBar; 2],
+    bars: &Bars,
 ) -> Result<Timeline, String> {
     let timeline = Arc::new(Timeline::new(classes.len()));
+    let running = AtomicBool::new(true);
+    let result = std::thread::scope(|scope| {
+        if bars.shown() {
+            scope.spawn(|| {
+                while running.load(Ordering::Relaxed) {
+                    bars.show(&target.live(&timeline, classes), &timeline, classes);
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            });
+        }
+        let sent = send(target, classes, work, &timeline);
+        running.store(false, Ordering::Relaxed);
+        sent
+    });
+    result?;
+    bars.finish(&target.live(&timeline, classes), &timeline, classes);
+    Arc::into_inner(timeline).ok_or_else(|| "jobs still hold the timeline".to_string())
+}
+
+fn send(
+    target: &dyn Target,
+    classes: &[Class],
+    work: Duration,
+    timeline: &Arc<Timeline>,
+) -> Result<(), String> {
     let mut held: [VecDeque<Job>; 2] = [VecDeque::new(), VecDeque::new()];
     for (i, &class) in classes.iter().enumerate() {
-        let record = Arc::clone(&timeline);
-        let bar = bars[class as usize].clone();
-        record.submitted[i].store(record.now(), Ordering::Relaxed);
+        let record = Arc::clone(timeline);
+        record.submitted[i].store(record.now().max(1), Ordering::Relaxed);
         let job: Job = Box::new(move || {
-            record.started[i].store(record.now(), Ordering::Relaxed);
+            record.started[i].store(record.now().max(1), Ordering::Relaxed);
             std::thread::sleep(work);
-            record.finished[i].store(record.now(), Ordering::Relaxed);
-            bar.inc(1);
+            record.finished[i].store(record.now().max(1), Ordering::Relaxed);
         });
         let queue = &mut held[class as usize];
         queue.push_back(job);
@@ -224,11 +322,7 @@ pub fn flood(
             target.submit(class, job)?;
         }
     }
-    target.finish()?;
-    for bar in bars {
-        bar.finish();
-    }
-    Arc::into_inner(timeline).ok_or_else(|| "jobs still hold the timeline".to_string())
+    target.finish()
 }
 
 #[cfg(test)]

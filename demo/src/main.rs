@@ -8,7 +8,12 @@
 //! ```text
 //! cargo run --release -p priority-executor-demo
 //! cargo run --release -p priority-executor-demo -- --jobs 2000 --picker classic --svg /tmp/f.svg
+//! cargo run --release -p priority-executor-demo -- --json results.json
 //! ```
+//!
+//! On a terminal, while each run goes on, a bar per class shows the
+//! applications done, those still queued and the p99 wait so far (for the
+//! executor from its `metrics()`), with a line for the threads.
 //!
 //! The executor is `visa_priority_exec` from `executors.toml` (its lanes,
 //! weights, capacities and picker), run on one thread per core (`--threads`)
@@ -20,6 +25,7 @@
 mod chart;
 mod cli;
 mod flood;
+mod json;
 mod progress;
 mod run;
 mod source;

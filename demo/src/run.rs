@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::chart::chart;
 use crate::cli::Options;
 use crate::flood::{Class, FifoTarget, PriorityTarget, classes, flood};
+use crate::json;
 use crate::progress::{multi_progress, progress_bars};
 use crate::source::executor_for;
 use crate::stats::{fmt_duration, print_table, stats};
@@ -73,7 +74,7 @@ pub fn run(options: &Options) -> Result<(), String> {
 
     let name = executor.name().to_string();
     let target = PriorityTarget::new(&executor, high, low, classes.len());
-    let bars = progress_bars(&multi, "priority executor", counts);
+    let bars = progress_bars(&multi, "executor", counts);
     let timeline = flood(&target, &classes, options.work, &bars)?;
     let threads = options.threads;
     let picker = executor.picker().as_str();
@@ -83,7 +84,7 @@ pub fn run(options: &Options) -> Result<(), String> {
     let executor_stats = stats(&timeline, &classes);
 
     let fifo = FifoTarget::new(threads);
-    let bars = progress_bars(&multi, "FIFO pool", counts);
+    let bars = progress_bars(&multi, "FIFO", counts);
     let timeline = flood(&fifo, &classes, options.work, &bars)?;
     let fifo_stats = stats(&timeline, &classes);
     multi.clear().ok();
@@ -122,6 +123,27 @@ pub fn run(options: &Options) -> Result<(), String> {
             fmt_duration(theirs),
             theirs.as_secs_f64() / ours.as_secs_f64()
         );
+    }
+
+    if let Some(path) = &options.json {
+        let runs = [
+            json::Run {
+                target: "priority executor",
+                executor: Some(&name),
+                picker: Some(picker),
+                lanes: [Some(high.0), Some(low.0)],
+                stats: &executor_stats,
+            },
+            json::Run {
+                target: "FIFO pool",
+                executor: None,
+                picker: None,
+                lanes: [None, None],
+                stats: &fifo_stats,
+            },
+        ];
+        json::write(path, &json::document(options, &runs))?;
+        println!("results: {}", path.display());
     }
 
     chart(

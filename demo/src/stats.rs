@@ -22,7 +22,7 @@ pub struct LaneStats {
     pub curve: Vec<(f64, f64)>,
 }
 
-fn quantile(sorted: &[u64], q: f64) -> Duration {
+pub fn quantile(sorted: &[u64], q: f64) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
     }

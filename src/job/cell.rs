@@ -261,8 +261,17 @@ impl<B: Body> RawJob for JobCell<B> {
     }
 
     #[inline]
-    fn meta(&self) -> JobMeta {
-        self.meta
+    fn meta(&self) -> &JobMeta {
+        &self.meta
+    }
+
+    fn next_attempt(&self) -> u32 {
+        // SAFETY: as in `take_body`: only the holder of the job's one
+        // `Task` calls this, and it owns `stage` until it publishes `READY`.
+        self.stage.with_mut(|stage| match unsafe { &*stage } {
+            Stage::Queued(body) => body.attempts().saturating_add(1),
+            _ => 1,
+        })
     }
 }
 

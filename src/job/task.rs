@@ -3,18 +3,50 @@
 //! ([`Retry`]). The cell behind it is in `cell.rs`.
 
 use super::error::JobError;
+use crate::clock::now_ns;
 use crate::hooks::JobOutcome;
 use crate::priority::Priority;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-/// Fixed facts about a job, readable without its lock.
-#[derive(Clone, Copy, Debug, Default)]
+/// Facts about a job that its holder reads without touching the body.
+#[derive(Debug)]
 pub(crate) struct JobMeta {
-    /// When it was queued (crate clock), or 0 if nobody needs to know.
-    pub(crate) enqueued_ns: u64,
+    /// When it was queued (crate clock), or 0 if nobody needs to know. A
+    /// retry is stamped again when it is queued again. Written only by the
+    /// holder of the job's one [`Task`], before it queues the task (the
+    /// queue orders it before the next holder's read), hence relaxed.
+    enqueued_ns: AtomicU64,
     /// When it expires (crate clock), or 0 for never.
     pub(crate) deadline_ns: u64,
+    /// The span current at `enqueue`: the parent of each attempt's span.
+    #[cfg(feature = "tracing")]
+    pub(crate) parent: tracing::Span,
+}
+
+impl JobMeta {
+    pub(crate) fn new(enqueued_ns: u64, deadline_ns: u64) -> JobMeta {
+        JobMeta {
+            enqueued_ns: AtomicU64::new(enqueued_ns),
+            deadline_ns,
+            #[cfg(feature = "tracing")]
+            parent: crate::observe::span::current(enqueued_ns),
+        }
+    }
+
+    /// When the job was queued (crate clock), or 0 if it was not stamped.
+    #[inline]
+    pub(crate) fn enqueued_ns(&self) -> u64 {
+        self.enqueued_ns.load(Ordering::Relaxed)
+    }
+
+    /// The job is queued again (a retry): its next wait counts from now.
+    pub(crate) fn requeued(&self) {
+        if self.enqueued_ns() != 0 {
+            self.enqueued_ns.store(now_ns(), Ordering::Relaxed);
+        }
+    }
 }
 
 /// Where a running job reports how its attempt ended. The pool records
@@ -71,7 +103,9 @@ pub(crate) trait RawJob: Send + Sync {
     fn resolve_unrun(&self, error: JobError);
     /// Dead-letters a job waiting for a retry that will not come.
     fn give_up(&self, observer: &dyn Observer, error: String);
-    fn meta(&self) -> JobMeta;
+    fn meta(&self) -> &JobMeta;
+    /// The number of the job's next attempt (1 for its first run).
+    fn next_attempt(&self) -> u32;
 }
 
 /// A job as a lane holds it. Dropping a task that never ran resolves its
@@ -110,9 +144,23 @@ impl Task {
         }
     }
 
+    /// The job's facts; `None` for a tombstone.
     #[inline]
-    pub(crate) fn meta(&self) -> JobMeta {
-        self.raw.as_ref().map(|r| r.meta()).unwrap_or_default()
+    pub(crate) fn meta(&self) -> Option<&JobMeta> {
+        self.raw.as_deref().map(RawJob::meta)
+    }
+
+    /// The job is queued again: its next wait counts from now.
+    pub(crate) fn requeued(&self) {
+        if let Some(meta) = self.meta() {
+            meta.requeued();
+        }
+    }
+
+    /// The number of the attempt the next run makes (1 for a tombstone).
+    #[inline]
+    pub(crate) fn next_attempt(&self) -> u32 {
+        self.raw.as_deref().map_or(1, RawJob::next_attempt)
     }
 }
 

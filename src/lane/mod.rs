@@ -229,6 +229,7 @@ impl Lane {
     /// Publishes a retry: it was accepted long ago, so it goes in even if
     /// the lane is full or closed (the producers it crowds out just wait).
     pub(crate) fn push_retry(&self, task: Task) {
+        task.requeued();
         if self.capacity.limit().is_some() {
             self.occupied.fetch_add(1, Ordering::SeqCst);
         }

@@ -29,13 +29,12 @@
 
 use super::Shared;
 use super::submit::Submission;
-use crate::clock::now_ns;
 use crate::hooks::JobOutcome;
 use crate::job::JobError;
 use crate::job::JobHandle;
 use crate::job::cell::Completion;
 use crate::job::task::{JobMeta, Observer, RawJob, Retry, Task};
-use crate::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::sync::{Arc, Condvar, Mutex, lock};
 use crate::util::{drop_quietly, panic_message};
 use std::future::Future;
@@ -83,9 +82,9 @@ pub(crate) struct FutureJob<F: Future> {
     /// not keep an executor's state alive after its last owner is gone.
     pool: Weak<Shared>,
     lane: usize,
-    /// When it was last queued (crate clock), if the hooks need it.
-    queued_ns: AtomicU64,
-    stamp: bool,
+    /// When it was last queued (stamped again at each re-queue, if at
+    /// all), and the span it was spawned in.
+    meta: JobMeta,
     /// Polled off the pool after `shutdown_now` handed it back: counted as
     /// handed back then, so not counted again if later cancelled.
     handed_back: AtomicBool,
@@ -111,8 +110,7 @@ where
             finished: Condvar::new(),
             pool,
             lane,
-            queued_ns: AtomicU64::new(meta.enqueued_ns),
-            stamp: meta.enqueued_ns != 0,
+            meta,
             handed_back: AtomicBool::new(false),
         }))
     }
@@ -221,9 +219,7 @@ where
 
     /// Queues a poll in the future's lane (the state is `SCHEDULED`).
     fn requeue(self: &Arc<Self>) {
-        if self.stamp {
-            self.queued_ns.store(now_ns(), Ordering::Relaxed);
-        }
+        self.meta.requeued();
         let task = Task::from_raw(Arc::clone(self) as Arc<dyn RawJob>);
         match self.pool.upgrade() {
             Some(pool) => {
@@ -322,11 +318,13 @@ where
         });
     }
 
-    fn meta(&self) -> JobMeta {
-        JobMeta {
-            enqueued_ns: self.queued_ns.load(Ordering::Relaxed),
-            deadline_ns: 0,
-        }
+    fn meta(&self) -> &JobMeta {
+        &self.meta
+    }
+
+    fn next_attempt(&self) -> u32 {
+        // A future is polled, never retried: every poll is its first run.
+        1
     }
 }
 

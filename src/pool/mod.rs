@@ -19,6 +19,7 @@ use crate::hooks::{Hooks, ThreadSettings};
 use crate::lane::Lane;
 use crate::lane::config::LaneConfig;
 use crate::lane::picker::{Picker, Schedule};
+use crate::observe::facade::{self, Instruments};
 use crate::priority::Priority;
 use crate::sleep::Sleep;
 use crate::sync::atomic::{AtomicUsize, Ordering};
@@ -70,7 +71,10 @@ pub(crate) struct Shared {
     schedule: Schedule,
     pub(crate) hooks: Hooks,
     pub(crate) thread_settings: ThreadSettings,
-    /// Stamp every job with its enqueue time (hooks report waits).
+    /// The `metrics` facade's handles (feature `metrics`; nothing without).
+    pub(crate) instruments: Instruments,
+    /// Stamp every job with its enqueue time (hooks and metrics report
+    /// waits).
     stamp_jobs: bool,
     /// Some lane ages its jobs: check for overdue heads before each pick.
     aging: bool,
@@ -112,6 +116,7 @@ impl Shared {
         let weights: Vec<u32> = lanes.iter().map(|l| l.weight).collect();
         let configs = lanes;
         let lanes: Box<[Lane]> = lanes.iter().map(|l| Lane::new(l, config.max)).collect();
+        let instruments = Instruments::register(&name, lanes.iter().map(|l| l.priority));
         Arc::new(Shared {
             name,
             limits: resize::Limits::new(config),
@@ -119,9 +124,10 @@ impl Shared {
             lanes,
             lane_configs: configs.into(),
             schedule: Schedule::new(picker, &weights),
-            stamp_jobs: hooks.need_clock(),
+            stamp_jobs: hooks.need_clock() || facade::STAMPS_JOBS,
             hooks,
             thread_settings,
+            instruments,
             timer: Timer::default(),
             state: CachePadded::new(AtomicUsize::new(0)),
             requeue: Mutex::new(()),

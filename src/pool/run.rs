@@ -7,6 +7,8 @@ use crate::clock::now_ns;
 use crate::hooks::{DeadLetter, ExpiredJob, JobInfo, JobOutcome};
 use crate::job::JobError;
 use crate::job::task::{JobMeta, Observer, Retry, Task};
+use crate::observe::facade::Recent;
+use crate::observe::span;
 use crate::sync::atomic::Ordering;
 use crate::sync::{Arc, lock};
 use crate::util::call_quietly;
@@ -17,7 +19,11 @@ struct LaneObserver<'a> {
     shared: &'a Shared,
     lane: usize,
     /// Set when the hooks need it (they are told the job's wait).
-    info: Option<&'a JobInfo>,
+    info: Option<&'a JobInfo<'a>>,
+    /// When the attempt started (crate clock), or 0 if it was not timed.
+    started_ns: u64,
+    /// Where the time the attempt ended goes, if it was read.
+    recent: &'a Recent,
 }
 
 impl Observer for LaneObserver<'_> {
@@ -33,6 +39,11 @@ impl Observer for LaneObserver<'_> {
         if let Some(counter) = counter {
             counter.fetch_add(1, Ordering::Relaxed);
         }
+        let ended = self
+            .shared
+            .instruments
+            .finished(self.lane, outcome, self.started_ns);
+        self.recent.set(ended);
         if let (Some(hook), Some(info)) = (&self.shared.hooks.after, self.info) {
             call_quietly(|| hook(info, outcome));
         }
@@ -104,10 +115,12 @@ impl Shared {
         Some(lane)
     }
 
-    /// Runs a task a worker claimed, then frees its running slot.
+    /// Runs a task a worker claimed, then frees its running slot. `recent`
+    /// carries the end of one job to the dispatch of the next that the
+    /// same worker takes straight away (feature `metrics`).
     #[inline]
-    pub(super) fn execute(self: &Arc<Self>, index: usize, task: Task) {
-        if let Some(retry) = self.run_task(index, task) {
+    pub(super) fn execute(self: &Arc<Self>, index: usize, task: Task, recent: &Recent) {
+        if let Some(retry) = self.run_task(index, task, recent) {
             self.retry(index, retry);
         }
         if self.lanes[index].finished_running() {
@@ -119,26 +132,41 @@ impl Shared {
     /// Runs a task: expiry check, hooks, the job. Returns a retry it asks
     /// for.
     #[inline]
-    pub(super) fn run_task(&self, index: usize, task: Task) -> Option<Retry> {
-        let meta = task.meta();
-        if meta.enqueued_ns == 0 {
+    pub(super) fn run_task(&self, index: usize, task: Task, recent: &Recent) -> Option<Retry> {
+        let enqueued_ns = task.meta().map_or(0, JobMeta::enqueued_ns);
+        if enqueued_ns == 0 {
             task.run(&LaneObserver {
                 shared: self,
                 lane: index,
                 info: None,
+                started_ns: 0,
+                recent,
             })
         } else {
-            self.run_timed(index, task, meta)
+            self.run_timed(index, task, enqueued_ns, recent)
         }
     }
 
-    #[cold]
-    fn run_timed(&self, index: usize, task: Task, meta: JobMeta) -> Option<Retry> {
+    /// A job stamped at enqueue: its deadline, its wait for the hooks and
+    /// metrics, its span.
+    #[cfg_attr(not(any(feature = "metrics", feature = "tracing")), cold)]
+    fn run_timed(
+        &self,
+        index: usize,
+        task: Task,
+        enqueued_ns: u64,
+        recent: &Recent,
+    ) -> Option<Retry> {
         let lane = &self.lanes[index];
-        let now = now_ns();
-        let waited = Duration::from_nanos(now.saturating_sub(meta.enqueued_ns));
-        if meta.deadline_ns != 0 && now > meta.deadline_ns {
+        let now = match recent.take() {
+            0 => now_ns(),
+            ended => ended,
+        };
+        let waited = Duration::from_nanos(now.saturating_sub(enqueued_ns));
+        let deadline_ns = task.meta().map_or(0, |m| m.deadline_ns);
+        if deadline_ns != 0 && now > deadline_ns {
             lane.counters.expired.fetch_add(1, Ordering::Relaxed);
+            self.instruments.expired(index);
             if let Some(hook) = &self.hooks.expired {
                 let job = ExpiredJob {
                     priority: lane.priority,
@@ -149,10 +177,20 @@ impl Shared {
             task.resolve(JobError::Expired);
             return None;
         }
+        self.instruments
+            .started(&self.lanes, index, waited, now, recent);
         let info = JobInfo {
             priority: lane.priority,
             waited,
+            executor: &self.name,
+            attempt: task.next_attempt(),
         };
+        // The hooks run inside the attempt's span too.
+        let _span = match task.meta() {
+            Some(meta) => span::attempt(meta, &self.name, lane.priority, info.attempt, waited),
+            None => span::none(),
+        }
+        .entered();
         if let Some(hook) = &self.hooks.before {
             call_quietly(|| hook(&info));
         }
@@ -160,6 +198,8 @@ impl Shared {
             shared: self,
             lane: index,
             info: Some(&info),
+            started_ns: now,
+            recent,
         })
     }
 
@@ -184,6 +224,8 @@ impl Shared {
                 shared: self,
                 lane: from,
                 info: None,
+                started_ns: 0,
+                recent: &Recent::new(),
             });
             return;
         }

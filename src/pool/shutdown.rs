@@ -56,12 +56,14 @@ impl Shared {
             lane.counters
                 .handed_back_delayed
                 .fetch_add(1, Ordering::Relaxed);
+            self.instruments.handed_back(entry.lane);
             pending.push(PendingJob::new(lane.priority, entry.task));
         }
-        for lane in self.lanes.iter() {
+        for (index, lane) in self.lanes.iter().enumerate() {
             while lane.try_claim() {
                 if let Some(task) = lane.take_claimed() {
                     lane.counters.handed_back.fetch_add(1, Ordering::Relaxed);
+                    self.instruments.handed_back(index);
                     pending.push(PendingJob::new(lane.priority, task));
                 }
             }

@@ -11,6 +11,7 @@ use crate::job::cell::NewJob;
 use crate::job::task::{JobMeta, Task};
 use crate::lane::config::RejectionPolicy;
 use crate::lane::{Lane, NoSlot};
+use crate::observe::facade::Recent;
 use crate::priority::Priority;
 use crate::sync::atomic::Ordering;
 use crate::sync::{Arc, yield_now};
@@ -130,7 +131,7 @@ impl Shared {
             });
         }
         if !lane.try_reserve() {
-            match self.when_full(lane, wait) {
+            match self.when_full(index, wait) {
                 Ok(()) => {}
                 Err(NoSlot::Closed) => {
                     return Err(EnqueueError::ShutDown {
@@ -147,6 +148,7 @@ impl Shared {
                 }
                 Err(NoSlot::Full) => {
                     lane.counters.rejected.fetch_add(1, Ordering::Relaxed);
+                    self.instruments.rejected(index);
                     return Err(EnqueueError::Full {
                         priority,
                         capacity: lane.capacity.limit().unwrap_or(usize::MAX),
@@ -169,6 +171,7 @@ impl Shared {
         }
         let (task, handle) = job.into_parts();
         lane.push(task);
+        self.instruments.submitted(index);
         self.after_publish();
         Ok(handle)
     }
@@ -176,25 +179,20 @@ impl Shared {
     #[inline]
     pub(super) fn meta(&self, deadline: Option<Instant>) -> JobMeta {
         let deadline_ns = deadline.map_or(0, to_ns);
-        JobMeta {
-            enqueued_ns: if self.stamp_jobs || deadline_ns != 0 {
-                now_ns()
-            } else {
-                0
-            },
-            deadline_ns,
-        }
+        let stamp = self.stamp_jobs || deadline_ns != 0 || crate::observe::span::wants_clock();
+        JobMeta::new(if stamp { now_ns() } else { 0 }, deadline_ns)
     }
 
     /// The lane is full: apply its rejection policy. `Ok` means a slot was
     /// reserved after all.
     #[cold]
-    fn when_full(self: &Arc<Self>, lane: &Lane, wait: Wait) -> Result<(), NoSlot> {
+    fn when_full(self: &Arc<Self>, index: usize, wait: Wait) -> Result<(), NoSlot> {
+        let lane = &self.lanes[index];
         let deadline = match (wait, lane.when_full) {
             (Wait::No, _) | (_, RejectionPolicy::Reject | RejectionPolicy::CallerRuns) => {
                 return Err(NoSlot::Full);
             }
-            (_, RejectionPolicy::DiscardOldest) => return self.discard_oldest(lane),
+            (_, RejectionPolicy::DiscardOldest) => return self.discard_oldest(index),
             (Wait::Forever, RejectionPolicy::Block) => None,
             (Wait::Until(deadline), RejectionPolicy::Block) => Some(deadline),
         };
@@ -225,7 +223,7 @@ impl Shared {
                 return Err(NoSlot::Full);
             }
             match self.next_task() {
-                Some((index, task)) => self.execute(index, task),
+                Some((index, task)) => self.execute(index, task, &Recent::new()),
                 // Every queued job is running (or capped): one of them
                 // frees a slot.
                 None => yield_now(),
@@ -235,7 +233,8 @@ impl Shared {
 
     /// Pushes the lane's oldest queued job out (its handle resolves
     /// `Discarded`) until a slot is free.
-    fn discard_oldest(&self, lane: &Lane) -> Result<(), NoSlot> {
+    fn discard_oldest(&self, index: usize) -> Result<(), NoSlot> {
+        let lane = &self.lanes[index];
         loop {
             if self.is_closed() {
                 return Err(NoSlot::Closed);
@@ -244,6 +243,7 @@ impl Shared {
                 && let Some(oldest) = lane.take_claimed()
             {
                 lane.counters.discarded.fetch_add(1, Ordering::Relaxed);
+                self.instruments.discarded(index);
                 oldest.resolve(JobError::Discarded);
             }
             if lane.try_reserve() {
@@ -264,17 +264,20 @@ impl Shared {
         let lane = &self.lanes[index];
         let (task, handle) = job.into_parts();
         lane.counters.caller_ran.fetch_add(1, Ordering::Relaxed);
+        self.instruments.submitted(index);
         lane.counters.dispatched.fetch_add(1, Ordering::Relaxed);
         // Retries run here too, at once: a producer's thread re-queueing
         // work could race a shutdown that has already let the workers go.
         let mut index = index;
-        let mut next = self.run_task(index, task);
+        let recent = Recent::new();
+        let mut next = self.run_task(index, task, &recent);
         while let Some(retry) = next {
             index = self.retry_lane(index, &retry);
             let counters = &self.lanes[index].counters;
             counters.requeued.fetch_add(1, Ordering::Relaxed);
             counters.dispatched.fetch_add(1, Ordering::Relaxed);
-            next = self.run_task(index, retry.task);
+            retry.task.requeued();
+            next = self.run_task(index, retry.task, &recent);
         }
         handle
     }
@@ -326,7 +329,7 @@ impl Shared {
                     let tail = std::iter::once(job).chain(jobs);
                     return Err(refuse(shut_down, back, tail, accepted));
                 }
-                match self.when_full(lane, Wait::Forever) {
+                match self.when_full(index, Wait::Forever) {
                     Ok(()) => {}
                     Err(NoSlot::Closed) => {
                         stop = Some(shut_down(job));

@@ -4,6 +4,7 @@
 
 use super::Shared;
 use crate::job::task::Task;
+use crate::observe::facade::Recent;
 use crate::sleep::Wake;
 use crate::sync::atomic::{AtomicBool, Ordering};
 use crate::sync::{
@@ -293,17 +294,23 @@ fn worker_main(shared: Arc<Shared>) {
         slot,
         place: Place::Idle,
     };
+    shared.instruments.worker_started();
     let slot = Arc::clone(&exit.slot);
     // Rule 7: from the claim in `find_work` to the end of this batch the
     // slot stays busy; nothing here marks or counts anything per job.
     while let Some((lane, task)) = shared.find_work(&mut exit.place, &slot) {
         shared.idle.fetch_sub(1, Ordering::SeqCst);
         exit.place = Place::Busy;
-        shared.execute(lane, task);
+        shared.instruments.worker_busy();
+        let recent = Recent::new();
+        shared.execute(lane, task, &recent);
         while let Some((lane, task)) = shared.next_task() {
-            shared.execute(lane, task);
+            shared.execute(lane, task, &recent);
         }
         shared.idle.fetch_add(1, Ordering::SeqCst);
         exit.place = Place::Idle;
+        shared.instruments.worker_idle(&shared.lanes);
     }
+    drop(exit);
+    shared.instruments.worker_exited(&shared.lanes);
 }

@@ -103,6 +103,7 @@ impl SequenceJob {
             fault,
             counters,
         } = self;
+        crate::observe::span::record_sequence(&sequence);
         let copy = fault.as_ref().map(|_| message.clone());
         let outcome = catch_unwind(AssertUnwindSafe(|| run(message)));
         counters.record_run();

@@ -1,0 +1,113 @@
+//! Feature `tracing`: each attempt of a job runs inside a span, so a
+//! request's span follows its job onto the worker.
+//!
+//! At `enqueue` the job keeps the span current on the producer's thread
+//! (only when a subscriber is set, and only with the feature on); each
+//! attempt then runs inside a new span named `job` (target
+//! `priority_executor`, level INFO) whose parent is that span, with the
+//! fields `executor`, `priority`, `attempt` (1 for the first run; each
+//! retry gets its own span) and `wait_ns` (its queue wait). The hooks run
+//! inside it. A sequence of the ESB layer records its name in the field
+//! `sequence`.
+
+#[cfg(feature = "tracing")]
+pub(crate) use on::*;
+
+#[cfg(not(feature = "tracing"))]
+pub(crate) use off::*;
+
+#[cfg(feature = "tracing")]
+mod on {
+    use crate::job::task::JobMeta;
+    use crate::priority::Priority;
+    use std::time::Duration;
+    use tracing::Span;
+
+    /// Does a job need its enqueue time for its span? Only once a
+    /// subscriber has been set (a relaxed load of tracing's own flag).
+    #[inline]
+    pub(crate) fn wants_clock() -> bool {
+        tracing::dispatcher::has_been_set()
+    }
+
+    /// The span to parent a job's attempts to: the one current now, if the
+    /// job was stamped (a subscriber was set) and none otherwise.
+    #[inline]
+    pub(crate) fn current(enqueued_ns: u64) -> Span {
+        if enqueued_ns == 0 {
+            Span::none()
+        } else {
+            Span::current()
+        }
+    }
+
+    /// No span (a job without facts: cannot happen for a stamped one).
+    #[inline]
+    pub(crate) fn none() -> Span {
+        Span::none()
+    }
+
+    /// The span one attempt runs in.
+    #[inline]
+    pub(crate) fn attempt(
+        meta: &JobMeta,
+        executor: &str,
+        priority: Priority,
+        attempt: u32,
+        waited: Duration,
+    ) -> Span {
+        tracing::info_span!(
+            target: "priority_executor",
+            parent: &meta.parent,
+            "job",
+            executor,
+            priority = priority.0,
+            attempt,
+            wait_ns = u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX),
+            sequence = tracing::field::Empty,
+        )
+    }
+
+    /// Names the sequence a job runs, in the span of its attempt.
+    #[cfg_attr(not(feature = "esb"), allow(dead_code))]
+    pub(crate) fn record_sequence(name: &str) {
+        Span::current().record("sequence", name);
+    }
+}
+
+/// The stand-in without the feature.
+#[cfg(not(feature = "tracing"))]
+mod off {
+    use crate::job::task::JobMeta;
+    use crate::priority::Priority;
+    use std::time::Duration;
+
+    #[inline(always)]
+    pub(crate) fn wants_clock() -> bool {
+        false
+    }
+
+    /// No span: entering it does nothing.
+    pub(crate) struct NoSpan;
+
+    impl NoSpan {
+        #[inline(always)]
+        pub(crate) fn entered(self) -> NoSpan {
+            self
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn none() -> NoSpan {
+        NoSpan
+    }
+
+    #[inline(always)]
+    pub(crate) fn attempt(_: &JobMeta, _: &str, _: Priority, _: u32, _: Duration) -> NoSpan {
+        NoSpan
+    }
+
+    #[cfg_attr(not(feature = "esb"), allow(dead_code))]
+    #[inline(always)]
+    pub(crate) fn record_sequence(_: &str) {}
+}

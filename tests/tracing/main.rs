@@ -1,0 +1,199 @@
+//! Feature `tracing`: each attempt of a job runs in its own span, whose
+//! parent is the span that was current at `enqueue`.
+//!
+//! A small layer records every span's name, fields and parent. Workers are
+//! threads of their own, so the subscriber is the global default, set once
+//! for this binary; each test finds its spans by the executor's name.
+
+use priority_executor::{Capacity, Executor, Priority, RetryPolicy};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, OnceLock};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Span, Subscriber, info_span};
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+use tracing_subscriber::registry::{LookupSpan, Registry};
+
+/// A span as the layer saw it.
+#[derive(Clone, Debug)]
+struct Seen {
+    name: &'static str,
+    parent: Option<Id>,
+    fields: HashMap<&'static str, String>,
+}
+
+#[derive(Clone, Default)]
+struct Spans(Arc<Mutex<HashMap<Id, Seen>>>);
+
+struct Fields<'a>(&'a mut HashMap<&'static str, String>);
+
+impl Visit for Fields<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name(), value.to_owned());
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        self.0.insert(field.name(), format!("{value:?}"));
+    }
+}
+
+impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Spans {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        // The registry resolves the parent: explicit, or the current span.
+        let parent = ctx
+            .span(id)
+            .and_then(|span| span.parent())
+            .map(|parent| parent.id());
+        let mut fields = HashMap::new();
+        attrs.record(&mut Fields(&mut fields));
+        let seen = Seen {
+            name: attrs.metadata().name(),
+            parent,
+            fields,
+        };
+        self.0.lock().unwrap().insert(id.clone(), seen);
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, _ctx: Context<'_, S>) {
+        if let Some(seen) = self.0.lock().unwrap().get_mut(id) {
+            values.record(&mut Fields(&mut seen.fields));
+        }
+    }
+}
+
+/// The recording layer, installed as the global subscriber on first use.
+fn spans() -> &'static Spans {
+    static SPANS: OnceLock<Spans> = OnceLock::new();
+    SPANS.get_or_init(|| {
+        let spans = Spans::default();
+        tracing::subscriber::set_global_default(Registry::default().with(spans.clone()))
+            .expect("the only subscriber of this binary");
+        spans
+    })
+}
+
+impl Spans {
+    fn get(&self, id: &Id) -> Seen {
+        self.0.lock().unwrap()[id].clone()
+    }
+}
+
+fn executor(name: &str) -> Executor {
+    Executor::builder()
+        .name(name)
+        .core_threads(1)
+        .max_threads(1)
+        .lane(Priority(10), Capacity::Unbounded)
+        .lane(Priority(1), Capacity::Unbounded)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_job_runs_in_a_span_whose_parent_is_the_span_at_enqueue() {
+    let spans = spans();
+    let exec = executor("traced");
+    // Each job returns the span it ran in: holding it keeps its id from
+    // being reused by another span before the test reads it.
+    let request = info_span!("request", id = 7);
+    let request_id = request.id().unwrap();
+    let handle = request
+        .in_scope(|| exec.enqueue(Priority(10), Span::current))
+        .unwrap();
+    // The request's span may be gone before its job runs: the job holds
+    // it until then.
+    drop(request);
+    let job = handle.join().unwrap();
+    exec.shutdown();
+
+    let seen = spans.get(&job.id().expect("the job ran in a span"));
+    assert_eq!(seen.name, "job");
+    assert_eq!(seen.parent, Some(request_id));
+    assert_eq!(seen.fields["executor"], "traced");
+    assert_eq!(seen.fields["priority"], "10");
+    assert_eq!(seen.fields["attempt"], "1");
+    let wait: u64 = seen.fields["wait_ns"].parse().unwrap();
+    assert!(wait < 60_000_000_000);
+}
+
+#[test]
+fn each_retry_runs_in_a_span_of_its_own() {
+    let spans = spans();
+    let exec = executor("traced-retries");
+    let runs = Arc::new(Mutex::new(Vec::new()));
+    let seen = runs.clone();
+    let request = info_span!("retried request");
+    let handle = request
+        .in_scope(|| {
+            exec.enqueue_retrying(
+                Priority(1),
+                move |attempt| {
+                    seen.lock().unwrap().push(Span::current());
+                    if attempt.number < 3 {
+                        Err("not yet")
+                    } else {
+                        Ok(attempt.number)
+                    }
+                },
+                RetryPolicy::new(5),
+            )
+        })
+        .unwrap();
+    assert_eq!(handle.join(), Ok(3));
+    exec.shutdown();
+
+    let runs: Vec<Id> = runs
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|s| s.id().unwrap())
+        .collect();
+    assert_eq!(runs.len(), 3);
+    for (n, id) in runs.iter().enumerate() {
+        let job = spans.get(id);
+        assert_eq!(job.parent, request.id(), "attempt {}", n + 1);
+        assert_eq!(job.fields["attempt"], (n + 1).to_string());
+        assert_eq!(job.fields["executor"], "traced-retries");
+    }
+    assert!(runs[0] != runs[1] && runs[1] != runs[2]);
+}
+
+#[test]
+fn a_job_enqueued_outside_any_span_gets_a_root_span() {
+    let spans = spans();
+    let exec = executor("traced-root");
+    let handle = exec.enqueue(Priority(1), Span::current).unwrap();
+    let job = handle.join().unwrap();
+    exec.shutdown();
+    let seen = spans.get(&job.id().expect("the job ran in a span"));
+    assert_eq!((seen.name, seen.parent), ("job", None));
+}
+
+#[cfg(feature = "esb")]
+#[test]
+fn a_sequence_names_itself_in_its_span() {
+    use priority_executor::{Executors, Message};
+
+    let spans = spans();
+    let executors =
+        Executors::from_toml_str("[executors.traced-esb]\nlanes = [{ priority = 1 }]\n").unwrap();
+    let ran_in = Arc::new(Mutex::new(None));
+    let seen = ran_in.clone();
+    executors.register_sequence("submit-visa", move |_m: Message| {
+        *seen.lock().unwrap() = Some(Span::current());
+        Ok::<(), std::io::Error>(())
+    });
+    let request = info_span!("esb request");
+    let handle = request
+        .in_scope(|| executors.enqueue_sequence("traced-esb", "submit-visa", Message::new()))
+        .unwrap();
+    assert!(handle.join().unwrap().is_ok());
+    executors.shutdown();
+
+    let ran_in = ran_in.lock().unwrap().clone().expect("the sequence ran");
+    let job = spans.get(&ran_in.id().expect("in a span"));
+    assert_eq!(job.parent, request.id());
+    assert_eq!(job.fields["sequence"], "submit-visa");
+    assert_eq!(job.fields["executor"], "traced-esb");
+}
