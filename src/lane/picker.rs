@@ -64,8 +64,10 @@ pub(crate) const MAX_CYCLE: u64 = 1 << 16;
 pub enum Picker {
     /// Smooth weighted round robin (as in nginx): each lane's turns are
     /// spread as evenly as the weights allow. 10:1 gives `HHHHHLHHHHH`.
-    /// While a lane is backlogged its dispatches stay within one job of its
-    /// exact share over any prefix of the cycle.
+    /// While a lane is backlogged its dispatches stay within two jobs of its
+    /// exact share over any prefix of the cycle (within one for two lanes;
+    /// with more lanes the smooth order can lag slightly past one, e.g.
+    /// 1.05 jobs for weights 61:2:61:5:57:20:12).
     #[default]
     Smooth,
     /// Classic weighted round robin, as Synapse's PRR: a lane is served up
@@ -317,6 +319,33 @@ mod tests {
         );
     }
 
+    /// The largest lag of any lane behind or ahead of its exact share over
+    /// the prefixes of one cycle.
+    fn largest_lag(cycle: &[usize], weights: &[u32]) -> f64 {
+        let total: u32 = weights.iter().sum();
+        let mut served = vec![0u32; weights.len()];
+        let mut worst = 0f64;
+        for (k, &lane) in cycle.iter().enumerate() {
+            served[lane] += 1;
+            for (i, &w) in weights.iter().enumerate() {
+                let ideal = (k + 1) as f64 * f64::from(w) / f64::from(total);
+                worst = worst.max((f64::from(served[i]) - ideal).abs());
+            }
+        }
+        worst
+    }
+
+    /// The documented bound is two jobs, not one: with many lanes the
+    /// smooth order can lag just past one (this case was found by the
+    /// property test below).
+    #[test]
+    fn smooth_lag_can_pass_one_job_but_stays_under_two() {
+        let weights = [61, 2, 61, 5, 57, 20, 12];
+        let lag = largest_lag(&Picker::Smooth.cycle(&weights), &weights);
+        assert!(lag > 1.0 && lag < 2.0, "lag {lag}");
+        assert!(largest_lag(&Picker::Smooth.cycle(&[10, 1]), &[10, 1]) < 1.0);
+    }
+
     #[test]
     fn classic_10_5_1_serves_in_runs() {
         assert_eq!(
@@ -376,7 +405,7 @@ mod tests {
 
         /// Every lane backlogged: every window of sum(weights) dispatches
         /// gives each lane exactly its weight, and prefixes stay within the
-        /// documented lag (smooth: under 1 job, classic: under the weight).
+        /// documented lag (smooth: under 2 jobs, classic: under the weight).
         #[test]
         fn backlogged_lanes_get_exact_shares(weights in weights_strategy(), classic in any::<bool>()) {
             let kind = if classic { Picker::Classic } else { Picker::Smooth };
@@ -395,7 +424,7 @@ mod tests {
                 served[l] += 1.0;
                 for (i, &w) in weights.iter().enumerate() {
                     let ideal = (k + 1) as f64 * f64::from(w) / total as f64;
-                    let bound = if classic { f64::from(w) } else { 1.0 };
+                    let bound = if classic { f64::from(w) } else { 2.0 };
                     prop_assert!((served[i] - ideal).abs() < bound + 1e-9,
                         "lane {} served {} ideal {:.2} after {}", i, served[i], ideal, k + 1);
                 }
