@@ -9,7 +9,7 @@
 //! on its way to sleep.
 use crate::support::{Runs, model, model_with_bound};
 use loom::sync::Arc;
-use priority_executor::{Capacity, Executor, JobError, Priority};
+use priority_executor::{Capacity, Executor, JobError, Priority, RetryPolicy};
 use std::time::Duration;
 
 const HIGH: Priority = Priority(2);
@@ -199,5 +199,51 @@ fn graceful_shutdown_racing_enqueue_runs_or_refuses_each_job() {
         // loom never times out a wait: this waits for the last exit.
         assert!(exec.await_termination(Duration::from_secs(1)));
         assert!(exec.is_terminated());
+    });
+}
+
+/// A retrying job's first attempt fails while the main thread calls
+/// `shutdown_now` (the re-queue lock of `Shared::retry` against
+/// `Shared::stop_now`): the retry is either queued before the lanes are
+/// emptied and handed back, or sees the executor stopped and is
+/// dead-lettered with its error. Never stranded, never both.
+#[test]
+fn retry_racing_shutdown_now_is_handed_back_or_dead_lettered() {
+    model(|| {
+        let exec = Executor::builder()
+            .name("loom")
+            .core_threads(1)
+            .max_threads(1)
+            .lane(HIGH, Capacity::Unbounded)
+            .build()
+            .unwrap();
+        assert_eq!(exec.prestart_core_threads(), 1);
+        let handle = exec
+            .enqueue_retrying(
+                HIGH,
+                |attempt| Err::<(), _>(format!("attempt {}", attempt.number)),
+                RetryPolicy::new(1),
+            )
+            .unwrap();
+        let pending = exec.shutdown_now();
+        let handed_back = pending.len();
+        assert!(handed_back <= 1);
+        drop(pending);
+        let result = handle.join();
+        let m = exec.metrics();
+        let lane = &m.lanes[0];
+        match result {
+            // Handed back before its first run, or as a waiting retry.
+            Err(JobError::Cancelled) => assert_eq!(handed_back, 1),
+            // Its retry also ran, or the retry was refused after the stop.
+            Err(JobError::Failed { attempts, .. }) => {
+                assert_eq!(handed_back, 0);
+                assert!(attempts == 1 || attempts == 2, "attempts {attempts}");
+                assert_eq!(lane.dead_lettered, 1);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        exec.shutdown();
+        assert_eq!(lane.handed_back, handed_back as u64);
     });
 }
