@@ -7,9 +7,7 @@ use priority_executor::Priority;
 use priority_executor::actor::{
     Actor, ActorError, Context, Outbox, Reason, StageBuilder, StageMetrics,
 };
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
-use std::thread;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 /// How long a step may take before it counts as hung: a hang detector,
@@ -19,29 +17,9 @@ pub const LIMIT: Duration = Duration::from_secs(30);
 /// The lane of the gate message: above every lane the tests use.
 pub const GATE: Priority = Priority(1000);
 
-/// Runs `f` on its own thread; fails the test if it does not finish
-/// within [`LIMIT`] (its thread is then leaked) and re-raises its panic.
+/// [`common::within`](super::common::within) with this binary's [`LIMIT`].
 pub fn within<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (done_tx, done) = mpsc::channel();
-    let runner = thread::Builder::new()
-        .name(format!("watched: {what}"))
-        .spawn(move || {
-            let _ = done_tx.send(f());
-        })
-        .expect("spawn the watched thread");
-    match done.recv_timeout(LIMIT) {
-        Ok(value) => {
-            let _ = runner.join();
-            value
-        }
-        Err(RecvTimeoutError::Timeout) => {
-            panic!("HANG: {what} did not finish within {LIMIT:?} (its thread is leaked)")
-        }
-        Err(RecvTimeoutError::Disconnected) => match runner.join() {
-            Err(payload) => std::panic::resume_unwind(payload),
-            Ok(()) => unreachable!("the watched thread sends its result before it ends"),
-        },
-    }
+    super::common::within(what, LIMIT, f)
 }
 
 /// A test message: a label and a sequence number.
