@@ -123,7 +123,10 @@ pub struct LaneMetrics {
     pub caller_ran: u64,
     /// Dispatches made ahead of the weighted order by aging.
     pub promoted: u64,
-    /// Futures ([`spawn_future`](crate::ExecutorHandle::spawn_future))
+    /// Jobs cancelled through their handles
+    /// ([`JobHandle::cancel`](crate::JobHandle::cancel)) and since met in
+    /// the lane and dropped unrun (until then they count as `queued`), and
+    /// futures ([`spawn_future`](crate::ExecutorHandle::spawn_future))
     /// parked when `shutdown_now` ran and woken afterwards: dropped
     /// unfinished, their handles resolve
     /// [`JobError::Cancelled`](crate::JobError::Cancelled).
@@ -138,8 +141,8 @@ pub struct LaneMetrics {
 
 impl LaneMetrics {
     /// Jobs accepted and since finished one way or another: completed,
-    /// panicked, handed back, expired, discarded, dead-lettered or (a
-    /// future woken after `shutdown_now`) cancelled. Equal to `submitted`
+    /// panicked, handed back, expired, discarded, dead-lettered or
+    /// cancelled. Equal to `submitted`
     /// once the lane is idle.
     ///
     /// # Examples

@@ -28,6 +28,18 @@
 //!   `READY` result and stores `TAKEN`, and on drop `swap(DROPPED)`: from
 //!   `WAITING` it drops its waker, from `READY` the unread result.
 //!
+//! Beside the one-shot value, two bits of the same word decide between the
+//! job starting and the handle cancelling it, whichever comes first:
+//! - the task side sets `STARTED` (`fetch_or`) before it runs or resolves
+//!   the job; if `CANCELLED` was already set it drops the body unrun and
+//!   touches nothing else (the result slot and the waker stay as they are);
+//! - the handle sets `CANCELLED` (compare-exchange) only while neither bit
+//!   is set; from then on it answers `Cancelled` itself and owns `waker`
+//!   outright, since the task side will never publish a result.
+//!
+//! A job whose handle is gone cannot be cancelled, so the task side skips
+//! the read-modify-write when the value is already `DROPPED`.
+//!
 //! A blocking `join` is a poll with a waker that unparks the joining thread.
 //! Both sides hold an `Arc`; whichever lets go last frees the cell. The
 //! loom model `tests/loom/cell.rs` checks the races between completing,
@@ -57,6 +69,12 @@ const READY: usize = 2;
 const TAKEN: usize = 3;
 /// The handle was dropped.
 const DROPPED: usize = 4;
+/// The one-shot value: one of the five above.
+const VALUE: usize = 0b111;
+/// Flag: the task side took the job to run or resolve it.
+const STARTED: usize = 1 << 3;
+/// Flag: the handle cancelled the job before it started.
+const CANCELLED: usize = 1 << 4;
 
 /// The result side of a job, type-erased for [`JobHandle`](crate::JobHandle).
 pub(crate) trait Completion<T>: Send + Sync {
@@ -66,6 +84,8 @@ pub(crate) trait Completion<T>: Send + Sync {
     /// Blocks until the job has finished and takes the result.
     fn wait(&self) -> Result<T, JobError>;
     fn is_finished(&self) -> bool;
+    /// Cancels the job if it has not started; says whether it did.
+    fn cancel(&self) -> bool;
     /// The handle is gone: drop what it will never read.
     fn detach(&self);
 }
@@ -154,7 +174,7 @@ impl<B: Body> JobCell<B> {
         // ORDERING: Release publishes the result to the handle's Acquire
         // load; Acquire takes over the waker the handle published with
         // Release when it moved to `WAITING`.
-        match self.state.swap(READY, Ordering::AcqRel) {
+        match self.state.swap(READY, Ordering::AcqRel) & VALUE {
             WAITING => {
                 // SAFETY: the handle gave `waker` up when it stored
                 // `WAITING`, and cannot take it back now that the state
@@ -182,6 +202,10 @@ impl<B: Body> JobCell<B> {
     /// Runs one attempt. `Some` asks for another after a delay, possibly at
     /// another priority; the body is then back in the cell.
     fn attempt(&self, observer: &dyn Observer) -> Option<(Duration, Option<Priority>, String)> {
+        if !self.start() {
+            observer.cancelled();
+            return None;
+        }
         let mut body = self.take_body()?;
         let failure = match catch_unwind(AssertUnwindSafe(|| body.attempt())) {
             Ok(Ok(value)) => {
@@ -242,7 +266,34 @@ impl<B: Body> RawJob for JobCell<B> {
             })
     }
 
+    #[inline]
+    fn start(&self) -> bool {
+        // ORDERING: Relaxed: `DROPPED` is final for the handle side (no
+        // handle is left to cancel the job), and `STARTED` is only ever set
+        // by the task side (by this thread, or by an earlier holder of the
+        // task before it was queued, which the queue orders before this).
+        let state = self.state.load(Ordering::Relaxed);
+        if state & VALUE == DROPPED || state & STARTED != 0 {
+            return true;
+        }
+        // ORDERING: Relaxed: the read-modify-writes of this one word decide
+        // which of `STARTED` and `CANCELLED` came first; nothing else
+        // crosses with them (a cancelling handle writes nothing the task
+        // side reads, and the body was published with the task).
+        if self.state.fetch_or(STARTED, Ordering::Relaxed) & CANCELLED == 0 {
+            return true;
+        }
+        if let Some(body) = self.take_body() {
+            // Its captures may do anything, panic included.
+            drop_quietly(body);
+        }
+        false
+    }
+
     fn resolve_unrun(&self, error: JobError) {
+        if !self.start() {
+            return;
+        }
         let Some(body) = self.take_body() else {
             return;
         };
@@ -276,16 +327,19 @@ impl<B: Body> RawJob for JobCell<B> {
 }
 
 impl<B: Body> JobCell<B> {
-    /// Handle side, in `EMPTY` with a waker written: hands it to the task
-    /// side (`EMPTY -> WAITING`). If the result came first, the task side
-    /// never saw the waker: it is dropped here and the state returned.
-    fn publish_waker(&self) -> Result<(), usize> {
+    /// Handle side, in `EMPTY` (with the flags `flags`) with a waker
+    /// written: hands it to the task side (`EMPTY -> WAITING`). If the
+    /// result came first, the task side never saw the waker: it is dropped
+    /// here and the state returned.
+    fn publish_waker(&self, flags: usize) -> Result<(), usize> {
         // ORDERING: Release publishes the waker to the task side's `swap`;
         // on failure, Acquire so a `READY` comes with the result.
-        match self
-            .state
-            .compare_exchange(EMPTY, WAITING, Ordering::AcqRel, Ordering::Acquire)
-        {
+        match self.state.compare_exchange(
+            flags | EMPTY,
+            flags | WAITING,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
             Ok(_) => Ok(()),
             Err(actual) => {
                 // SAFETY: the state never was `WAITING`, so the handle still
@@ -304,7 +358,13 @@ impl<B: Body> Completion<B::Output> for JobCell<B> {
         // so a `READY` seen here comes with the result.
         let mut state = self.state.load(Ordering::Acquire);
         loop {
-            match state {
+            if state & CANCELLED != 0 {
+                // Only this handle sets the flag, and the task side never
+                // publishes a result after it.
+                return Poll::Ready(Err(JobError::Cancelled));
+            }
+            let flags = state & !VALUE;
+            match state & VALUE {
                 READY => {
                     // SAFETY: `READY` hands `stage` to the handle for good.
                     let stage = self.stage.with_mut(|stage| unsafe {
@@ -324,7 +384,7 @@ impl<B: Body> Completion<B::Output> for JobCell<B> {
                     };
                     // SAFETY: in `EMPTY` the handle owns `waker`.
                     self.waker.with_mut(|w| unsafe { *w = Some(waker.clone()) });
-                    match self.publish_waker() {
+                    match self.publish_waker(flags) {
                         Ok(()) => return Poll::Pending,
                         Err(actual) => state = actual,
                     }
@@ -338,8 +398,8 @@ impl<B: Body> Completion<B::Output> for JobCell<B> {
                     // ORDERING: Acquire takes the slot back from the state
                     // the handle itself published; on failure as above.
                     match self.state.compare_exchange(
-                        WAITING,
-                        EMPTY,
+                        flags | WAITING,
+                        flags | EMPTY,
                         Ordering::Acquire,
                         Ordering::Acquire,
                     ) {
@@ -349,12 +409,12 @@ impl<B: Body> Completion<B::Output> for JobCell<B> {
                                 (*w).as_ref().is_some_and(|old| old.will_wake(waker))
                             });
                             if same {
-                                match self.publish_waker() {
+                                match self.publish_waker(flags) {
                                     Ok(()) => return Poll::Pending,
                                     Err(actual) => state = actual,
                                 }
                             } else {
-                                state = EMPTY;
+                                state = flags | EMPTY;
                             }
                         }
                         Err(actual) => state = actual,
@@ -382,14 +442,46 @@ impl<B: Body> Completion<B::Output> for JobCell<B> {
     }
 
     fn is_finished(&self) -> bool {
-        matches!(self.state.load(Ordering::Acquire), READY | TAKEN)
+        let state = self.state.load(Ordering::Acquire);
+        state & CANCELLED != 0 || matches!(state & VALUE, READY | TAKEN)
+    }
+
+    fn cancel(&self) -> bool {
+        // ORDERING: Relaxed throughout: see `start`; the handle takes
+        // nothing from the task side by cancelling.
+        let mut state = self.state.load(Ordering::Relaxed);
+        loop {
+            if state & (STARTED | CANCELLED) != 0 || !matches!(state & VALUE, EMPTY | WAITING) {
+                return false;
+            }
+            match self.state.compare_exchange_weak(
+                state,
+                state | CANCELLED,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => state = actual,
+            }
+        }
     }
 
     fn detach(&self) {
+        // ORDERING: Relaxed: only this handle sets `CANCELLED`.
+        if self.state.load(Ordering::Relaxed) & CANCELLED != 0 {
+            // The task side never touches `waker` once the job is
+            // cancelled (and drops the body itself when it meets the job):
+            // the waker is the handle's to drop, and the state stays as it
+            // is so the task side still sees `CANCELLED`.
+            // SAFETY: as above.
+            let waker = self.waker.with_mut(|w| unsafe { (*w).take() });
+            drop(waker);
+            return;
+        }
         // ORDERING: AcqRel: Acquire to take a published result or our own
         // waker back; Release so the task side, seeing `DROPPED`, owns the
         // slots after whatever the handle did to them.
-        match self.state.swap(DROPPED, Ordering::AcqRel) {
+        match self.state.swap(DROPPED, Ordering::AcqRel) & VALUE {
             WAITING => {
                 // SAFETY: the task side has not swapped yet (it would have
                 // left `READY`), and now never takes the waker.
@@ -397,7 +489,7 @@ impl<B: Body> Completion<B::Output> for JobCell<B> {
                 drop(waker);
             }
             READY => {
-                // SAFETY: `READY` gave `stage` to the handle.
+                // SAFETY: `READY` gave `stage` to the handle for good.
                 let stage = self
                     .stage
                     .with_mut(|stage| unsafe { std::mem::replace(&mut *stage, Stage::Running) });

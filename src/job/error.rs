@@ -28,9 +28,10 @@ pub enum JobError {
         /// The panic message (or a note that the payload was not a string).
         message: String,
     },
-    /// The job never ran: it was handed back by
+    /// The job never ran: it was cancelled through its handle
+    /// ([`JobHandle::cancel`](crate::JobHandle::cancel)), or handed back by
     /// [`ExecutorHandle::shutdown_now`](crate::ExecutorHandle::shutdown_now) and then
-    /// dropped, or its result was already taken.
+    /// dropped; or its result was already taken.
     #[error("job was cancelled before it ran")]
     Cancelled,
     /// The job's deadline passed before a worker started it; it never ran.

@@ -51,7 +51,8 @@ impl<T> JobHandle<T> {
     /// # Errors
     ///
     /// [`JobError::Panicked`] if the job panicked, [`JobError::Cancelled`]
-    /// if it was handed back by `shutdown_now` and dropped unrun.
+    /// if it was [cancelled](JobHandle::cancel), or handed back by
+    /// `shutdown_now` and dropped unrun.
     ///
     /// # Examples
     ///
@@ -89,6 +90,56 @@ impl<T> JobHandle<T> {
     /// ```
     pub fn is_finished(&self) -> bool {
         self.cell.is_finished()
+    }
+
+    /// Cancels the job if it has not started (Java's
+    /// `Future.cancel(false)`): it will never run, and the handle resolves
+    /// [`JobError::Cancelled`] at once. Returns whether this call
+    /// cancelled it; `false` if it has started (a running job is not
+    /// interrupted), has finished, or was already cancelled.
+    ///
+    /// The decision is one atomic operation against the worker taking the
+    /// job: `true` means it never ran, `false` that it runs (or ran) as
+    /// usual. The lanes are lock-free queues, so a cancelled job keeps its
+    /// place until a worker reaches it and drops it unrun, without running
+    /// hooks: its lane's `queued` figure (and a bounded lane's slot)
+    /// counts it until then, and its lane's `cancelled` counter from then.
+    /// Jobs from [`spawn_future`](crate::ExecutorHandle::spawn_future)
+    /// cannot be cancelled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, JobError, Priority};
+    /// use std::sync::mpsc;
+    ///
+    /// let exec = Executor::builder()
+    ///     .core_threads(1)
+    ///     .max_threads(1)
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()
+    ///     .unwrap();
+    /// let (started_tx, started) = mpsc::channel();
+    /// let (release, gate) = mpsc::channel::<()>();
+    /// let busy = exec
+    ///     .enqueue(Priority(1), move || {
+    ///         started_tx.send(()).unwrap();
+    ///         gate.recv().ok();
+    ///     })
+    ///     .unwrap();
+    /// started.recv().unwrap(); // the only worker is busy
+    /// let queued = exec.enqueue(Priority(1), || unreachable!("cancelled")).unwrap();
+    ///
+    /// assert!(queued.cancel());
+    /// assert!(!busy.cancel()); // already running
+    /// assert!(queued.is_finished());
+    /// assert_eq!(queued.join(), Err(JobError::Cancelled));
+    /// release.send(()).unwrap();
+    /// exec.shutdown();
+    /// assert_eq!(exec.metrics().lanes[0].cancelled, 1);
+    /// ```
+    pub fn cancel(&self) -> bool {
+        self.cell.cancel()
     }
 }
 

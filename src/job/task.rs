@@ -61,6 +61,9 @@ pub(crate) trait Observer {
     fn may_retry(&self) -> bool;
     /// The last attempt failed after `attempts` runs.
     fn dead_letter(&self, attempts: u32, error: &str);
+    /// The job was cancelled through its handle before it started: it was
+    /// dropped unrun.
+    fn cancelled(&self);
 }
 
 /// An observer that records nothing.
@@ -72,6 +75,7 @@ impl Observer for Unobserved {
         true
     }
     fn dead_letter(&self, _: u32, _: &str) {}
+    fn cancelled(&self) {}
 }
 
 /// A failed attempt that asks to be queued again.
@@ -97,7 +101,15 @@ impl Retry {
 
 /// A job type-erased for the lanes.
 pub(crate) trait RawJob: Send + Sync {
-    /// Runs one attempt; returns the task again when it asks to be retried.
+    /// Claims the job before it runs or is resolved: `false` if its handle
+    /// cancelled it first (the body is dropped then, unrun). Called again
+    /// for a retry's attempt, it answers `true`.
+    fn start(&self) -> bool;
+    /// Runs one attempt (unless the job was cancelled: [`start`] comes
+    /// first, and tells the observer); returns the task again when it asks
+    /// to be retried.
+    ///
+    /// [`start`]: RawJob::start
     fn run(self: Arc<Self>, observer: &dyn Observer) -> Option<Retry>;
     /// Resolves the handle without running the job (dropping its body).
     fn resolve_unrun(&self, error: JobError);
@@ -130,8 +142,23 @@ impl Task {
         self.raw.is_none()
     }
 
-    /// Runs one attempt on the current thread, catching a panic. Returns
-    /// the task again when it asks to be retried.
+    /// Claims the job before the hooks or a deadline see it: `true` if its
+    /// handle cancelled it (the body is then dropped, and the task is
+    /// spent). A job that was not cancelled then runs or is resolved as
+    /// usual. A tombstone has nothing to claim.
+    pub(crate) fn cancelled(&mut self) -> bool {
+        match &self.raw {
+            Some(raw) if !raw.start() => {
+                self.raw = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Runs one attempt on the current thread, catching a panic (or drops
+    /// the job unrun if its handle cancelled it). Returns the task again
+    /// when it asks to be retried.
     #[inline]
     pub(crate) fn run(mut self, observer: &dyn Observer) -> Option<Retry> {
         self.raw.take()?.run(observer)

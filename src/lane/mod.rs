@@ -84,8 +84,12 @@ pub(crate) struct LaneCounters {
     pub(crate) dead_lettered: AtomicU64,
     pub(crate) caller_ran: AtomicU64,
     pub(crate) promoted: AtomicU64,
-    /// Parked futures woken after `shutdown_now`, dropped unrun.
+    /// Jobs cancelled through their handles and met in the lane, and
+    /// parked futures woken after `shutdown_now`: dropped unrun.
     pub(crate) cancelled: AtomicU64,
+    /// Of `cancelled`, those taken out of the lane other than by a
+    /// dispatch (by `shutdown_now` or discard-oldest).
+    pub(crate) cancelled_undispatched: AtomicU64,
 }
 
 impl Lane {
@@ -253,6 +257,7 @@ impl Lane {
         // Counts tombstones too; they are taken off below.
         let queued = (self.ready.load(Ordering::Relaxed) & COUNT) as u64;
         let pushed_out = c.dispatched.load(Ordering::Relaxed)
+            + c.cancelled_undispatched.load(Ordering::Relaxed)
             + c.discarded.load(Ordering::Relaxed)
             + c.handed_back.load(Ordering::Relaxed)
             - c.handed_back_delayed.load(Ordering::Relaxed);

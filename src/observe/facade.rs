@@ -19,6 +19,7 @@
 //! | `priority_executor_jobs_retried_total` | counter | executor, priority | failed attempts queued again |
 //! | `priority_executor_jobs_dead_lettered_total` | counter | executor, priority | retrying jobs whose last attempt failed |
 //! | `priority_executor_jobs_handed_back_total` | counter | executor, priority | handed back unrun by `shutdown_now` |
+//! | `priority_executor_jobs_cancelled_total` | counter | executor, priority | cancelled through their handles (and futures woken after `shutdown_now`) |
 //! | `priority_executor_job_wait_seconds` | histogram | executor, priority | queue wait of each attempt |
 //! | `priority_executor_job_run_seconds` | histogram | executor, priority | run time of each attempt |
 //! | `priority_executor_jobs_queued` | gauge | executor, priority | jobs waiting in the lane |
@@ -58,6 +59,7 @@ pub(crate) mod names {
     pub(crate) const RETRIED: &str = "priority_executor_jobs_retried_total";
     pub(crate) const DEAD_LETTERED: &str = "priority_executor_jobs_dead_lettered_total";
     pub(crate) const HANDED_BACK: &str = "priority_executor_jobs_handed_back_total";
+    pub(crate) const CANCELLED: &str = "priority_executor_jobs_cancelled_total";
     pub(crate) const WAIT: &str = "priority_executor_job_wait_seconds";
     pub(crate) const RUN: &str = "priority_executor_job_run_seconds";
     pub(crate) const QUEUED: &str = "priority_executor_jobs_queued";
@@ -137,6 +139,7 @@ mod on {
         retried: Counter,
         dead_lettered: Counter,
         handed_back: Counter,
+        cancelled: Counter,
         wait: Histogram,
         run: Histogram,
         queued: Gauge,
@@ -165,6 +168,7 @@ mod on {
                         retried: counter!(RETRIED, labels.iter()),
                         dead_lettered: counter!(DEAD_LETTERED, labels.iter()),
                         handed_back: counter!(HANDED_BACK, labels.iter()),
+                        cancelled: counter!(CANCELLED, labels.iter()),
                         wait: histogram!(WAIT, labels.iter()),
                         run: histogram!(RUN, labels.iter()),
                         queued: gauge!(QUEUED, labels.iter()),
@@ -198,6 +202,10 @@ mod on {
 
         pub(crate) fn handed_back(&self, lane: usize) {
             self.lanes[lane].handed_back.increment(1);
+        }
+
+        pub(crate) fn cancelled(&self, lane: usize) {
+            self.lanes[lane].cancelled.increment(1);
         }
 
         /// An attempt of a job of lane `index` starts at `now` after
@@ -300,6 +308,10 @@ mod on {
             (RETRIED, "Failed attempts that were queued again."),
             (DEAD_LETTERED, "Retrying jobs whose last attempt failed."),
             (HANDED_BACK, "Jobs handed back unrun by shutdown_now."),
+            (
+                CANCELLED,
+                "Jobs cancelled through their handles, dropped unrun.",
+            ),
         ];
         for (name, help) in per_lane {
             describe_counter!(name, Unit::Count, help);
@@ -361,6 +373,8 @@ mod off {
         pub(crate) fn discarded(&self, _: usize) {}
         #[inline(always)]
         pub(crate) fn handed_back(&self, _: usize) {}
+        #[inline(always)]
+        pub(crate) fn cancelled(&self, _: usize) {}
         #[inline(always)]
         pub(crate) fn started(&self, _: &[Lane], _: usize, _: Duration, _: u64, _: &Recent) {}
         #[inline(always)]

@@ -291,6 +291,11 @@ where
     F: Future + Send + 'static,
     F::Output: Send + 'static,
 {
+    fn start(&self) -> bool {
+        // A future's handle cannot cancel it (see `cancel` below).
+        true
+    }
+
     fn run(self: Arc<Self>, observer: &dyn Observer) -> Option<Retry> {
         self.poll_once(observer);
         // If the handle is gone this may drop the result, user code: not
@@ -371,6 +376,12 @@ where
         !matches!(lock(&self.result).outcome, Outcome::Pending)
     }
 
+    fn cancel(&self) -> bool {
+        // A future may be between polls with its waker held by whatever
+        // it awaits; it is not a queued job to take back.
+        false
+    }
+
     fn detach(&self) {
         // A result nobody will read, and a waker nobody will need, are
         // dropped here, on the handle's side.
@@ -397,10 +408,7 @@ impl Shared {
         if self.is_stopped() {
             drop(gate);
             if count {
-                self.lanes[lane]
-                    .counters
-                    .cancelled
-                    .fetch_add(1, Ordering::Relaxed);
+                self.count_cancelled(lane, true);
             }
             task.resolve(JobError::Cancelled);
             return;

@@ -53,6 +53,10 @@ impl Observer for LaneObserver<'_> {
         !self.shared.is_stopped()
     }
 
+    fn cancelled(&self) {
+        self.shared.count_cancelled(self.lane, true);
+    }
+
     fn dead_letter(&self, attempts: u32, error: &str) {
         if let Some(hook) = &self.shared.hooks.dead_letter {
             let letter = DeadLetter {
@@ -99,6 +103,21 @@ impl Shared {
             chosen.counters.dispatched.fetch_add(1, Ordering::Relaxed);
             return Some((lane, task));
         }
+    }
+
+    /// A job cancelled through its handle was met in lane `index` and
+    /// dropped unrun; `dispatched` if a worker took it as its next job
+    /// (and counted it dispatched), not `shutdown_now` or discard-oldest.
+    #[cold]
+    pub(super) fn count_cancelled(&self, index: usize, dispatched: bool) {
+        let counters = &self.lanes[index].counters;
+        counters.cancelled.fetch_add(1, Ordering::Relaxed);
+        if !dispatched {
+            counters
+                .cancelled_undispatched
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        self.instruments.cancelled(index);
     }
 
     /// Aging: a lane whose head job has waited past its threshold, claimed.
@@ -153,10 +172,16 @@ impl Shared {
     fn run_timed(
         &self,
         index: usize,
-        task: Task,
+        mut task: Task,
         enqueued_ns: u64,
         recent: &Recent,
     ) -> Option<Retry> {
+        // Before the deadline and the hooks: a cancelled job neither
+        // expires nor calls them.
+        if task.cancelled() {
+            self.count_cancelled(index, true);
+            return None;
+        }
         let lane = &self.lanes[index];
         let now = match recent.take() {
             0 => now_ns(),

@@ -61,7 +61,11 @@ impl Shared {
         }
         for (index, lane) in self.lanes.iter().enumerate() {
             while lane.try_claim() {
-                if let Some(task) = lane.take_claimed() {
+                if let Some(mut task) = lane.take_claimed() {
+                    if task.cancelled() {
+                        self.count_cancelled(index, false);
+                        continue;
+                    }
                     lane.counters.handed_back.fetch_add(1, Ordering::Relaxed);
                     self.instruments.handed_back(index);
                     pending.push(PendingJob::new(lane.priority, task));

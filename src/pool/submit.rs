@@ -240,11 +240,16 @@ impl Shared {
                 return Err(NoSlot::Closed);
             }
             if lane.try_claim()
-                && let Some(oldest) = lane.take_claimed()
+                && let Some(mut oldest) = lane.take_claimed()
             {
-                lane.counters.discarded.fetch_add(1, Ordering::Relaxed);
-                self.instruments.discarded(index);
-                oldest.resolve(JobError::Discarded);
+                if oldest.cancelled() {
+                    // Its slot is free now all the same.
+                    self.count_cancelled(index, false);
+                } else {
+                    lane.counters.discarded.fetch_add(1, Ordering::Relaxed);
+                    self.instruments.discarded(index);
+                    oldest.resolve(JobError::Discarded);
+                }
             }
             if lane.try_reserve() {
                 return Ok(());

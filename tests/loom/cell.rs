@@ -114,3 +114,66 @@ fn complete_vs_poll_and_replace_waker() {
         exec.shutdown();
     });
 }
+
+/// The handle cancels while the worker takes the job: exactly one wins.
+/// A successful cancel means the job never ran and its captures were
+/// dropped once; a refused one means it ran and the handle gets its value.
+#[test]
+fn cancel_vs_start() {
+    model(|| {
+        let exec = one_worker();
+        let ran = Arc::new(AtomicUsize::new(0));
+        let drops = Arc::new(AtomicUsize::new(0));
+        let captured = Counted(drops.clone());
+        let counter = ran.clone();
+        let handle = exec
+            .enqueue(LANE, move || {
+                let _keep = &captured;
+                counter.fetch_add(1, Ordering::Relaxed);
+                7
+            })
+            .unwrap();
+        let cancelled = handle.cancel();
+        let result = handle.join();
+        exec.shutdown();
+        if cancelled {
+            assert_eq!(result, Err(priority_executor::JobError::Cancelled));
+            assert_eq!(ran.load(Ordering::Relaxed), 0);
+        } else {
+            assert_eq!(result, Ok(7));
+            assert_eq!(ran.load(Ordering::Relaxed), 1);
+        }
+        assert_eq!(drops.load(Ordering::Relaxed), 1);
+    });
+}
+
+/// A cancelled handle with a waker registered is dropped while the worker
+/// meets the job: the body and the waker are each dropped once, and the
+/// waker is never woken.
+#[test]
+fn cancel_after_poll_then_drop_vs_start() {
+    model(|| {
+        let exec = one_worker();
+        let drops = Arc::new(AtomicUsize::new(0));
+        let captured = Counted(drops.clone());
+        let mut handle = exec
+            .enqueue(LANE, move || {
+                let _keep = &captured;
+            })
+            .unwrap();
+        let flag = Arc::new(Flag(loom::sync::atomic::AtomicUsize::new(0)));
+        let waker = Waker::from(flag.clone());
+        if poll_once(&mut handle, &waker).is_pending() && handle.cancel() {
+            assert!(handle.is_finished());
+            drop(handle);
+            exec.shutdown();
+            assert_eq!(flag.0.load(loom::sync::atomic::Ordering::SeqCst), 0);
+            drop(waker);
+            assert_eq!(Arc::strong_count(&flag), 1, "the waker was dropped");
+        } else {
+            drop(handle);
+            exec.shutdown();
+        }
+        assert_eq!(drops.load(Ordering::Relaxed), 1);
+    });
+}

@@ -1,6 +1,6 @@
 //! Every counter moves where the executor's own lane counter does: a
 //! rejection, a discard, an expiry, a retry and its dead letter, jobs
-//! handed back.
+//! handed back, a job cancelled through its handle.
 
 use crate::common::hold_worker;
 use crate::support::*;
@@ -61,9 +61,10 @@ fn every_counter_matches_the_lane_counters() {
     ));
 
     let release = hold_worker(&exec, Priority(10));
-    let _unrun: Vec<_> = (0..2)
+    let unrun: Vec<_> = (0..3)
         .map(|_| exec.enqueue(Priority(1), || ()).unwrap())
         .collect();
+    assert!(unrun[0].cancel());
     assert_eq!(exec.shutdown_now().len(), 2);
     release.send(()).unwrap();
     assert!(exec.await_termination(Duration::from_secs(30)));
@@ -71,13 +72,13 @@ fn every_counter_matches_the_lane_counters() {
     drop(exec);
 
     let s = Series::of(snapshotter, "every-counter");
-    let expected: [(u32, [u64; 9]); 4] = [
+    let expected: [(u32, [u64; 10]); 4] = [
         // submitted, completed, panicked, rejected, expired, discarded,
-        // retried, dead-lettered, handed back
-        (10, [2, 2, 0, 0, 0, 0, 0, 0, 0]),
-        (5, [1, 1, 0, 1, 0, 0, 0, 0, 0]),
-        (3, [2, 1, 0, 0, 0, 1, 0, 0, 0]),
-        (1, [4, 0, 0, 0, 1, 0, 1, 1, 2]),
+        // retried, dead-lettered, handed back, cancelled
+        (10, [2, 2, 0, 0, 0, 0, 0, 0, 0, 0]),
+        (5, [1, 1, 0, 1, 0, 0, 0, 0, 0, 0]),
+        (3, [2, 1, 0, 0, 0, 1, 0, 0, 0, 0]),
+        (1, [5, 0, 0, 0, 1, 0, 1, 1, 2, 1]),
     ];
     for (priority, counts) in expected {
         let lane = own.lane(Priority(priority)).unwrap();
@@ -91,6 +92,7 @@ fn every_counter_matches_the_lane_counters() {
             lane.retried,
             lane.dead_lettered,
             lane.handed_back,
+            lane.cancelled,
         ];
         let exported = COUNTERS.map(|name| s.counter(name, priority));
         assert_eq!(exported, counts, "exported, priority {priority}");

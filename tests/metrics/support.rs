@@ -103,6 +103,7 @@ pub const DISCARDED: &str = "priority_executor_jobs_discarded_total";
 pub const RETRIED: &str = "priority_executor_jobs_retried_total";
 pub const DEAD_LETTERED: &str = "priority_executor_jobs_dead_lettered_total";
 pub const HANDED_BACK: &str = "priority_executor_jobs_handed_back_total";
+pub const CANCELLED: &str = "priority_executor_jobs_cancelled_total";
 pub const WAIT: &str = "priority_executor_job_wait_seconds";
 pub const RUN: &str = "priority_executor_job_run_seconds";
 pub const QUEUED: &str = "priority_executor_jobs_queued";
@@ -111,7 +112,7 @@ pub const LIVE: &str = "priority_executor_threads_live";
 pub const IDLE: &str = "priority_executor_threads_idle";
 
 /// Every per-lane counter.
-pub const COUNTERS: [&str; 9] = [
+pub const COUNTERS: [&str; 10] = [
     SUBMITTED,
     COMPLETED,
     PANICKED,
@@ -121,4 +122,5 @@ pub const COUNTERS: [&str; 9] = [
     RETRIED,
     DEAD_LETTERED,
     HANDED_BACK,
+    CANCELLED,
 ];

@@ -9,6 +9,7 @@ mod async_handle;
 mod backpressure;
 mod batch;
 mod build_errors;
+mod cancel;
 mod config_readback;
 mod deadlines;
 mod destructors;
