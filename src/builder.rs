@@ -369,6 +369,29 @@ impl ExecutorBuilder {
         self
     }
 
+    /// The thread settings this builder asks for, with the defaults
+    /// resolved, checked as [`build`](Self::build) checks them.
+    pub(crate) fn pool_config(&self) -> Result<PoolConfig, BuildError> {
+        let cpus = num_cpus::get().max(1);
+        // The default core fits an explicit max (as rusty_pool's does).
+        let core = self
+            .core_threads
+            .unwrap_or_else(|| self.max_threads.map_or(cpus, |max| cpus.min(max)));
+        let max = self.max_threads.unwrap_or_else(|| core.max(cpus));
+        if max == 0 {
+            return Err(BuildError::ZeroMaxThreads);
+        }
+        if core > max {
+            return Err(BuildError::CoreExceedsMax { core, max });
+        }
+        Ok(PoolConfig {
+            core,
+            max,
+            keep_alive: self.keep_alive,
+            allow_core_timeout: self.allow_core_timeout,
+        })
+    }
+
     /// Checks the settings and creates the executor. No thread starts until
     /// the first job (or [`ExecutorHandle::prestart_core_threads`](crate::ExecutorHandle::prestart_core_threads)).
     ///
@@ -395,6 +418,8 @@ impl ExecutorBuilder {
         if self.lanes.is_empty() {
             return Err(BuildError::NoLanes);
         }
+        // Checked after the lanes, as the errors are documented.
+        let threads = self.pool_config();
         let mut lanes = self.lanes;
         // Highest priority first; the order is the lanes' index everywhere.
         lanes.sort_by_key(|l| std::cmp::Reverse(l.priority));
@@ -439,24 +464,7 @@ impl ExecutorBuilder {
         if self.name.contains('\0') {
             return Err(BuildError::InvalidName { name: self.name });
         }
-        let cpus = num_cpus::get().max(1);
-        // The default core fits an explicit max (as rusty_pool's does).
-        let core = self
-            .core_threads
-            .unwrap_or_else(|| self.max_threads.map_or(cpus, |max| cpus.min(max)));
-        let max = self.max_threads.unwrap_or_else(|| core.max(cpus));
-        if max == 0 {
-            return Err(BuildError::ZeroMaxThreads);
-        }
-        if core > max {
-            return Err(BuildError::CoreExceedsMax { core, max });
-        }
-        let config = PoolConfig {
-            core,
-            max,
-            keep_alive: self.keep_alive,
-            allow_core_timeout: self.allow_core_timeout,
-        };
+        let config = threads?;
         Ok(Executor::from_shared(Shared::new(
             self.name,
             config,

@@ -99,6 +99,43 @@ impl ExecutorHandle {
         self.shared.set_max(max)
     }
 
+    /// Changes `core_threads` and `max_threads` at once, checked as a pair:
+    /// unlike calling [`set_core_threads`](Self::set_core_threads) and
+    /// [`set_max_threads`](Self::set_max_threads) in turn, no order is
+    /// needed to move both past each other. Growing and shrinking then work
+    /// as those two describe. This is what a reload of `executors.toml`
+    /// that changes only thread settings applies.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::ZeroMaxThreads`](crate::BuildError::ZeroMaxThreads)
+    /// for a max of 0, [`BuildError::CoreExceedsMax`](crate::BuildError::CoreExceedsMax)
+    /// if `core > max`; nothing changes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{BuildError, Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder()
+    ///     .core_threads(4)
+    ///     .max_threads(8)
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()
+    ///     .unwrap();
+    /// // set_max_threads(2) alone would be refused: the core is 4.
+    /// exec.set_threads(1, 2).unwrap();
+    /// let config = exec.config();
+    /// assert_eq!((config.core_threads, config.max_threads), (1, 2));
+    /// assert_eq!(
+    ///     exec.set_threads(3, 2),
+    ///     Err(BuildError::CoreExceedsMax { core: 3, max: 2 })
+    /// );
+    /// ```
+    pub fn set_threads(&self, core: usize, max: usize) -> Result<(), BuildError> {
+        self.shared.set_threads(core, max)
+    }
+
     /// Changes how long a thread above `core_threads` (or any thread, with
     /// `allow_core_timeout`) may stay idle before it exits (Java's
     /// `setKeepAliveTime`). Sleeping workers wake to sleep again with the

@@ -125,6 +125,35 @@ impl Shared {
         Ok(())
     }
 
+    /// Sets `core_threads` and `max_threads` together, checked as a pair,
+    /// so that no order of the two changes is needed (nor refused on the
+    /// way); then grows or wakes as `set_core` and `set_max` do.
+    pub(crate) fn set_threads(
+        self: &std::sync::Arc<Self>,
+        core: usize,
+        max: usize,
+    ) -> Result<(), BuildError> {
+        if max == 0 {
+            return Err(BuildError::ZeroMaxThreads);
+        }
+        if core > max {
+            return Err(BuildError::CoreExceedsMax { core, max });
+        }
+        let settings = self.limits.settings();
+        let old_core = self.limits.core.swap(core, Ordering::SeqCst);
+        let old_max = self.limits.max.swap(max, Ordering::SeqCst);
+        drop(settings);
+        if core < old_core || max < old_max {
+            self.sleep.wake_all();
+        }
+        if max > old_max {
+            self.grow_to(max);
+        } else if core > old_core {
+            self.grow_to(core);
+        }
+        Ok(())
+    }
+
     /// Sets the keep-alive, and wakes the sleepers so that they sleep
     /// again with it.
     pub(crate) fn set_keep_alive(&self, keep_alive: Duration) {

@@ -1,6 +1,7 @@
 //! Reloading an edited file: new executors start, removed ones drain and
-//! stop, changed ones are replaced, unchanged ones keep running, and no
-//! accepted job is lost.
+//! stop, changed ones are replaced, those with only new thread settings
+//! take them in place, unchanged ones keep running, and no accepted job is
+//! lost.
 
 use crate::common::Gate;
 use priority_executor::{ConfigErrorKind, Executors, Message, Priority};
@@ -33,8 +34,8 @@ default_priority = 1
 const AFTER: &str = r#"
 [executors.changed]
 core_threads = 1
-max_threads = 2                     # the change
-lanes = [{ priority = 2 }, { priority = 1 }]
+max_threads = 2                     # thread settings alone apply in place,
+lanes = [{ priority = 2, weight = 4 }, { priority = 1 }]  # a lane change replaces
 
 [executors.kept]
 core_threads = 1
@@ -279,9 +280,10 @@ fn reload_from_a_path_and_shutdown_waits_for_retired_executors() {
 fn reloads_while_producers_run_lose_nothing() {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    let config = |max: usize| {
+    let config = |weight: usize| {
         format!(
-            "[executors.a]\ncore_threads = 1\nmax_threads = {max}\nlanes = [{{ priority = 2 }}, {{ priority = 1 }}]\n"
+            "[executors.a]\ncore_threads = 1\nmax_threads = 1\n\
+             lanes = [{{ priority = 2, weight = {weight} }}, {{ priority = 1 }}]\n"
         )
     };
     let executors = Executors::from_toml_str(&config(1)).expect("valid");
@@ -342,5 +344,60 @@ fn reloads_while_producers_run_lose_nothing() {
     let executors = Arc::into_inner(registry).expect("last owner");
     let count = executors.sequence_metrics("count").expect("registered");
     assert_eq!((count.enqueued, count.ran), (1000, 1000));
+    executors.shutdown();
+}
+
+#[test]
+fn thread_settings_alone_apply_in_place() {
+    const ONE: &str =
+        "[executors.a]\ncore_threads = 1\nmax_threads = 1\nlanes = [{ priority = 1 }]\n";
+    const TWO: &str = "[executors.a]\ncore_threads = 1\nmax_threads = 2\nkeep_alive = \"5s\"\nlanes = [{ priority = 1 }]\n";
+    let gate = Gate::default();
+    let (executors, counts, started) = registry(ONE, &gate);
+    let before = executors.get("a").expect("declared");
+    let held = executors
+        .enqueue_sequence("a", "hold", Message::new())
+        .expect("queued");
+    started.recv().expect("the one worker is held");
+    let queued: Vec<_> = (0..10)
+        .map(|_| {
+            executors
+                .enqueue_sequence("a", "count", to("a"))
+                .expect("queued")
+        })
+        .collect();
+
+    let reload = executors.reload_toml_str(TWO).expect("valid");
+    assert_eq!(reload.resized(), ["a"]);
+    assert!(reload.replaced().is_empty() && reload.unchanged().is_empty());
+    assert!(reload.is_drained(), "nothing was retired");
+    // The same executor, queue and all, now allowed a second thread: the
+    // queued jobs run on it while the first is still held.
+    let config = before.config();
+    assert_eq!(
+        (config.max_threads, config.keep_alive),
+        (2, std::time::Duration::from_secs(5))
+    );
+    for handle in queued {
+        handle.join().expect("no panic").expect("ok");
+    }
+    assert_eq!(counts.lock().expect("lock")["a"], 10);
+    gate.open();
+    held.join().expect("no panic").expect("ok");
+
+    // Back to one thread, and a mistake in the thread settings changes
+    // nothing.
+    let reload = executors.reload_toml_str(ONE).expect("valid");
+    assert_eq!(reload.resized(), ["a"]);
+    assert_eq!(before.config().max_threads, 1);
+    let err = executors
+        .reload_toml_str(&TWO.replace("core_threads = 1", "core_threads = 3"))
+        .unwrap_err();
+    assert_eq!(
+        (err.executor(), err.field()),
+        (Some("a"), Some("core_threads"))
+    );
+    assert_eq!(before.config().max_threads, 1);
+    drop(before);
     executors.shutdown();
 }

@@ -97,14 +97,12 @@ const AFTER: &str = r#"
 [executors.e]
 core_threads = 1
 max_threads = 1
-keep_alive = "30s"
-lanes = [{ priority = 1, capacity = 1 }]
+lanes = [{ priority = 1, capacity = 1, weight = 2 }]
 
 [executors.f]
 core_threads = 1
 max_threads = 1
-keep_alive = "30s"
-lanes = [{ priority = 1, capacity = 1 }]
+lanes = [{ priority = 1, capacity = 1, weight = 2 }]
 
 [executors.g]
 lanes = [{ priority = 1 }]
@@ -284,10 +282,10 @@ fn reloads_racing_producers_lose_nothing() {
     const PRODUCERS: usize = 3;
     const MESSAGES: usize = 300;
     const RELOADS: usize = 30;
-    let config = |keep_alive: usize| {
+    let config = |weight: usize| {
         format!(
-            "[executors.a]\ncore_threads = 1\nmax_threads = 2\nkeep_alive = \"{keep_alive}s\"\n\
-             lanes = [{{ priority = 2, capacity = 4 }}, {{ priority = 1, capacity = 4 }}]\n"
+            "[executors.a]\ncore_threads = 1\nmax_threads = 2\n\
+             lanes = [{{ priority = 2, capacity = 4, weight = {weight} }}, {{ priority = 1, capacity = 4 }}]\n"
         )
     };
     watchdog("reloads racing producers", move |step| {

@@ -7,6 +7,17 @@ use crate::esb::config_error::{ConfigError, Issue};
 use crate::{BuildError, Executor, ExecutorBuilder, Priority};
 
 impl ExecutorSpec {
+    /// Do these settings differ from `other`'s in nothing but what a
+    /// running executor can take in place: `core_threads`, `max_threads`
+    /// and `keep_alive`?
+    pub(crate) fn differs_only_in_threads(&self, other: &ExecutorSpec) -> bool {
+        let mut same = other.clone();
+        same.core_threads = self.core_threads;
+        same.max_threads = self.max_threads;
+        same.keep_alive = self.keep_alive;
+        same == *self
+    }
+
     /// The builder for these settings; what is not set keeps the builder's
     /// default.
     pub(crate) fn builder(&self, name: &str) -> ExecutorBuilder {
@@ -40,7 +51,40 @@ impl Plan {
         plan.spec
             .builder(&plan.name)
             .build()
-            .map_err(|err| build_issue(plan, err).locate(&self.source, self.path.as_deref()))
+            .map_err(|err| self.build_error(plan, err))
+    }
+
+    /// Checks the thread settings of `plan` (one of `self.executors`) for
+    /// a running executor to take in place, as [`Plan::build`] would.
+    pub(crate) fn check_threads(&self, plan: &ExecutorPlan) -> Result<(), ConfigError> {
+        plan.spec
+            .builder(&plan.name)
+            .pool_config()
+            .map(drop)
+            .map_err(|err| self.build_error(plan, err))
+    }
+
+    /// Gives `executor` the thread settings of `plan` in place: core and
+    /// max threads (as a pair) and the keep-alive.
+    pub(crate) fn resize(
+        &self,
+        plan: &ExecutorPlan,
+        executor: &Executor,
+    ) -> Result<(), ConfigError> {
+        let threads = plan
+            .spec
+            .builder(&plan.name)
+            .pool_config()
+            .map_err(|err| self.build_error(plan, err))?;
+        executor
+            .set_threads(threads.core, threads.max)
+            .map_err(|err| self.build_error(plan, err))?;
+        executor.set_keep_alive(threads.keep_alive);
+        Ok(())
+    }
+
+    fn build_error(&self, plan: &ExecutorPlan, err: BuildError) -> ConfigError {
+        build_issue(plan, err).locate(&self.source, self.path.as_deref())
     }
 }
 

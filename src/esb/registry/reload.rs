@@ -3,8 +3,11 @@
 //! [`Executors::reload`] takes `&self` and never waits for a reader. It
 //! checks and builds everything first, so a file with a mistake changes
 //! nothing. Then an executor whose settings are unchanged keeps running
-//! untouched (its queue included); a new one starts; a changed one is
-//! replaced by a fresh one, and the old one, like a removed one, is
+//! untouched (its queue included); one whose only changes are
+//! `core_threads`, `max_threads` or `keep_alive` keeps running too and
+//! takes them in place, as `set_threads` and `set_keep_alive` would; a new
+//! one starts; another changed one is replaced by a fresh one, and the old
+//! one, like a removed one, is
 //! *retired*: new lookups no longer find it, a caller that found it just
 //! before still queues into it, and once the last such caller has let go
 //! it runs every job it had accepted and stops, on a background thread.
@@ -29,7 +32,9 @@ use std::thread;
 
 impl Executors {
     /// Applies an edited file to the running registry: executors whose
-    /// settings are unchanged keep running, new ones start, changed and
+    /// settings are unchanged keep running, those whose only changes are
+    /// thread settings (`core_threads`, `max_threads`, `keep_alive`) keep
+    /// running and take them in place, new ones start, other changed and
     /// removed ones are retired (they run what they had accepted, then
     /// stop; see [`Reload`]). Checks and builds everything first, so a file
     /// with a mistake changes nothing.
@@ -107,13 +112,23 @@ impl Executors {
         // Build first: on error `fresh` drops (shutting down what it built)
         // and the registry is untouched.
         let mut fresh = BTreeMap::new();
+        let mut resized = BTreeMap::new();
         for executor in &plan.executors {
-            let same = current
-                .entries
-                .get(&executor.name)
-                .is_some_and(|e| e.spec == executor.spec);
-            if !same {
-                fresh.insert(executor.name.clone(), plan.build(executor)?);
+            match current.entries.get(&executor.name) {
+                Some(e) if e.spec == executor.spec => {}
+                Some(e) if e.spec.differs_only_in_threads(&executor.spec) => {
+                    plan.check_threads(executor)?;
+                    resized.insert(executor.name.clone(), Arc::clone(&e.executor));
+                }
+                _ => {
+                    fresh.insert(executor.name.clone(), plan.build(executor)?);
+                }
+            }
+        }
+        // Everything checked and built: the thread settings go in now.
+        for executor in &plan.executors {
+            if let Some(running) = resized.get(&executor.name) {
+                plan.resize(executor, running.executor())?;
             }
         }
 
@@ -132,7 +147,12 @@ impl Executors {
                 (Some(kept), None) => {
                     let mut kept = Entry::clone(&kept);
                     kept.rules = executor.rules;
-                    report.unchanged.push(name.clone());
+                    if resized.contains_key(&name) {
+                        kept.spec = executor.spec;
+                        report.resized.push(name.clone());
+                    } else {
+                        report.unchanged.push(name.clone());
+                    }
                     kept
                 }
                 (Some(previous), Some(built)) => {
@@ -216,7 +236,7 @@ impl Executors {
 ///     "[executors.a]\nlanes = [{ priority = 1 }]\n[executors.b]\nlanes = [{ priority = 1 }]\n",
 /// )?;
 /// let reload = executors.reload_toml_str(
-///     "[executors.a]\nmax_threads = 3\nlanes = [{ priority = 1 }]\n\
+///     "[executors.a]\nlanes = [{ priority = 1, weight = 3 }]\n\
 ///      [executors.c]\nlanes = [{ priority = 1 }]\n",
 /// )?;
 /// assert_eq!(reload.replaced(), ["a"]);
@@ -233,6 +253,7 @@ pub struct Reload {
     added: Vec<String>,
     removed: Vec<String>,
     replaced: Vec<String>,
+    resized: Vec<String>,
     unchanged: Vec<String>,
     drained: Drained,
 }
@@ -264,6 +285,35 @@ impl Reload {
     /// See [`Reload`].
     pub fn replaced(&self) -> &[String] {
         &self.replaced
+    }
+
+    /// Executors whose only changes were thread settings
+    /// (`core_threads`, `max_threads`, `keep_alive`): still running, queue
+    /// and all, with the new settings applied in place (their rules may
+    /// have changed too).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::Executors;
+    ///
+    /// let executors = Executors::from_toml_str(
+    ///     "[executors.a]\ncore_threads = 1\nmax_threads = 2\nlanes = [{ priority = 1 }]\n",
+    /// )?;
+    /// let before = executors.get("a").unwrap();
+    /// let reload = executors.reload_toml_str(
+    ///     "[executors.a]\ncore_threads = 3\nmax_threads = 6\nlanes = [{ priority = 1 }]\n",
+    /// )?;
+    /// assert_eq!(reload.resized(), ["a"]);
+    /// assert!(reload.replaced().is_empty());
+    /// // The same executor, with its queue, now with the new settings.
+    /// assert_eq!(before.config().max_threads, 6);
+    /// drop(before);
+    /// executors.shutdown();
+    /// # Ok::<(), priority_executor::ConfigError>(())
+    /// ```
+    pub fn resized(&self) -> &[String] {
+        &self.resized
     }
 
     /// Executors whose settings did not change: still running, queue and
