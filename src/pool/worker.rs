@@ -66,9 +66,21 @@ impl Shared {
         match spawned {
             Ok(handle) => {
                 let mut threads = lock(&self.threads);
+                // Threads that exited by keep-alive are joined here rather
+                // than kept for `shutdown`, so the list stays short. Not
+                // detached: a thread whose main function has returned may
+                // still be running its thread-local destructors, and
+                // `shutdown` promises they are done; joining waits for
+                // just that.
                 #[cfg(not(loom))]
-                threads.retain(|h| !h.is_finished());
+                let finished: Vec<_> = threads.extract_if(.., |h| h.is_finished()).collect();
                 threads.push(handle);
+                drop(threads);
+                #[cfg(not(loom))]
+                for done in finished {
+                    // Its panic, if any, was counted where it happened.
+                    let _ = done.join();
+                }
                 true
             }
             Err(_) => {

@@ -99,3 +99,74 @@ fn dropping_the_last_reference_inside_a_job_does_not_deadlock() {
     drop(e);
     done.recv().unwrap();
 }
+
+/// A worker that exited by keep-alive is joined, not detached, when a new
+/// worker replaces it: its thread-local destructors have finished by the
+/// time `shutdown` returns. (Detached, it could still be running them.)
+#[test]
+fn shutdown_waits_for_the_thread_locals_of_workers_that_timed_out() {
+    use std::cell::RefCell;
+    use std::sync::mpsc;
+    use std::sync::{Condvar, Mutex};
+
+    /// Set once a destructor has finished.
+    #[derive(Default)]
+    struct Finished(Mutex<bool>, Condvar);
+
+    /// Dropped at thread exit: reports that it started, then waits (for
+    /// the test's go, at most a bound so nothing can hang) and marks
+    /// itself finished.
+    struct Local {
+        started: mpsc::Sender<()>,
+        go: Arc<Finished>,
+        finished: Arc<AtomicUsize>,
+    }
+
+    impl Drop for Local {
+        fn drop(&mut self) {
+            let _ = self.started.send(());
+            let (go, changed) = (&self.go.0, &self.go.1);
+            let guard = go.lock().unwrap();
+            let _unused = changed
+                .wait_timeout_while(guard, Duration::from_millis(300), |go| !*go)
+                .unwrap();
+            self.finished.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    thread_local! {
+        static LOCAL: RefCell<Option<Local>> = const { RefCell::new(None) };
+    }
+
+    let e = Executor::builder()
+        .name("tls")
+        .core_threads(0)
+        .max_threads(1)
+        .keep_alive(Duration::ZERO)
+        .lane(Priority(1), Capacity::Unbounded)
+        .build()
+        .unwrap();
+    let (started_tx, started) = mpsc::channel();
+    let go = Arc::new(Finished::default());
+    let finished = Arc::new(AtomicUsize::new(0));
+    let local = Local {
+        started: started_tx,
+        go: go.clone(),
+        finished: finished.clone(),
+    };
+    e.enqueue(Priority(1), move || {
+        LOCAL.with(|l| *l.borrow_mut() = Some(local))
+    })
+    .unwrap()
+    .join()
+    .unwrap();
+    // The worker timed out and its main function returned: its
+    // thread-local destructor runs now.
+    started.recv().unwrap();
+    // A new worker is started for this job, replacing the one exiting.
+    e.enqueue(Priority(1), || ()).unwrap().join().unwrap();
+    e.shutdown();
+    assert_eq!(finished.load(Ordering::SeqCst), 1);
+    *go.0.lock().unwrap() = true;
+    go.1.notify_all();
+}

@@ -1,6 +1,7 @@
 //! Stress: many producers, random lanes and capacities, a random mix of
 //! `try_enqueue`, `enqueue_timeout` and blocking `enqueue`, panicking jobs,
-//! and a `shutdown_now` at a random moment.
+//! jobs cancelled through their handles as the workers take them, and a
+//! `shutdown_now` at a random moment.
 //!
 //! Every job carries its id. When its closure is called it records *who*
 //! called it (a worker, the test running a handed-back job, or the test
@@ -115,8 +116,12 @@ impl Ledger {
 
 /// What a producer saw for one job.
 enum Submitted {
-    Accepted(JobHandle<usize>, usize),
-    Refused { full: bool, lane: Option<usize> },
+    /// The handle, the lane, and whether `cancel` (tried on some) said yes.
+    Accepted(JobHandle<usize>, usize, bool),
+    Refused {
+        full: bool,
+        lane: Option<usize>,
+    },
 }
 
 struct Config {
@@ -173,6 +178,7 @@ struct Totals {
     refused_full: u64,
     refused_shut_down: u64,
     refused_unknown: u64,
+    cancelled: u64,
 }
 
 fn round(seed: u64, round_no: usize, totals: &mut Totals) {
@@ -235,7 +241,10 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
                         let lane = priorities.iter().position(|&q| q == priority);
                         out.push(match result {
                             Ok(handle) => match lane {
-                                Some(lane) => Submitted::Accepted(handle, lane),
+                                Some(lane) => {
+                                    let cancelled = rng.chance(1, 8) && handle.cancel();
+                                    Submitted::Accepted(handle, lane, cancelled)
+                                }
                                 None => panic!("job {id} accepted at an unknown priority"),
                             },
                             Err(e) => {
@@ -305,7 +314,7 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
     for lane in &m.lanes {
         assert_eq!(
             lane.submitted,
-            lane.completed + lane.panicked + lane.handed_back,
+            lane.completed + lane.panicked + lane.handed_back + lane.cancelled,
             "lane {} lost jobs: {lane:?}",
             lane.priority
         );
@@ -317,6 +326,7 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
     );
 
     let mut cancelled = 0;
+    let mut cancelled_by_handle = 0;
     let mut accepted_per_lane = vec![0u64; priorities.len()];
     let mut full_per_lane = vec![0u64; priorities.len()];
     let mut ran = 0;
@@ -325,7 +335,7 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
     for (id, outcome) in outcomes.into_iter().enumerate() {
         let [by_worker, by_us, refused] = ledger.calls(id);
         match outcome {
-            Submitted::Accepted(handle, lane) => {
+            Submitted::Accepted(handle, lane, by_handle) => {
                 accepted_per_lane[lane] += 1;
                 let job_lane = match handle.join() {
                     Ok(v) => {
@@ -351,8 +361,15 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
                     }
                     None => {
                         assert_eq!(by_worker + by_us, 0, "cancelled job {id} ran");
-                        cancelled += 1;
+                        if by_handle {
+                            cancelled_by_handle += 1;
+                        } else {
+                            cancelled += 1;
+                        }
                     }
+                }
+                if by_handle {
+                    assert!(job_lane.is_none(), "job {id} ran after a successful cancel");
                 }
             }
             Submitted::Refused { full, lane } => {
@@ -370,6 +387,11 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
         }
     }
     assert_eq!(cancelled, dropped_unrun, "handed-back jobs dropped unrun");
+    assert_eq!(
+        m.lanes.iter().map(|l| l.cancelled).sum::<u64>(),
+        cancelled_by_handle,
+        "jobs cancelled through their handles"
+    );
     for (i, lane) in m.lanes.iter().enumerate() {
         assert_eq!(
             lane.rejected, full_per_lane[i],
@@ -391,6 +413,7 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
     totals.refused_full += full_per_lane.iter().sum::<u64>();
     totals.refused_shut_down += refused_shut_down;
     totals.refused_unknown += refused_unknown;
+    totals.cancelled += cancelled_by_handle;
 
     match Arc::try_unwrap(exec) {
         Ok(exec) => exec.shutdown(),
