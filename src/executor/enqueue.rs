@@ -370,7 +370,10 @@ impl ExecutorHandle {
             future,
             None,
             Wait::Forever,
-            move |future, meta, lane| NewFuture::new(future, pool, lane, meta),
+            move |future, meta, lane| {
+                let meta = meta.unwrap_or_else(|| crate::job::task::JobMeta::new(0, 0));
+                NewFuture::new(future, pool, lane, meta)
+            },
         )
     }
 }

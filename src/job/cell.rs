@@ -97,11 +97,35 @@ enum Stage<B: Body> {
     Done(Result<B::Output, Box<JobError>>),
 }
 
-pub(crate) struct JobCell<B: Body> {
+pub(crate) struct JobCell<B: Body, M: Meta = JobMeta> {
     state: AtomicUsize,
-    meta: JobMeta,
+    meta: M,
     stage: UnsafeCell<Stage<B>>,
     waker: UnsafeCell<Option<Waker>>,
+}
+
+/// What a cell keeps of its [`JobMeta`]: all of it, or nothing for the
+/// usual job that was not stamped and has no deadline (16 bytes less per
+/// queued job).
+pub(crate) trait Meta: Send + Sync + 'static {
+    fn get(&self) -> Option<&JobMeta>;
+}
+
+impl Meta for JobMeta {
+    #[inline]
+    fn get(&self) -> Option<&JobMeta> {
+        Some(self)
+    }
+}
+
+/// A job with no [`JobMeta`]: not stamped, no deadline.
+pub(crate) struct NoMeta;
+
+impl Meta for NoMeta {
+    #[inline]
+    fn get(&self) -> Option<&JobMeta> {
+        None
+    }
 }
 
 // SAFETY: the cells are only reached through the protocol in the module
@@ -109,32 +133,62 @@ pub(crate) struct JobCell<B: Body> {
 // over by an atomic operation with Release on the giving side and Acquire
 // on the taking side. What crosses threads is the body (`B: Send`), the
 // result (`B::Output: Send`) and a `Waker` (`Send + Sync`).
-unsafe impl<B: Body> Sync for JobCell<B> {}
+unsafe impl<B: Body, M: Meta> Sync for JobCell<B, M> {}
 
 /// A job allocated but not yet queued: it can still be taken apart to give
 /// the caller's closure back.
-pub(crate) struct NewJob<B: Body>(Arc<JobCell<B>>);
+pub(crate) enum NewJob<B: Body> {
+    Stamped(Arc<JobCell<B, JobMeta>>),
+    Plain(Arc<JobCell<B, NoMeta>>),
+}
 
 impl<B: Body> NewJob<B> {
-    pub(crate) fn new(body: B, meta: JobMeta) -> Self {
-        NewJob(Arc::new(JobCell {
-            state: AtomicUsize::new(EMPTY),
-            meta,
-            stage: UnsafeCell::new(Stage::Queued(body)),
-            waker: UnsafeCell::new(None),
-        }))
+    /// A job with `meta`, or with none (`None`: not stamped, no deadline).
+    #[inline]
+    pub(crate) fn new(body: B, meta: Option<JobMeta>) -> Self {
+        match meta {
+            Some(meta) => NewJob::Stamped(JobCell::new(body, meta)),
+            None => NewJob::Plain(JobCell::new(body, NoMeta)),
+        }
     }
 
     /// The task for a lane and the result side for the handle.
+    #[inline]
     pub(crate) fn split(self) -> (Task, Arc<dyn Completion<B::Output>>) {
-        let raw: Arc<dyn RawJob> = self.0.clone();
-        (Task { raw: Some(raw) }, self.0)
+        match self {
+            NewJob::Stamped(cell) => {
+                let raw: Arc<dyn RawJob> = cell.clone();
+                (Task { raw: Some(raw) }, cell)
+            }
+            NewJob::Plain(cell) => {
+                let raw: Arc<dyn RawJob> = cell.clone();
+                (Task { raw: Some(raw) }, cell)
+            }
+        }
     }
 
     /// The body back, unrun. `None` cannot happen: nothing else has seen
     /// the cell yet.
     pub(crate) fn into_body(self) -> Option<B> {
-        let cell = Arc::try_unwrap(self.0).ok()?;
+        match self {
+            NewJob::Stamped(cell) => JobCell::into_body(cell),
+            NewJob::Plain(cell) => JobCell::into_body(cell),
+        }
+    }
+}
+
+impl<B: Body, M: Meta> JobCell<B, M> {
+    fn new(body: B, meta: M) -> Arc<Self> {
+        Arc::new(JobCell {
+            state: AtomicUsize::new(EMPTY),
+            meta,
+            stage: UnsafeCell::new(Stage::Queued(body)),
+            waker: UnsafeCell::new(None),
+        })
+    }
+
+    fn into_body(cell: Arc<Self>) -> Option<B> {
+        let cell = Arc::try_unwrap(cell).ok()?;
         match cell.stage.into_inner() {
             Stage::Queued(body) => Some(body),
             _ => None,
@@ -142,7 +196,7 @@ impl<B: Body> NewJob<B> {
     }
 }
 
-impl<B: Body> JobCell<B> {
+impl<B: Body, M: Meta> JobCell<B, M> {
     /// Task side: takes the body out to run or drop it. `None` if the job
     /// was already resolved (never run a job twice).
     fn take_body(&self) -> Option<B> {
@@ -252,7 +306,7 @@ impl<B: Body> JobCell<B> {
     }
 }
 
-impl<B: Body> RawJob for JobCell<B> {
+impl<B: Body, M: Meta> RawJob for JobCell<B, M> {
     fn run(self: Arc<Self>, observer: &dyn Observer) -> Option<Retry> {
         // On `None` the result went to the handle, or was dropped quietly
         // in `finish` if the handle is gone: dropping the cell runs no user
@@ -312,8 +366,8 @@ impl<B: Body> RawJob for JobCell<B> {
     }
 
     #[inline]
-    fn meta(&self) -> &JobMeta {
-        &self.meta
+    fn meta(&self) -> Option<&JobMeta> {
+        self.meta.get()
     }
 
     fn next_attempt(&self) -> u32 {
@@ -326,7 +380,7 @@ impl<B: Body> RawJob for JobCell<B> {
     }
 }
 
-impl<B: Body> JobCell<B> {
+impl<B: Body, M: Meta> JobCell<B, M> {
     /// Handle side, in `EMPTY` (with the flags `flags`) with a waker
     /// written: hands it to the task side (`EMPTY -> WAITING`). If the
     /// result came first, the task side never saw the waker: it is dropped
@@ -352,7 +406,7 @@ impl<B: Body> JobCell<B> {
     }
 }
 
-impl<B: Body> Completion<B::Output> for JobCell<B> {
+impl<B: Body, M: Meta> Completion<B::Output> for JobCell<B, M> {
     fn poll_result(&self, waker: Option<&Waker>) -> Poll<Result<B::Output, JobError>> {
         // ORDERING: Acquire pairs with the task side's Release in `finish`,
         // so a `READY` seen here comes with the result.

@@ -115,7 +115,9 @@ pub(crate) trait RawJob: Send + Sync {
     fn resolve_unrun(&self, error: JobError);
     /// Dead-letters a job waiting for a retry that will not come.
     fn give_up(&self, observer: &dyn Observer, error: String);
-    fn meta(&self) -> &JobMeta;
+    /// The job's facts; `None` for a job that was not stamped and has no
+    /// deadline.
+    fn meta(&self) -> Option<&JobMeta>;
     /// The number of the job's next attempt (1 for its first run).
     fn next_attempt(&self) -> u32;
 }
@@ -171,10 +173,11 @@ impl Task {
         }
     }
 
-    /// The job's facts; `None` for a tombstone.
+    /// The job's facts; `None` for a tombstone, or a job not stamped and
+    /// without a deadline.
     #[inline]
     pub(crate) fn meta(&self) -> Option<&JobMeta> {
-        self.raw.as_deref().map(RawJob::meta)
+        self.raw.as_deref().and_then(RawJob::meta)
     }
 
     /// The job is queued again: its next wait counts from now.

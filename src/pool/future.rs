@@ -323,8 +323,8 @@ where
         });
     }
 
-    fn meta(&self) -> &JobMeta {
-        &self.meta
+    fn meta(&self) -> Option<&JobMeta> {
+        Some(&self.meta)
     }
 
     fn next_attempt(&self) -> u32 {

@@ -107,7 +107,7 @@ impl Shared {
         payload: P,
         deadline: Option<Instant>,
         wait: Wait,
-        make: impl FnOnce(P, JobMeta, usize) -> S,
+        make: impl FnOnce(P, Option<JobMeta>, usize) -> S,
     ) -> Result<JobHandle<S::Output>, EnqueueError<P>>
     where
         S: Submission<Payload = P>,
@@ -176,11 +176,14 @@ impl Shared {
         Ok(handle)
     }
 
+    /// A job's facts: when it was queued, if anyone will ask (hooks,
+    /// metrics, a deadline, a tracing subscriber), and its deadline;
+    /// `None` if there is nothing to keep.
     #[inline]
-    pub(super) fn meta(&self, deadline: Option<Instant>) -> JobMeta {
+    pub(super) fn meta(&self, deadline: Option<Instant>) -> Option<JobMeta> {
         let deadline_ns = deadline.map_or(0, to_ns);
         let stamp = self.stamp_jobs || deadline_ns != 0 || crate::observe::span::wants_clock();
-        JobMeta::new(if stamp { now_ns() } else { 0 }, deadline_ns)
+        stamp.then(|| JobMeta::new(now_ns(), deadline_ns))
     }
 
     /// The lane is full: apply its rejection policy. `Ok` means a slot was
