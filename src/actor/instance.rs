@@ -10,6 +10,7 @@ use super::mailbox::Letter;
 use super::shared::Core;
 use super::strategy::{Decision, Strategy};
 use crate::job::RetryPolicy;
+use crate::observe::span;
 use crate::priority::Priority;
 use crate::util::{drop_quietly, panic_message};
 use crossbeam_utils::Backoff;
@@ -190,7 +191,11 @@ fn process<A: Actor>(
             stage: &core.mb.name,
             instance: index,
         };
-        let error = match catch_unwind(AssertUnwindSafe(|| actor.perform(msg, &mut outbox))) {
+        let performed = {
+            let _span = span::perform(&core.mb.name, index, priority, attempts).entered();
+            catch_unwind(AssertUnwindSafe(|| actor.perform(msg, &mut outbox)))
+        };
+        let error = match performed {
             Ok(Ok(())) => {
                 core.mb.counters.performed.fetch_add(1, Ordering::Relaxed);
                 return;
