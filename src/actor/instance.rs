@@ -5,6 +5,7 @@
 use super::actor::{Actor, Context, Reason};
 use super::addr::{Downstream, Outbox};
 use super::dispatch::Next;
+use super::idle::Clock;
 use super::letters::{DeadLetter, DeadReason, Fault, Phase};
 use super::mailbox::Letter;
 use super::shared::Core;
@@ -17,7 +18,7 @@ use crossbeam_utils::Backoff;
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A retry policy and how to copy a message for the next attempt.
 pub(crate) type Retry<M> = Option<(RetryPolicy, fn(&M) -> M)>;
@@ -27,6 +28,7 @@ pub(crate) struct Settings<A: Actor> {
     pub(crate) retry: Retry<A::In>,
     pub(crate) strategy: Strategy<A::In>,
     pub(crate) idle_after: Option<Duration>,
+    pub(crate) idle_clock: Clock,
     pub(crate) down: Downstream<A::Out>,
 }
 
@@ -119,8 +121,9 @@ fn serve<A: Actor>(
                     continue;
                 };
                 let seen = mb.accepted();
-                let deadline = Instant::now().checked_add(quiet);
-                if !mb.ready.wait(deadline, changed) && mb.close_idle(seen, &mut dead) {
+                if !settings.idle_clock.wait_quiet(&mb.ready, quiet, changed)
+                    && mb.close_idle(seen, &mut dead)
+                {
                     core.deliver_dead(&mut dead);
                 }
             }
