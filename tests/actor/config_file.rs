@@ -2,9 +2,9 @@
 //! `[mailboxes.NAME]` section of `executors.toml` (the seed's
 //! `priority.default`, `priority.poison-pill`, `priority.kill-pill`).
 
-use super::support::{Event, GATE, Hold, Log, assert_balanced, msg, probes, within};
+use super::support::{Event, Hold, Log, assert_balanced, held, msg, probes, within};
 use priority_executor::Priority;
-use priority_executor::actor::{DeadReason, MailboxConfig, Reason};
+use priority_executor::actor::{MailboxConfig, Reason};
 
 const FILE: &str = r#"
 [mailboxes.graceful]
@@ -24,9 +24,7 @@ fn a_stop_at_the_files_poison_pill_priority_waits_for_unmarked_messages_at_its_d
             .mailbox(config)
             .spawn()
             .expect("spawn");
-        let addr = stage.addr();
-        addr.send_at(msg('G', 0), GATE).unwrap();
-        hold.wait_held();
+        let addr = held(&stage, &hold);
         for i in 0..20 {
             addr.send(msg('D', i)).unwrap(); // no priority: the file's default
         }
@@ -48,36 +46,6 @@ fn a_stop_at_the_files_poison_pill_priority_waits_for_unmarked_messages_at_its_d
 }
 
 #[test]
-fn the_same_sends_with_the_default_settings_end_as_dead_letters() {
-    // The peer of the test above: without the file, the stop is at HIGH.
-    within("stop at the default priority", || {
-        let (log, hold) = (Log::default(), Hold::default());
-        let (dead_tx, dead_rx) = std::sync::mpsc::channel();
-        let stage = probes("default", &log, &hold)
-            .on_dead_letter(move |d| dead_tx.send(d).unwrap())
-            .spawn()
-            .expect("spawn");
-        let addr = stage.addr();
-        addr.send_at(msg('G', 0), GATE).unwrap();
-        hold.wait_held();
-        for i in 0..20 {
-            addr.send(msg('D', i)).unwrap();
-        }
-        addr.stop().unwrap();
-        hold.open();
-        let exit = stage.join();
-        assert_balanced(&exit.metrics);
-        assert!(log.performed().is_empty());
-        let dead: Vec<_> = dead_rx.try_iter().collect();
-        assert_eq!(dead.len(), 20);
-        assert!(
-            dead.iter()
-                .all(|d| (d.priority, d.reason) == (Priority::MEDIUM, DeadReason::Stopped))
-        );
-    });
-}
-
-#[test]
 fn a_kill_at_the_files_kill_pill_priority_overtakes_a_stop_sent_before_it() {
     within("kill from the file", || {
         let config = MailboxConfig::from_toml_str(FILE, "urgent-kill").expect("loads");
@@ -91,9 +59,7 @@ fn a_kill_at_the_files_kill_pill_priority_overtakes_a_stop_sent_before_it() {
             .mailbox(config)
             .spawn()
             .expect("spawn");
-        let addr = stage.addr();
-        addr.send_at(msg('G', 0), GATE).unwrap();
-        hold.wait_held();
+        let addr = held(&stage, &hold);
         addr.stop().unwrap(); // HIGH
         addr.kill().unwrap(); // URGENT, from the file: dispatched first
         hold.open();
