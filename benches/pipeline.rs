@@ -17,7 +17,8 @@
 //!
 //! `cargo bench --bench pipeline` (`-- ROUNDS`, `-- pipeline` or `-- flood`
 //! to run one part, `-- profile` to run only this crate's pipeline, for
-//! `perf record`)
+//! `perf record`; `-- count N` to run [`counted`] once with N messages,
+//! for `valgrind --tool=callgrind`)
 
 use crossbeam_channel::{Receiver, Sender, bounded, select, unbounded};
 use priority_executor::Capacity;
@@ -73,6 +74,67 @@ fn this_crate(n: u64) -> Duration {
     let took = start.elapsed();
     pipeline.drain();
     took
+}
+
+// ===== count: instructions per message, for callgrind =====
+
+/// Holds on its gate at `u64::MAX` (then passes it on); reports reaching
+/// message `last`.
+struct Gated {
+    gate: Arc<Mutex<Receiver<()>>>,
+    last: u64,
+    reached: Sender<()>,
+}
+
+impl Actor for Gated {
+    type In = u64;
+    type Out = u64;
+    #[inline]
+    fn perform(&mut self, n: u64, out: &mut Outbox<'_, u64>) -> Result<(), ActorError> {
+        if n == u64::MAX {
+            self.gate.lock().map_err(|_| "gate lock")?.recv()?;
+        } else if n == self.last {
+            self.reached.send(())?;
+        }
+        out.send(n)?;
+        Ok(())
+    }
+}
+
+/// `n` messages through 2 stages with no thread spinning while they move:
+/// both stages are held on a gate while the `n` are sent into the first;
+/// the first then performs them all (forwarding into the second, still
+/// held) while this thread blocks; then the second performs them all. Run
+/// under callgrind with two values of `n`: the difference of the counts
+/// over the difference of `n` is the cost of one message's sends,
+/// dispatches and performs in 2 stages, free of spinning and of load.
+fn counted(n: u64) {
+    let (gate_tx, gate_rx) = unbounded::<()>();
+    let gate = Arc::new(Mutex::new(gate_rx));
+    let (reached_tx, reached) = unbounded::<()>();
+    let gated = |name: &str| {
+        let (gate, reached) = (gate.clone(), reached_tx.clone());
+        Stage::builder(name, move |_| Gated {
+            gate: gate.clone(),
+            last: n - 1,
+            reached: reached.clone(),
+        })
+        .mailbox(MailboxConfig::new().default_capacity(Capacity::Bounded(n as usize + 2)))
+    };
+    let pipeline = Pipeline::builder(gated("c1"))
+        .then(gated("c2"))
+        .on_output(|_, _| {})
+        .spawn()
+        .expect("spawn the pipeline");
+    pipeline.send(u64::MAX).expect("accepted");
+    for i in 0..n {
+        pipeline.send(i).expect("accepted");
+    }
+    gate_tx.send(()).expect("the first stage holds"); // c1 runs the n
+    reached.recv().expect("c1 performed the last");
+    gate_tx.send(()).expect("the second stage holds"); // c2 runs the n
+    reached.recv().expect("c2 performed the last");
+    pipeline.drain();
 }
 
 // ===== pipeline: threads and bounded channels =====
@@ -433,6 +495,10 @@ fn main() {
     let wants = |part: &str| only.is_empty() || only.iter().any(|o| part.contains(o.as_str()));
     if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
         println!("load average at start: {}", load.trim());
+    }
+    if only.iter().any(|o| o.as_str() == "count") {
+        counted(rounds.unwrap_or(10_000).max(1) as u64);
+        return;
     }
     if only.iter().any(|o| o.as_str() == "profile") {
         // Only this crate's pipeline, for `perf record`.

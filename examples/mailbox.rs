@@ -1,8 +1,9 @@
 //! The seed's prioritized mailbox (seed 000) in one process: URGENT, HIGH,
 //! MEDIUM and LOW messages, one message with no priority of its own (it
 //! gets the default), a level between HIGH and URGENT that needed no
-//! change anywhere else, and a stop (Akka's PoisonPill) whose priority is
-//! set in code, as the seed sets `priority.poison-pill` in its config.
+//! change anywhere else, and a stop (Akka's PoisonPill) whose priority comes
+//! from `executors.toml` (`[mailboxes.mailbox]`), as the seed sets
+//! `priority.poison-pill` in its config.
 //!
 //! `cargo run --example mailbox`
 
@@ -77,12 +78,10 @@ impl Actor for Printer {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // Akka: priority.default = MEDIUM, priority.poison-pill = ..., set here
-    // in code: the stop waits behind everything at MEDIUM and above.
-    let config = MailboxConfig::new()
-        .default_priority(Priority::MEDIUM)
-        .stop_priority(Priority::MEDIUM)
-        .kill_priority(Priority::URGENT);
+    // The seed's priority.default, priority.poison-pill and
+    // priority.kill-pill, read from [mailboxes.mailbox] of executors.toml.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/executors.toml");
+    let config = MailboxConfig::from_path(path, "mailbox")?;
     let (dead_tx, dead_letters) = mpsc::channel();
     let stage = Stage::builder("mailbox", |_| Printer)
         .prioritized()
@@ -110,7 +109,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("  {}", msg.text());
         mailbox.send(msg)?;
     }
-    println!("  stop (at MEDIUM, set in code)");
+    println!("  stop (at priority.poison-pill)");
     mailbox.stop()?;
     let late = Message::Urgent("urgent 2, sent after the stop");
     println!("  {}", late.text());

@@ -95,7 +95,9 @@
 //!   span `job` (fields `executor`, `priority`, `attempt`, `wait_ns`, and
 //!   `sequence` for an ESB sequence) whose parent is the span that was
 //!   current when the job was enqueued, so a request's trace follows its
-//!   job onto the worker. Each retry gets a span of its own.
+//!   job onto the worker. Each retry gets a span of its own. An actor
+//!   stage's `perform` runs in a span `perform` (fields `stage`,
+//!   `instance`, `priority`, `attempt`).
 //!
 //! Both optional features cost nothing when off: their fields and calls are
 //! compiled out.

@@ -21,6 +21,37 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Priority(pub u32);
 
+/// The seed's four levels, spaced by 100 so that levels in between need no
+/// change elsewhere. **Larger is more important** here; Akka's
+/// `PriorityGenerator` is lower-first, so the order of the numbers is
+/// reversed from the seed's (`URGENT = 100` there, `400` here).
+impl Priority {
+    /// The lowest named level (Akka seed: `LOW = 400`).
+    pub const LOW: Priority = Priority(100);
+    /// The default priority of a message that carries none (Akka seed:
+    /// `MEDIUM = 300`).
+    pub const MEDIUM: Priority = Priority(200);
+    /// The default priority of `stop` and `kill` (Akka seed: `HIGH = 200`).
+    pub const HIGH: Priority = Priority(300);
+    /// The highest named level (Akka seed: `URGENT = 100`).
+    pub const URGENT: Priority = Priority(400);
+
+    /// The named level spelt `name` (`"urgent"`, `"high"`, `"medium"`,
+    /// `"low"`, in any case), as `executors.toml` may write a priority.
+    #[cfg_attr(not(feature = "esb"), allow(dead_code))]
+    pub(crate) fn from_level_name(name: &str) -> Option<Priority> {
+        [
+            ("urgent", Priority::URGENT),
+            ("high", Priority::HIGH),
+            ("medium", Priority::MEDIUM),
+            ("low", Priority::LOW),
+        ]
+        .into_iter()
+        .find(|(level, _)| level.eq_ignore_ascii_case(name))
+        .map(|(_, p)| p)
+    }
+}
+
 impl From<u32> for Priority {
     fn from(value: u32) -> Self {
         Priority(value)

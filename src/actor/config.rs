@@ -213,6 +213,82 @@ impl MailboxConfig {
         self
     }
 
+    /// The default settings with the priorities of the `[mailboxes.NAME]`
+    /// section of an `executors.toml` file (feature `esb`):
+    /// `priority.default`, `priority.poison-pill` and `priority.kill-pill`,
+    /// each a whole number (larger is more important) or one of
+    /// `"urgent"`, `"high"`, `"medium"`, `"low"`. A setting left out keeps
+    /// its default (MEDIUM, HIGH, HIGH, as the seed). Lanes, picker and
+    /// capacities are set in code on the result.
+    ///
+    /// The whole file is checked, as [`Executors::from_path`] checks it; an
+    /// error names the file, line, mailbox, setting and value, and a
+    /// missing section names the ones the file has.
+    ///
+    /// [`Executors::from_path`]: crate::Executors::from_path
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use priority_executor::actor::MailboxConfig;
+    ///
+    /// // executors.toml:
+    /// //   [mailboxes.printer]
+    /// //   priority.poison-pill = "medium"
+    /// let config = MailboxConfig::from_path("executors.toml", "printer")?;
+    /// # let _ = config;
+    /// # Ok::<(), priority_executor::ConfigError>(())
+    /// ```
+    #[cfg(feature = "esb")]
+    pub fn from_path(
+        path: impl AsRef<std::path::Path>,
+        name: &str,
+    ) -> Result<Self, crate::ConfigError> {
+        let plan = crate::esb::config::read(path.as_ref())?;
+        Ok(MailboxConfig::new().with_file(plan.mailbox(name)?))
+    }
+
+    /// As [`from_path`](MailboxConfig::from_path), from TOML text.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::Priority;
+    /// use priority_executor::actor::MailboxConfig;
+    ///
+    /// let toml = r#"
+    ///     [mailboxes.printer]
+    ///     priority.default = "low"
+    ///     priority.poison-pill = 150   # between LOW (100) and MEDIUM (200)
+    /// "#;
+    /// let config = MailboxConfig::from_toml_str(toml, "printer")?;
+    /// assert_eq!(
+    ///     config,
+    ///     MailboxConfig::new()
+    ///         .default_priority(Priority::LOW)
+    ///         .stop_priority(Priority(150))
+    ///         .kill_priority(Priority::HIGH)
+    /// );
+    ///
+    /// let err = MailboxConfig::from_toml_str(toml, "writer").unwrap_err();
+    /// assert_eq!(err.to_string(), "no [mailboxes.writer] section (defined: \"printer\")");
+    /// # Ok::<(), priority_executor::ConfigError>(())
+    /// ```
+    #[cfg(feature = "esb")]
+    pub fn from_toml_str(toml: &str, name: &str) -> Result<Self, crate::ConfigError> {
+        let plan = crate::esb::config::parse(toml.to_owned(), None)?;
+        Ok(MailboxConfig::new().with_file(plan.mailbox(name)?))
+    }
+
+    /// These settings with the priorities a file sets.
+    #[cfg(feature = "esb")]
+    fn with_file(mut self, spec: crate::esb::config::MailboxSpec) -> Self {
+        self.default_priority = spec.default.unwrap_or(self.default_priority);
+        self.stop_priority = spec.poison_pill.unwrap_or(self.stop_priority);
+        self.kill_priority = spec.kill_pill.unwrap_or(self.kill_priority);
+        self
+    }
+
     /// Checks the settings; the stage's `spawn` calls it.
     pub(crate) fn check(&self) -> Result<(), SpawnError> {
         let mut seen: Vec<Priority> = Vec::with_capacity(self.lanes.len());

@@ -5,18 +5,20 @@
 use super::actor::{Actor, Context, Reason};
 use super::addr::{Downstream, Outbox};
 use super::dispatch::Next;
+use super::idle::Clock;
 use super::letters::{DeadLetter, DeadReason, Fault, Phase};
 use super::mailbox::Letter;
 use super::shared::Core;
 use super::strategy::{Decision, Strategy};
 use crate::job::RetryPolicy;
+use crate::observe::span;
 use crate::priority::Priority;
 use crate::util::{drop_quietly, panic_message};
 use crossbeam_utils::Backoff;
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A retry policy and how to copy a message for the next attempt.
 pub(crate) type Retry<M> = Option<(RetryPolicy, fn(&M) -> M)>;
@@ -26,6 +28,7 @@ pub(crate) struct Settings<A: Actor> {
     pub(crate) retry: Retry<A::In>,
     pub(crate) strategy: Strategy<A::In>,
     pub(crate) idle_after: Option<Duration>,
+    pub(crate) idle_clock: Clock,
     pub(crate) down: Downstream<A::Out>,
 }
 
@@ -118,8 +121,9 @@ fn serve<A: Actor>(
                     continue;
                 };
                 let seen = mb.accepted();
-                let deadline = Instant::now().checked_add(quiet);
-                if !mb.ready.wait(deadline, changed) && mb.close_idle(seen, &mut dead) {
+                if !settings.idle_clock.wait_quiet(&mb.ready, quiet, changed)
+                    && mb.close_idle(seen, &mut dead)
+                {
                     core.deliver_dead(&mut dead);
                 }
             }
@@ -190,7 +194,11 @@ fn process<A: Actor>(
             stage: &core.mb.name,
             instance: index,
         };
-        let error = match catch_unwind(AssertUnwindSafe(|| actor.perform(msg, &mut outbox))) {
+        let performed = {
+            let _span = span::perform(&core.mb.name, index, priority, attempts).entered();
+            catch_unwind(AssertUnwindSafe(|| actor.perform(msg, &mut outbox)))
+        };
+        let error = match performed {
             Ok(Ok(())) => {
                 core.mb.counters.performed.fetch_add(1, Ordering::Relaxed);
                 return;

@@ -77,6 +77,7 @@ mod addr;
 mod config;
 mod dispatch;
 mod error;
+mod idle;
 mod instance;
 mod lane;
 mod letters;

@@ -1,25 +1,10 @@
-//! Message priorities: the seed's named levels, the `Prioritized` trait and
-//! the generator closure for message types the user does not own.
+//! Message priorities: the `Prioritized` trait and the generator closure
+//! for message types the user does not own. The seed's named levels
+//! (`Priority::URGENT` ... `Priority::LOW`) are in `src/priority.rs`.
 
 use crate::priority::Priority;
 use std::fmt;
 use std::sync::Arc;
-
-/// The seed's four levels, spaced by 100 so that levels in between need no
-/// change elsewhere. **Larger is more important** here; Akka's
-/// `PriorityGenerator` is lower-first, so the order of the numbers is
-/// reversed from the seed's (`URGENT = 100` there, `400` here).
-impl Priority {
-    /// The lowest named level (Akka seed: `LOW = 400`).
-    pub const LOW: Priority = Priority(100);
-    /// The default priority of a message that carries none (Akka seed:
-    /// `MEDIUM = 300`).
-    pub const MEDIUM: Priority = Priority(200);
-    /// The default priority of `stop` and `kill` (Akka seed: `HIGH = 200`).
-    pub const HIGH: Priority = Priority(300);
-    /// The highest named level (Akka seed: `URGENT = 100`).
-    pub const URGENT: Priority = Priority(400);
-}
 
 /// A message type that knows its priority (the seed's `PrioritizedMessage`).
 ///

@@ -6,6 +6,7 @@ use super::actor::{Actor, Reason};
 use super::addr::{Addr, Downstream, OutputFn};
 use super::config::MailboxConfig;
 use super::error::SpawnError;
+use super::idle::Clock;
 use super::instance::{self, Retry, Settings};
 use super::letters::{DeadLetter, Fault};
 use super::mailbox::Mailbox;
@@ -66,6 +67,7 @@ pub struct StageBuilder<A: Actor> {
     retry: Retry<A::In>,
     strategy: Strategy<A::In>,
     idle_after: Option<Duration>,
+    idle_clock: Clock,
     on_fault: Option<Callback<Fault<A::In>>>,
     on_dead_letter: Option<Callback<DeadLetter<A::In>>>,
     on_output: Option<OutputFn<A::Out>>,
@@ -250,6 +252,7 @@ impl<A: Actor> StageBuilder<A> {
             retry: self.retry,
             strategy: self.strategy,
             idle_after: self.idle_after,
+            idle_clock: self.idle_clock,
             down,
         });
         for i in 0..n {
@@ -316,6 +319,7 @@ impl<A: Actor> Stage<A> {
             retry: None,
             strategy: Strategy::always(),
             idle_after: None,
+            idle_clock: Clock::Real,
             on_fault: None,
             on_dead_letter: None,
             on_output: None,
@@ -443,5 +447,24 @@ impl<A: Actor> fmt::Debug for Stage<A> {
             .field("instances", &self.core.instances)
             .field("finished", &self.core.finished())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+impl<A: Actor> StageBuilder<A> {
+    /// Measures the quiet period of [`idle_after`](Self::idle_after) by
+    /// `clock`.
+    pub(crate) fn idle_clock(mut self, clock: Clock) -> Self {
+        self.idle_clock = clock;
+        self
+    }
+}
+
+#[cfg(test)]
+impl<A: Actor> Stage<A> {
+    /// Wakes the instances waiting out a quiet period, after a test moved
+    /// their clock.
+    pub(crate) fn wake(&self) {
+        self.core.mb.ready.notify_all();
     }
 }

@@ -9,6 +9,11 @@
 //! retry gets its own span) and `wait_ns` (its queue wait). The hooks run
 //! inside it. A sequence of the ESB layer records its name in the field
 //! `sequence`.
+//!
+//! An actor stage's instance is one long job of the stage's executor; each
+//! attempt of a `perform` runs inside a span named `perform` (same target
+//! and level), child of the instance's `job` span, with the fields `stage`,
+//! `instance`, `priority` (the message's) and `attempt`.
 
 #[cfg(feature = "tracing")]
 pub(crate) use on::*;
@@ -73,6 +78,20 @@ mod on {
     pub(crate) fn record_sequence(name: &str) {
         Span::current().record("sequence", name);
     }
+
+    /// The span one attempt of an actor's `perform` runs in.
+    #[cfg_attr(not(feature = "actor"), allow(dead_code))]
+    #[inline]
+    pub(crate) fn perform(stage: &str, instance: usize, priority: Priority, attempt: u32) -> Span {
+        tracing::info_span!(
+            target: "priority_executor",
+            "perform",
+            stage,
+            instance,
+            priority = priority.0,
+            attempt,
+        )
+    }
 }
 
 /// The stand-in without the feature.
@@ -110,4 +129,10 @@ mod off {
     #[cfg_attr(not(feature = "esb"), allow(dead_code))]
     #[inline(always)]
     pub(crate) fn record_sequence(_: &str) {}
+
+    #[cfg_attr(not(feature = "actor"), allow(dead_code))]
+    #[inline(always)]
+    pub(crate) fn perform(_: &str, _: usize, _: Priority, _: u32) -> NoSpan {
+        NoSpan
+    }
 }

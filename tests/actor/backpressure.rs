@@ -2,7 +2,7 @@
 //! `send_timeout` hand the message back, and a full low lane never blocks
 //! a high one (nor, in a pipeline, high-priority output).
 
-use super::support::{GATE, Hold, Log, assert_balanced, msg, probes, within};
+use super::support::{GATE, Hold, Log, assert_balanced, held, msg, probes, within};
 use priority_executor::actor::{MailboxConfig, Pipeline, Reason};
 use priority_executor::{Capacity, Priority};
 use std::time::Duration;
@@ -22,9 +22,7 @@ fn a_full_lane_refuses_try_send_and_send_timeout_with_the_message() {
             .mailbox(bounded(2).default_priority(Priority::LOW))
             .spawn()
             .expect("spawn");
-        let addr = stage.addr();
-        addr.send_at(msg('G', 0), GATE).unwrap();
-        hold.wait_held();
+        let addr = held(&stage, &hold);
         addr.send(msg('L', 0)).unwrap();
         addr.send(msg('L', 1)).unwrap();
         let err = addr.try_send(msg('L', 2)).unwrap_err();
@@ -57,9 +55,7 @@ fn a_blocked_send_completes_when_room_is_made() {
             .mailbox(bounded(1).default_priority(Priority::LOW))
             .spawn()
             .expect("spawn");
-        let addr = stage.addr();
-        addr.send_at(msg('G', 0), GATE).unwrap();
-        hold.wait_held();
+        let addr = held(&stage, &hold);
         addr.send(msg('L', 0)).unwrap();
         assert!(addr.try_send(msg('L', 1)).unwrap_err().is_full());
         let sender = {
@@ -86,9 +82,7 @@ fn a_send_blocked_on_a_full_lane_gets_its_message_back_when_the_stage_is_killed(
             )
             .spawn()
             .expect("spawn");
-        let addr = stage.addr();
-        addr.send_at(msg('G', 0), GATE).unwrap();
-        hold.wait_held();
+        let addr = held(&stage, &hold);
         addr.send(msg('L', 0)).unwrap();
         let (entered_tx, entered) = std::sync::mpsc::channel();
         let sender = {

@@ -2,7 +2,7 @@
 //! reorders 58-99% of same-priority sends): here 100 000 sequential sends
 //! of one priority are performed in send order.
 
-use super::support::{GATE, Hold, Log, assert_balanced, msg, probes, within};
+use super::support::{Hold, Log, assert_balanced, held, msg, probes, within};
 use priority_executor::Priority;
 use priority_executor::actor::{Actor, ActorError, Outbox, Stage};
 use std::sync::{Arc, Mutex};
@@ -12,9 +12,7 @@ fn five_hundred_messages_of_one_priority_keep_their_send_order() {
     within("500 in order", || {
         let (log, hold) = (Log::default(), Hold::default());
         let stage = probes("fifo", &log, &hold).spawn().expect("spawn");
-        let addr = stage.addr();
-        addr.send_at(msg('G', 0), GATE).unwrap();
-        hold.wait_held();
+        let addr = held(&stage, &hold);
         for i in 0..500 {
             addr.send_at(msg('M', i), Priority::MEDIUM).unwrap();
         }

@@ -3,7 +3,7 @@
 //! went ahead): here a high message sent into a backlog is the next one
 //! dispatched, behind only the message already running.
 
-use super::support::{GATE, Hold, Log, assert_balanced, msg, probes, within};
+use super::support::{Hold, Log, assert_balanced, held, msg, probes, within};
 use priority_executor::Priority;
 
 #[test]
@@ -11,9 +11,7 @@ fn anchor_a_high_message_sent_into_a_low_backlog_starts_next() {
     within("high starts next", || {
         let (log, hold) = (Log::default(), Hold::default());
         let stage = probes("backlog", &log, &hold).spawn().expect("spawn");
-        let addr = stage.addr();
-        addr.send_at(msg('G', 0), GATE).unwrap(); // the message already running
-        hold.wait_held();
+        let addr = held(&stage, &hold); // the message already running
         for i in 0..4000 {
             addr.send_at(msg('L', i), Priority::LOW).unwrap();
         }

@@ -2,7 +2,7 @@
 //! `killed`, and what is still queued comes back as dead letters in FIFO
 //! order.
 
-use super::support::{Event, GATE, Hold, Log, assert_balanced, msg, probes, within};
+use super::support::{Event, Hold, Log, assert_balanced, held, msg, probes, within};
 use priority_executor::Priority;
 use priority_executor::actor::{DeadReason, MailboxConfig, Reason};
 
@@ -18,9 +18,7 @@ fn a_kill_overtakes_a_queued_stop_of_lower_priority() {
             )
             .spawn()
             .expect("spawn");
-        let addr = stage.addr();
-        addr.send_at(msg('G', 0), GATE).unwrap();
-        hold.wait_held();
+        let addr = held(&stage, &hold);
         for i in 0..100 {
             addr.send_at(msg('M', i), Priority::MEDIUM).unwrap();
         }
@@ -44,9 +42,7 @@ fn killed_letters_come_back_in_fifo_order_highest_lane_first() {
     within("kill dead letters", || {
         let (log, hold) = (Log::default(), Hold::default());
         let stage = probes("kill-order", &log, &hold).spawn().expect("spawn");
-        let addr = stage.addr();
-        addr.send_at(msg('G', 0), GATE).unwrap();
-        hold.wait_held();
+        let addr = held(&stage, &hold);
         for i in 0..50 {
             addr.send_at(msg('L', i), Priority::LOW).unwrap();
             addr.send_at(msg('M', i), Priority::MEDIUM).unwrap();

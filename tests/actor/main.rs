@@ -13,6 +13,8 @@ mod support;
 
 mod accounting;
 mod backpressure;
+#[cfg(feature = "esb")]
+mod config_file;
 mod fifo_within_priority;
 mod high_starts_next;
 mod instances;

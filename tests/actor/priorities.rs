@@ -2,7 +2,7 @@
 //! message's own (`Prioritized`), a generator, the default; a level
 //! between two named ones; and the rules for priorities with no lane.
 
-use super::support::{GATE, Hold, Log, assert_balanced, msg, probes, within};
+use super::support::{GATE, Hold, Log, assert_balanced, held, msg, probes, within};
 use priority_executor::actor::{
     Actor, ActorError, MailboxConfig, Outbox, Prioritized, PriorityGenerator, SpawnError, Stage,
     Unlisted,
@@ -112,9 +112,7 @@ fn a_generator_for_a_type_we_do_not_own_and_a_configured_default() {
             .mailbox(MailboxConfig::new().default_priority(Priority::LOW))
             .spawn()
             .expect("spawn");
-        let addr = stage.addr();
-        addr.send_at(msg('G', 0), GATE).unwrap();
-        hold.wait_held();
+        let addr = held(&stage, &hold);
         addr.send(msg('x', 0)).unwrap();
         addr.send(msg('U', 0)).unwrap();
         hold.open();

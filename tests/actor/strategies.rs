@@ -8,7 +8,7 @@ use priority_executor::actor::{
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Records what it performed and at which priority; fails messages whose
 /// `fail` flag is set.
@@ -184,10 +184,10 @@ fn a_letter_sent_back_past_the_hop_limit_becomes_a_dead_letter() {
     });
 }
 
-/// Counts performs and notes when it was destroyed.
+/// Counts performs and notes why it was destroyed.
 struct Quiet {
     performed: Arc<AtomicUsize>,
-    destroyed: Arc<Mutex<Option<(Instant, Reason)>>>,
+    destroyed: Arc<Mutex<Option<Reason>>>,
 }
 
 impl Actor for Quiet {
@@ -199,15 +199,18 @@ impl Actor for Quiet {
     }
     fn destroy(&mut self, reason: Reason) {
         if let Ok(mut d) = self.destroyed.lock() {
-            *d = Some((Instant::now(), reason));
+            *d = Some(reason);
         }
     }
 }
 
+/// Rule 11 with real time: the stage ends by itself, and a send racing
+/// the end is performed or handed back, never lost. That a message inside
+/// the quiet period postpones the stop is shown with a manual clock
+/// (`src/actor/idle.rs`), with no timing in the test.
 #[test]
-fn an_idle_stage_stops_after_its_quiet_period_and_a_message_postpones_it() {
+fn an_idle_stage_stops_by_itself_and_loses_no_message_sent_around_its_end() {
     within("idle", || {
-        let quiet = Duration::from_millis(150);
         let performed = Arc::new(AtomicUsize::new(0));
         let destroyed = Arc::new(Mutex::new(None));
         let (p, d) = (performed.clone(), destroyed.clone());
@@ -216,38 +219,43 @@ fn an_idle_stage_stops_after_its_quiet_period_and_a_message_postpones_it() {
             destroyed: d.clone(),
         })
         .instances(2)
-        .idle_after(quiet)
+        .idle_after(Duration::from_millis(5))
         .spawn()
         .expect("spawn");
         let addr = stage.addr();
-        let mut last_accepted = Instant::now();
-        for n in 0..5 {
-            // Each message is sent once the previous one was performed;
-            // if the stage had gone idle in between, the send is refused
-            // and the test fails here.
-            // Noted before the send: the quiet period can only start after
-            // the message was accepted.
-            last_accepted = Instant::now();
-            addr.send(n).unwrap();
-            while performed.load(Ordering::SeqCst) <= n as usize {
-                std::thread::yield_now();
-            }
-            if stage.finished().is_some() {
-                break;
+        // Under load the stage may go idle before a send: then that send
+        // and every later one is refused with its message.
+        let (mut accepted, mut refused) = (0u64, Vec::new());
+        for n in 0..10 {
+            match addr.send(n) {
+                Ok(()) => accepted += 1,
+                Err(err) => {
+                    assert!(err.is_stopped(), "refused only as stopped: {err:?}");
+                    refused.push(err.into_inner());
+                }
             }
         }
+        // Nothing more arrives: the stage ends by itself.
+        while stage.finished().is_none() {
+            std::thread::yield_now();
+        }
+        let late = addr.send(10).unwrap_err();
+        assert!(late.is_stopped());
+        assert_eq!(late.into_inner(), 10, "a send after the end is handed back");
         let exit = stage.join();
         assert_eq!(exit.reason, Reason::Idle);
+        assert_eq!(*destroyed.lock().unwrap(), Some(Reason::Idle));
         assert_balanced(&exit.metrics);
-        assert_eq!(exit.metrics.performed, 5);
-        let (at, reason) = destroyed.lock().unwrap().expect("destroyed");
-        assert_eq!(reason, Reason::Idle);
-        // The quiet period restarted with the last message: a lower bound,
-        // which load on the machine can only make later.
-        assert!(
-            at >= last_accepted + quiet,
-            "stopped before its quiet period ran out"
+        assert_eq!(
+            performed.load(Ordering::SeqCst) as u64,
+            exit.metrics.performed
         );
-        assert!(addr.send(9).unwrap_err().is_stopped());
+        let first_refused = 10 - refused.len() as u32;
+        assert!(refused.iter().copied().eq(first_refused..10));
+        assert_eq!(
+            exit.metrics.performed + exit.metrics.dead_lettered,
+            accepted,
+            "every accepted message was performed or dead-lettered (idle)"
+        );
     });
 }

@@ -2,7 +2,7 @@
 //! backlog handed back as dead letters in FIFO order; with a graceful stop
 //! at LOW the backlog runs first. `init` and `destroy` run once each.
 
-use super::support::{Event, GATE, Hold, Log, assert_balanced, msg, probes, within};
+use super::support::{Event, Hold, Log, assert_balanced, held, msg, probes, within};
 use priority_executor::Priority;
 use priority_executor::actor::{DeadReason, MailboxConfig, Reason};
 
@@ -13,9 +13,7 @@ fn run(stop_at: Priority) -> (Log, Reason) {
             .mailbox(MailboxConfig::new().stop_priority(stop_at))
             .spawn()
             .expect("spawn");
-        let addr = stage.addr();
-        addr.send_at(msg('G', 0), GATE).unwrap();
-        hold.wait_held();
+        let addr = held(&stage, &hold);
         for i in 0..1000 {
             addr.send_at(msg('L', i), Priority::LOW).unwrap();
         }
@@ -40,9 +38,7 @@ fn urgent_runs_then_a_high_stop_and_the_low_backlog_comes_back_in_fifo_order() {
             .on_dead_letter(move |d| dead_tx.send(d).unwrap())
             .spawn()
             .expect("spawn");
-        let addr = stage.addr();
-        addr.send_at(msg('G', 0), GATE).unwrap();
-        hold.wait_held();
+        let addr = held(&stage, &hold);
         for i in 0..1000 {
             addr.send_at(msg('L', i), Priority::LOW).unwrap();
         }

@@ -5,7 +5,7 @@
 use super::common::Gate;
 use priority_executor::Priority;
 use priority_executor::actor::{
-    Actor, ActorError, Context, Outbox, Reason, StageBuilder, StageMetrics,
+    Actor, ActorError, Addr, Context, Outbox, Reason, Stage, StageBuilder, StageMetrics,
 };
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
@@ -137,6 +137,15 @@ impl Actor for Probe {
     fn destroy(&mut self, reason: Reason) {
         self.log.push(Event::Destroy(self.id, reason));
     }
+}
+
+/// The stage's address, once one of its instances is held on `hold` by
+/// the gate message: what is sent next queues up behind it.
+pub fn held<A: Actor<In = Msg>>(stage: &Stage<A>, hold: &Hold) -> Addr<Msg> {
+    let addr = stage.addr();
+    addr.send_at(msg('G', 0), GATE).unwrap();
+    hold.wait_held();
+    addr
 }
 
 /// A stage of probes sharing `log` and `hold`.

@@ -197,3 +197,81 @@ fn a_sequence_names_itself_in_its_span() {
     assert_eq!(job.fields["sequence"], "submit-visa");
     assert_eq!(job.fields["executor"], "traced-esb");
 }
+
+#[cfg(feature = "actor")]
+#[test]
+fn an_actor_stage_performs_in_spans_naming_the_stage_and_the_message_priority() {
+    use priority_executor::actor::{Actor, ActorError, Outbox, Reason, Stage};
+
+    /// Keeps the span each perform ran in; `fail` fails its first attempt.
+    struct Recorder(Arc<Mutex<Vec<(u32, Span)>>>);
+    impl Actor for Recorder {
+        type In = u32;
+        type Out = ();
+        fn perform(&mut self, n: u32, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+            let mut ran = self.0.lock().unwrap();
+            let first = !ran.iter().any(|(m, _)| *m == n);
+            ran.push((n, Span::current()));
+            if n == 2 && first {
+                return Err("first attempt fails".into());
+            }
+            Ok(())
+        }
+    }
+
+    let spans = spans();
+    let ran = Arc::new(Mutex::new(Vec::new()));
+    let log = ran.clone();
+    let stage = Stage::builder("traced-stage", move |_| Recorder(log.clone()))
+        .retry(RetryPolicy::new(1))
+        .spawn()
+        .unwrap();
+    let addr = stage.addr();
+    addr.send_at(1, Priority::URGENT).unwrap();
+    addr.send_at(2, Priority::LOW).unwrap();
+    assert_eq!(stage.drain().reason, Reason::Drained);
+
+    let ran = ran.lock().unwrap();
+    let seen: Vec<(u32, Seen)> = ran
+        .iter()
+        .map(|(n, span)| (*n, spans.get(&span.id().expect("performed in a span"))))
+        .collect();
+    let fields = |s: &Seen, key: &str| s.fields.get(key).cloned().unwrap_or_default();
+    let summary: Vec<(u32, &str, String, String, String, String)> = seen
+        .iter()
+        .map(|(n, s)| {
+            (
+                *n,
+                s.name,
+                fields(s, "stage"),
+                fields(s, "priority"),
+                fields(s, "instance"),
+                fields(s, "attempt"),
+            )
+        })
+        .collect();
+    let row = |n, priority: u32, attempt: u32| {
+        (
+            n,
+            "perform",
+            "traced-stage".to_owned(),
+            priority.to_string(),
+            "0".to_owned(),
+            attempt.to_string(),
+        )
+    };
+    assert_eq!(
+        summary,
+        [row(1, 400, 1), row(2, 100, 1), row(2, 100, 2)],
+        "one span per attempt, each naming the stage and the message's priority"
+    );
+    // Each perform's parent is the instance's job, which names the stage
+    // as its executor.
+    for (_, s) in &seen {
+        let parent = spans.get(s.parent.as_ref().expect("a parent span"));
+        assert_eq!(
+            (parent.name, parent.fields["executor"].as_str()),
+            ("job", "traced-stage")
+        );
+    }
+}

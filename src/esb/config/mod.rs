@@ -52,7 +52,18 @@ pub(crate) struct ExecutorPlan {
     raw: Spanned<RawExecutor>,
 }
 
-/// A parsed and checked file: executors to build and the rules they use.
+/// The priorities of one `[mailboxes.NAME]` section (the seed's
+/// `priority.default`, `priority.poison-pill`, `priority.kill-pill`); what
+/// is left out keeps the mailbox's default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct MailboxSpec {
+    pub(crate) default: Option<Priority>,
+    pub(crate) poison_pill: Option<Priority>,
+    pub(crate) kill_pill: Option<Priority>,
+}
+
+/// A parsed and checked file: executors to build, the rules they use and
+/// the mailbox settings of actor stages.
 #[derive(Debug)]
 pub(crate) struct Plan {
     source: String,
@@ -61,6 +72,20 @@ pub(crate) struct Plan {
     pub(crate) executors: Vec<ExecutorPlan>,
     /// Every rule set, used by an executor or not.
     pub(crate) rules: BTreeMap<String, Arc<Rules>>,
+    /// Every `[mailboxes.NAME]` section, by name.
+    pub(crate) mailboxes: BTreeMap<String, MailboxSpec>,
+}
+
+impl Plan {
+    /// The settings of `[mailboxes.NAME]`, or an error naming the sections
+    /// the file has.
+    #[cfg_attr(not(feature = "actor"), allow(dead_code))]
+    pub(crate) fn mailbox(&self, name: &str) -> Result<MailboxSpec, ConfigError> {
+        self.mailboxes.get(name).copied().ok_or_else(|| {
+            let defined: Vec<&str> = self.mailboxes.keys().map(String::as_str).collect();
+            ConfigError::no_mailbox(self.path.as_deref(), name, &defined)
+        })
+    }
 }
 
 /// Reads a file into a [`Plan`].
@@ -72,17 +97,22 @@ pub(crate) fn read(path: &Path) -> Result<Plan, ConfigError> {
 /// Parses and checks `source` (from `path`, if any) into a [`Plan`].
 pub(crate) fn parse(source: String, path: Option<&Path>) -> Result<Plan, ConfigError> {
     match check(&source) {
-        Ok((executors, rules)) => Ok(Plan {
+        Ok((executors, rules, mailboxes)) => Ok(Plan {
             source,
             path: path.map(Path::to_owned),
             executors,
             rules,
+            mailboxes,
         }),
         Err(issue) => Err(issue.locate(&source, path)),
     }
 }
 
-type Checked = (Vec<ExecutorPlan>, BTreeMap<String, Arc<Rules>>);
+type Checked = (
+    Vec<ExecutorPlan>,
+    BTreeMap<String, Arc<Rules>>,
+    BTreeMap<String, MailboxSpec>,
+);
 
 fn check(source: &str) -> Result<Checked, Issue> {
     let document = toml_edit::ImDocument::parse(source).map_err(|e| Issue::syntax(&e, source))?;
@@ -129,7 +159,20 @@ fn check(source: &str) -> Result<Checked, Issue> {
             raw,
         });
     }
-    Ok((executors, rule_sets))
+    let mailboxes = file
+        .mailboxes
+        .into_iter()
+        .map(|(name, raw)| {
+            let priority = |p: Option<Spanned<Priority>>| p.map(Spanned::into_inner);
+            let spec = MailboxSpec {
+                default: priority(raw.default),
+                poison_pill: priority(raw.poison_pill),
+                kill_pill: priority(raw.kill_pill),
+            };
+            (name.into_inner(), spec)
+        })
+        .collect();
+    Ok((executors, rule_sets, mailboxes))
 }
 
 /// Parses the duration `key = text`.

@@ -5,9 +5,9 @@
 use super::document::{Fields, Node, Spanned, U32, WHOLE};
 use crate::esb::config_error::Issue;
 use crate::esb::rules::{self, RawRules};
-use crate::{Capacity, MaxRunning};
+use crate::{Capacity, MaxRunning, Priority};
 
-const FILE_KEYS: &[&str] = &["executors", "rules"];
+const FILE_KEYS: &[&str] = &["executors", "rules", "mailboxes"];
 const EXECUTOR_KEYS: &[&str] = &[
     "core_threads",
     "max_threads",
@@ -26,11 +26,24 @@ const LANE_KEYS: &[&str] = &[
     "when_full",
 ];
 
-/// The whole file, executors and rule sets each sorted by name.
+const MAILBOX_KEYS: &[&str] = &["priority"];
+const MAILBOX_PRIORITY_KEYS: &[&str] = &["default", "poison-pill", "kill-pill"];
+
+/// The whole file, executors, rule sets and mailboxes each sorted by name.
 #[derive(Debug)]
 pub(crate) struct RawFile {
     pub(crate) executors: Vec<(Spanned<String>, Spanned<RawExecutor>)>,
     pub(crate) rules: Vec<(Spanned<String>, Spanned<RawRules>)>,
+    pub(crate) mailboxes: Vec<(Spanned<String>, RawMailbox)>,
+}
+
+/// `[mailboxes.NAME]` as written: the seed's `priority.default`,
+/// `priority.poison-pill` and `priority.kill-pill`, each optional.
+#[derive(Debug, Default)]
+pub(crate) struct RawMailbox {
+    pub(crate) default: Option<Spanned<Priority>>,
+    pub(crate) poison_pill: Option<Spanned<Priority>>,
+    pub(crate) kill_pill: Option<Spanned<Priority>>,
 }
 
 /// `[executors.NAME]` as written. Every key but `lanes` is optional; an
@@ -65,7 +78,12 @@ pub(crate) fn file(root: &toml_edit::Table) -> Result<RawFile, Issue> {
         let rules = rules::raw(node)?;
         Ok(Spanned::new(rules, node.span()))
     })?;
-    Ok(RawFile { executors, rules })
+    let mailboxes = named(&root, "mailboxes", mailbox)?;
+    Ok(RawFile {
+        executors,
+        rules,
+        mailboxes,
+    })
 }
 
 /// The tables under `[KEY.NAME]`, by name.
@@ -159,4 +177,34 @@ fn max_running(node: &Node<'_>) -> Result<Spanned<MaxRunning>, Issue> {
         (None, None) => return Err(node.wrong_type(EXPECTED)),
     };
     Ok(Spanned::new(limit, node.span()))
+}
+
+fn mailbox(node: &Node<'_>) -> Result<RawMailbox, Issue> {
+    let fields = node.fields(MAILBOX_KEYS)?;
+    let Some(priorities) = fields.get("priority") else {
+        return Ok(RawMailbox::default());
+    };
+    let priorities = priorities.fields(MAILBOX_PRIORITY_KEYS)?;
+    Ok(RawMailbox {
+        default: priorities.read("default", priority_level)?,
+        poison_pill: priorities.read("poison-pill", priority_level)?,
+        kill_pill: priorities.read("kill-pill", priority_level)?,
+    })
+}
+
+/// `priority.default = 300` or `priority.default = "high"`: a whole number
+/// (larger is more important) or one of the seed's level names.
+fn priority_level(node: &Node<'_>) -> Result<Spanned<Priority>, Issue> {
+    const EXPECTED: &str =
+        "a whole number from 0 to 4294967295 or one of \"urgent\", \"high\", \"medium\", \"low\"";
+    let priority = match (node.as_integer(), node.as_str()) {
+        (Some(n), _) => u32::try_from(n)
+            .map(Priority)
+            .map_err(|_| node.not_allowed(EXPECTED))?,
+        (None, Some(name)) => {
+            Priority::from_level_name(name).ok_or_else(|| node.not_allowed(EXPECTED))?
+        }
+        (None, None) => return Err(node.wrong_type(EXPECTED)),
+    };
+    Ok(Spanned::new(priority, node.span()))
 }

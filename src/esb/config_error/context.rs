@@ -17,6 +17,7 @@ enum Step {
 pub(super) struct Context {
     pub(super) executor: Option<String>,
     pub(super) rule: Option<String>,
+    pub(super) mailbox: Option<String>,
     /// "lane priority 1", "when #2, all #1" and the like.
     inner: Vec<String>,
     pub(super) field: Option<String>,
@@ -42,6 +43,19 @@ impl Context {
             }
             (Some(Step::Key(top)), Some(Step::Key(name))) if top == "rules" => {
                 context.rule = Some(name.clone());
+            }
+            (Some(Step::Key(top)), Some(Step::Key(name))) if top == "mailboxes" => {
+                // The seed's settings are dotted (`priority.poison-pill`):
+                // the field is the whole dotted key.
+                context.mailbox = Some(name.clone());
+                let keys: Vec<&str> = steps
+                    .filter_map(|step| match step {
+                        Step::Key(key) => Some(key.as_str()),
+                        Step::Index(..) => None,
+                    })
+                    .collect();
+                context.field = (!keys.is_empty()).then(|| keys.join("."));
+                return context;
             }
             (Some(Step::Key(key)), _) => {
                 context.field = Some(key.clone());
@@ -80,6 +94,8 @@ impl Context {
         if let Some(rule) = &self.rule {
             // Debug: a name with a control character shows it escaped.
             parts.push(format!("rule {rule:?}"));
+        } else if let Some(mailbox) = &self.mailbox {
+            parts.push(format!("mailbox {mailbox:?}"));
         } else if let Some(executor) = executor_override.or(self.executor.as_deref()) {
             parts.push(format!("executor {executor:?}"));
         }

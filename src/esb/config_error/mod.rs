@@ -87,6 +87,7 @@ struct Inner {
     position: Option<(usize, usize)>,
     executor: Option<String>,
     rule: Option<String>,
+    mailbox: Option<String>,
     scope: String,
     field: Option<String>,
     detail: String,
@@ -162,6 +163,24 @@ impl ConfigError {
         self.0.rule.as_deref()
     }
 
+    /// The `[mailboxes.NAME]` section the mistake is in, or the one asked
+    /// for and not found.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::Executors;
+    ///
+    /// let toml = "[mailboxes.printer]\npriority.poison-pill = \"highest\"\n";
+    /// let err = Executors::from_toml_str(toml).unwrap_err();
+    /// assert_eq!(err.mailbox(), Some("printer"));
+    /// assert_eq!(err.field(), Some("priority.poison-pill"));
+    /// assert!(err.detail().starts_with("priority.poison-pill = \"highest\" is not allowed"));
+    /// ```
+    pub fn mailbox(&self) -> Option<&str> {
+        self.0.mailbox.as_deref()
+    }
+
     /// The key whose value (or whose own name) is wrong, if the mistake is
     /// in one key.
     ///
@@ -197,10 +216,36 @@ impl ConfigError {
             position: None,
             executor: None,
             rule: None,
+            mailbox: None,
             scope: String::new(),
             field: None,
             detail: format!("cannot read the file: {err}"),
             source: Some(Box::new(err)),
+        }))
+    }
+}
+
+impl ConfigError {
+    /// The file (`path`, if any) has no `[mailboxes.NAME]` section named
+    /// `name`; `defined` are the ones it has.
+    pub(crate) fn no_mailbox(path: Option<&Path>, name: &str, defined: &[&str]) -> Self {
+        let defined = if defined.is_empty() {
+            "none is".to_owned()
+        } else {
+            let quoted: Vec<String> = defined.iter().map(|n| format!("{n:?}")).collect();
+            format!("defined: {}", quoted.join(", "))
+        };
+        ConfigError(Box::new(Inner {
+            kind: ConfigErrorKind::MissingKey,
+            path: path.map(Path::to_owned),
+            position: None,
+            executor: None,
+            rule: None,
+            mailbox: Some(name.to_owned()),
+            scope: String::new(),
+            field: None,
+            detail: format!("no [mailboxes.{name}] section ({defined})"),
+            source: None,
         }))
     }
 }
@@ -349,6 +394,7 @@ impl Issue {
             position: None,
             executor: self.executor.as_deref().map(str::to_owned),
             rule: None,
+            mailbox: None,
             scope: String::new(),
             field: None,
             detail: self.detail,
@@ -374,6 +420,7 @@ impl Issue {
                 error.executor = context.executor.clone();
             }
             error.rule = context.rule.clone();
+            error.mailbox = context.mailbox.clone();
             error.field = context.field.clone();
             error.scope = context.scope(self.executor.as_deref());
         }
