@@ -1,0 +1,396 @@
+//! The visa server under a flood, in one process: with the handler on the
+//! priority executor (this package's layer, executors.toml), and with the
+//! same handler on tokio's `spawn_blocking` pool (FIFO), with as many
+//! threads and as many requests in hand. Each server runs twice, in the
+//! order FIFO, lanes, lanes, FIFO, so that a load on the machine that
+//! changes during the test weighs on both alike. A real HTTP client on
+//! loopback sends an open-loop flood above what the threads can serve,
+//! a share of it with `PRIORITYID: ABC`, and the run prints, per server
+//! and class, the p50/p99 latency of the answered requests, the
+//! throughput, and how many were shed (503).
+//!
+//! ```text
+//! cargo run --release -p priority-executor-tower --example loadtest
+//! cargo run --release -p priority-executor-tower --example loadtest -- \
+//!     --seconds 3.5 --warmup 1.5 --work-ms 2 --overload 1.5 --priority-share 0.1
+//! ```
+//!
+//! `--seconds` is the length of each of the four runs, `--warmup` its
+//! first part, left out of the figures (the queues fill meanwhile);
+//! throughput counts the 200s answered within the measured windows.
+
+#[path = "shared/visa.rs"]
+mod visa;
+
+use axum::Router;
+use axum::routing::{post, post_service};
+use bytes::Bytes;
+use http::{Request, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use priority_executor_tower::PriorityLayer;
+use std::error::Error;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use tower::Layer;
+
+struct Args {
+    seconds: f64,
+    warmup: f64,
+    work_ms: f64,
+    overload: f64,
+    share: f64,
+}
+
+impl Args {
+    fn parse() -> Result<Args, String> {
+        let mut args = Args {
+            seconds: 3.5,
+            warmup: 1.5,
+            work_ms: 2.0,
+            overload: 1.5,
+            share: 0.1,
+        };
+        let mut it = std::env::args().skip(1);
+        while let Some(flag) = it.next() {
+            let slot = match flag.as_str() {
+                "--seconds" => &mut args.seconds,
+                "--warmup" => &mut args.warmup,
+                "--work-ms" => &mut args.work_ms,
+                "--overload" => &mut args.overload,
+                "--priority-share" => &mut args.share,
+                other => {
+                    return Err(format!(
+                        "unknown flag {other:?} (flags: --seconds, --warmup, --work-ms, --overload, --priority-share)"
+                    ));
+                }
+            };
+            let value = it.next().ok_or(format!("{flag} needs a value"))?;
+            *slot = value
+                .parse()
+                .map_err(|_| format!("{flag}: {value:?} is not a number"))?;
+        }
+        if !(args.seconds > args.warmup && args.warmup >= 0.0) {
+            return Err(format!(
+                "--seconds ({}) must be longer than --warmup ({}), which must not be negative",
+                args.seconds, args.warmup
+            ));
+        }
+        if !(args.work_ms > 0.0 && args.overload > 0.0 && (0.0..=1.0).contains(&args.share)) {
+            return Err(
+                "--work-ms and --overload must be positive, --priority-share between 0 and 1"
+                    .into(),
+            );
+        }
+        Ok(args)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Priority,
+    Standard,
+}
+
+/// One request: when it was sent and answered (since the start of its
+/// run), and its status (`None`: no answer, a client error).
+struct Sample {
+    class: Class,
+    sent: Duration,
+    done: Duration,
+    status: Option<StatusCode>,
+}
+
+/// What one server did in the measured window.
+struct Report {
+    name: &'static str,
+    classes: Vec<(Class, ClassReport)>,
+    throughput: f64,
+}
+
+struct ClassReport {
+    sent: usize,
+    ok: usize,
+    shed: usize,
+    other: usize,
+    p50_ms: f64,
+    p99_ms: f64,
+}
+
+fn main() -> Result<(), Box<dyn Error>> {
+    let args = Args::parse()?;
+    let executors = visa::registry()?;
+    let threads = executors
+        .get(visa::EXECUTOR)
+        .ok_or("executors.toml declares the visa executor")?
+        .config();
+    let in_hand: usize = threads
+        .lanes
+        .iter()
+        .map(|lane| lane.get_capacity().limit().unwrap_or(usize::MAX))
+        .fold(0, usize::saturating_add);
+    let threads = threads.max_threads;
+    drop(executors);
+
+    let rounds = visa::rounds_for(args.work_ms, visa::FORM);
+    let rate = args.overload * threads as f64 * 1000.0 / args.work_ms;
+    println!(
+        "visa load test: {threads} worker threads, {} ms of CPU per request ({rounds} rounds), \
+         {rate:.0} req/s offered ({}x what the threads serve), {:.0}% with PRIORITYID: ABC, \
+         runs of {} s warm-up + {} s measured, twice per server; at most {in_hand} requests in hand per server",
+        args.work_ms,
+        args.overload,
+        args.share * 100.0,
+        args.warmup,
+        args.seconds - args.warmup
+    );
+
+    // A FIFO run, two runs on the lanes, a FIFO run: a machine whose load
+    // drifts during the test weighs on both servers alike.
+    let fifo_app = || {
+        let busy = Arc::new(AtomicUsize::new(0));
+        Router::new().route(
+            "/visa",
+            post(move |body: Bytes| fifo_visa(body, rounds, Arc::clone(&busy), in_hand)),
+        )
+    };
+    let fifo_run = |args: &Args| {
+        run("spawn_blocking (FIFO)", args, rate, |rt| {
+            rt.max_blocking_threads(threads);
+            Ok((fifo_app(), None::<()>))
+        })
+    };
+    let lanes_run = |args: &Args| {
+        run("priority-executor lanes", args, rate, |_| {
+            let executors = visa::registry()?;
+            let layer = PriorityLayer::from_registry(Arc::clone(&executors), visa::EXECUTOR)?;
+            let app =
+                Router::new().route("/visa", post_service(layer.layer(visa::handler(rounds))));
+            Ok((app, Some(executors)))
+        })
+    };
+    let fifo_1 = fifo_run(&args)?;
+    let lanes_1 = lanes_run(&args)?;
+    let lanes_2 = lanes_run(&args)?;
+    let fifo_2 = fifo_run(&args)?;
+    let fifo = report("spawn_blocking (FIFO)", &[fifo_1, fifo_2], &args);
+    let lanes = report("priority-executor lanes", &[lanes_1, lanes_2], &args);
+
+    println!();
+    println!(
+        "{:<26} {:<9} {:>7} {:>7} {:>7} {:>6} {:>9} {:>9}",
+        "server", "class", "sent", "200", "503", "other", "p50 ms", "p99 ms"
+    );
+    for report in [&fifo, &lanes] {
+        for (class, c) in &report.classes {
+            let class = match class {
+                Class::Priority => "priority",
+                Class::Standard => "standard",
+            };
+            println!(
+                "{:<26} {class:<9} {:>7} {:>7} {:>7} {:>6} {:>9.1} {:>9.1}",
+                report.name, c.sent, c.ok, c.shed, c.other, c.p50_ms, c.p99_ms
+            );
+        }
+        println!(
+            "{:<26} throughput {:.0} req/s answered 200",
+            report.name, report.throughput
+        );
+    }
+    let p99 = |r: &Report| {
+        r.classes
+            .iter()
+            .find(|(class, _)| *class == Class::Priority)
+            .map_or(f64::NAN, |(_, c)| c.p99_ms)
+    };
+    println!();
+    println!(
+        "priority p99: lanes {:.1} ms, FIFO {:.1} ms: ratio {:.3} (target <= 0.10)",
+        p99(&lanes),
+        p99(&fifo),
+        p99(&lanes) / p99(&fifo)
+    );
+    println!(
+        "throughput: lanes {:.0} req/s, FIFO {:.0} req/s: ratio {:.3} (target 0.95 to 1.05)",
+        lanes.throughput,
+        fifo.throughput,
+        lanes.throughput / fifo.throughput
+    );
+    if lanes.throughput == 0.0 || fifo.throughput == 0.0 {
+        return Err("a server answered no request with 200".into());
+    }
+    Ok(())
+}
+
+/// The FIFO server's handler: the same work on tokio's blocking pool, with
+/// at most `in_hand` requests accepted (the rest answered 503), as the
+/// lanes hold at most their capacities.
+async fn fifo_visa(
+    body: Bytes,
+    rounds: u64,
+    busy: Arc<AtomicUsize>,
+    in_hand: usize,
+) -> (StatusCode, Bytes) {
+    if busy.fetch_add(1, Ordering::AcqRel) >= in_hand {
+        busy.fetch_sub(1, Ordering::AcqRel);
+        return (StatusCode::SERVICE_UNAVAILABLE, Bytes::from_static(b"busy"));
+    }
+    let checked = tokio::task::spawn_blocking(move || visa::check_visa(&body, rounds)).await;
+    busy.fetch_sub(1, Ordering::AcqRel);
+    match checked {
+        Ok(digest) => (
+            StatusCode::OK,
+            Bytes::from(format!("visa checked: {digest:016x}\n")),
+        ),
+        Err(_) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            Bytes::from_static(b"the check panicked"),
+        ),
+    }
+}
+
+type Setup = Box<dyn Error>;
+
+/// Starts a server built by `make` on a runtime of its own, floods it from
+/// a client runtime of its own, stops it gracefully and reports.
+fn run<K>(
+    name: &'static str,
+    args: &Args,
+    rate: f64,
+    make: impl FnOnce(&mut tokio::runtime::Builder) -> Result<(Router, Option<K>), Setup>,
+) -> Result<Vec<Sample>, Setup> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.worker_threads(2).enable_all();
+    let (app, keep) = make(&mut builder)?;
+    let server_rt = builder.build()?;
+    let listener = server_rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+    let addr = listener.local_addr()?;
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = server_rt.spawn(
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = stopped.await;
+            })
+            .into_future(),
+    );
+
+    let client_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    eprintln!("{name}: flooding for {} s ...", args.seconds);
+    let samples = client_rt.block_on(flood(addr, args, rate));
+    let _ = stop.send(());
+    server_rt.block_on(server)??;
+    drop(keep); // the registry: shuts its executor down
+    Ok(samples)
+}
+
+/// Sends `rate` requests a second for `args.seconds`, open loop: each on
+/// its own task at its time, whatever the answers to earlier ones.
+async fn flood(addr: SocketAddr, args: &Args, rate: f64) -> Vec<Sample> {
+    let client: Client<HttpConnector, Full<Bytes>> =
+        Client::builder(TokioExecutor::new()).build_http();
+    let total = (rate * args.seconds) as u64;
+    let start = Instant::now();
+    let mut requests = Vec::with_capacity(total as usize);
+    for i in 0..total {
+        tokio::time::sleep_until((start + Duration::from_secs_f64(i as f64 / rate)).into()).await;
+        // Exactly `share` of the requests, spread evenly.
+        let class = if ((i + 1) as f64 * args.share).floor() > (i as f64 * args.share).floor() {
+            Class::Priority
+        } else {
+            Class::Standard
+        };
+        let client = client.clone();
+        requests.push(tokio::spawn(async move {
+            let sent = start.elapsed();
+            let status = send(&client, addr, class).await;
+            Sample {
+                class,
+                sent,
+                done: start.elapsed(),
+                status,
+            }
+        }));
+    }
+    let mut samples = Vec::with_capacity(requests.len());
+    for request in requests {
+        if let Ok(sample) = request.await {
+            samples.push(sample);
+        }
+    }
+    samples
+}
+
+async fn send(
+    client: &Client<HttpConnector, Full<Bytes>>,
+    addr: SocketAddr,
+    class: Class,
+) -> Option<StatusCode> {
+    let mut request = Request::post(format!("http://{addr}/visa"));
+    if class == Class::Priority {
+        request = request.header("PRIORITYID", "ABC");
+    }
+    let request = request
+        .body(Full::new(Bytes::from_static(visa::FORM)))
+        .ok()?;
+    let response = client.request(request).await.ok()?;
+    let status = response.status();
+    response.into_body().collect().await.ok()?;
+    Some(status)
+}
+
+/// Pools the measured windows of a server's runs.
+fn report(name: &'static str, runs: &[Vec<Sample>], args: &Args) -> Report {
+    let warmup = Duration::from_secs_f64(args.warmup);
+    let end = Duration::from_secs_f64(args.seconds);
+    let samples = || runs.iter().flatten();
+    let measured: Vec<&Sample> = samples().filter(|s| s.sent >= warmup).collect();
+    let classes = [Class::Priority, Class::Standard]
+        .into_iter()
+        .map(|class| {
+            let of: Vec<&&Sample> = measured.iter().filter(|s| s.class == class).collect();
+            let mut ok: Vec<f64> = of
+                .iter()
+                .filter(|s| s.status == Some(StatusCode::OK))
+                .map(|s| (s.done - s.sent).as_secs_f64() * 1000.0)
+                .collect();
+            ok.sort_by(f64::total_cmp);
+            let shed = of
+                .iter()
+                .filter(|s| s.status == Some(StatusCode::SERVICE_UNAVAILABLE))
+                .count();
+            let c = ClassReport {
+                sent: of.len(),
+                ok: ok.len(),
+                shed,
+                other: of.len() - ok.len() - shed,
+                p50_ms: percentile(&ok, 0.50),
+                p99_ms: percentile(&ok, 0.99),
+            };
+            (class, c)
+        })
+        .collect();
+    let answered = samples()
+        .filter(|s| s.status == Some(StatusCode::OK) && s.done >= warmup && s.done < end)
+        .count();
+    Report {
+        name,
+        classes,
+        throughput: answered as f64 / (runs.len() as f64 * (args.seconds - args.warmup)),
+    }
+}
+
+/// The `q` quantile of sorted values (nearest rank); NaN if there are none.
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
