@@ -12,10 +12,11 @@
 //! ```text
 //! cargo run --release -p priority-executor-tower --example loadtest
 //! cargo run --release -p priority-executor-tower --example loadtest -- \
-//!     --seconds 3.5 --warmup 1.5 --work-ms 2 --overload 1.5 --priority-share 0.1
+//!     --seconds 3.5 --warmup 1.5 --work-ms 2 --overload 1.5 --priority-share 0.1 --repeat 1
 //! ```
 //!
-//! `--seconds` is the length of each of the four runs, `--warmup` its
+//! `--repeat N` runs that sequence N times (a longer, steadier
+//! measurement). `--seconds` is the length of each run, `--warmup` its
 //! first part, left out of the figures (the queues fill meanwhile);
 //! throughput counts the 200s answered within the measured windows.
 
@@ -44,6 +45,7 @@ struct Args {
     work_ms: f64,
     overload: f64,
     share: f64,
+    repeat: u32,
 }
 
 impl Args {
@@ -54,9 +56,19 @@ impl Args {
             work_ms: 2.0,
             overload: 1.5,
             share: 0.1,
+            repeat: 1,
         };
         let mut it = std::env::args().skip(1);
         while let Some(flag) = it.next() {
+            if flag == "--repeat" {
+                let value = it.next().ok_or("--repeat needs a value")?;
+                args.repeat = value
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or(format!("--repeat: {value:?} is not a whole number above 0"))?;
+                continue;
+            }
             let slot = match flag.as_str() {
                 "--seconds" => &mut args.seconds,
                 "--warmup" => &mut args.warmup,
@@ -65,7 +77,7 @@ impl Args {
                 "--priority-share" => &mut args.share,
                 other => {
                     return Err(format!(
-                        "unknown flag {other:?} (flags: --seconds, --warmup, --work-ms, --overload, --priority-share)"
+                        "unknown flag {other:?} (flags: --seconds, --warmup, --work-ms, --overload, --priority-share, --repeat)"
                     ));
                 }
             };
@@ -141,12 +153,13 @@ fn main() -> Result<(), Box<dyn Error>> {
     println!(
         "visa load test: {threads} worker threads, {} ms of CPU per request ({rounds} rounds), \
          {rate:.0} req/s offered ({}x what the threads serve), {:.0}% with PRIORITYID: ABC, \
-         runs of {} s warm-up + {} s measured, twice per server; at most {in_hand} requests in hand per server",
+         runs of {} s warm-up + {} s measured, {} per server; at most {in_hand} requests in hand per server",
         args.work_ms,
         args.overload,
         args.share * 100.0,
         args.warmup,
-        args.seconds - args.warmup
+        args.seconds - args.warmup,
+        2 * args.repeat
     );
 
     // A FIFO run, two runs on the lanes, a FIFO run: a machine whose load
@@ -173,12 +186,15 @@ fn main() -> Result<(), Box<dyn Error>> {
             Ok((app, Some(executors)))
         })
     };
-    let fifo_1 = fifo_run(&args)?;
-    let lanes_1 = lanes_run(&args)?;
-    let lanes_2 = lanes_run(&args)?;
-    let fifo_2 = fifo_run(&args)?;
-    let fifo = report("spawn_blocking (FIFO)", &[fifo_1, fifo_2], &args);
-    let lanes = report("priority-executor lanes", &[lanes_1, lanes_2], &args);
+    let (mut fifo_runs, mut lanes_runs) = (Vec::new(), Vec::new());
+    for _ in 0..args.repeat {
+        fifo_runs.push(fifo_run(&args)?);
+        lanes_runs.push(lanes_run(&args)?);
+        lanes_runs.push(lanes_run(&args)?);
+        fifo_runs.push(fifo_run(&args)?);
+    }
+    let fifo = report("spawn_blocking (FIFO)", &fifo_runs, &args);
+    let lanes = report("priority-executor lanes", &lanes_runs, &args);
 
     println!();
     println!(

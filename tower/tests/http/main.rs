@@ -328,3 +328,109 @@ async fn a_graceful_shutdown_answers_every_request_in_flight() {
     );
     drop(exec); // runs whatever is queued (nothing) and joins the worker
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_low_lane_is_shed_first_while_the_high_lane_still_queues() {
+    let exec = Executor::builder()
+        .core_threads(1)
+        .max_threads(1)
+        .lane(Priority(10), Capacity::Bounded(4))
+        .lane(Priority(1), Capacity::Bounded(1))
+        .build()
+        .expect("a valid executor");
+    let layer = PriorityLayer::new(exec.handle()).classify(|head| {
+        if head.headers.contains_key("PRIORITYID") {
+            Priority(10)
+        } else {
+            Priority(1)
+        }
+    });
+    let gate = Gate::default();
+    let _open = OpenOnDrop(gate.clone());
+    let server = Server::start(app(&layer, gate.clone())).await;
+    let http = Http::new();
+
+    let held = {
+        let gate = gate.clone();
+        exec.enqueue(Priority(10), move || gate.wait())
+            .expect("accepted")
+    };
+    until("the holding job runs", || exec.metrics().threads.busy == 1).await;
+    let mut queued = Vec::new();
+    for (i, priority) in [false, true, true].into_iter().enumerate() {
+        let (addr, h) = (server.addr, http.clone());
+        let headers: &[(&str, &str)] = if priority {
+            &[("PRIORITYID", "ABC")]
+        } else {
+            &[]
+        };
+        queued.push(tokio::spawn(async move {
+            h.post(addr, "/visa", headers, &format!("{i}")).await
+        }));
+        until("the request is queued", || exec.metrics().queued() == i + 1).await;
+    }
+    let standard = http.post(server.addr, "/visa", &[], "standard").await;
+    assert_eq!(standard.status, StatusCode::SERVICE_UNAVAILABLE);
+    let premium = tokio::spawn({
+        let (addr, h) = (server.addr, http.clone());
+        async move {
+            h.post(addr, "/visa", &[("PRIORITYID", "ABC")], "premium")
+                .await
+        }
+    });
+    until("the priority request is queued", || {
+        exec.metrics().queued() == 4
+    })
+    .await;
+
+    gate.open();
+    held.await.expect("the holding job ran");
+    for request in queued {
+        assert_eq!(request.await.expect("joined").status, StatusCode::OK);
+    }
+    assert_eq!(premium.await.expect("joined").body, "premium");
+    let counts = layer.counts();
+    assert_eq!((counts.completed, counts.shed), (4, 1));
+    server
+        .begin_shutdown()
+        .await
+        .expect("joined")
+        .expect("served");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_whose_client_goes_away_is_counted_abandoned() {
+    use tower::Service;
+
+    let exec = one_worker(8);
+    let layer = PriorityLayer::new(exec.handle());
+    let gate = Gate::default();
+    let _open = OpenOnDrop(gate.clone());
+    let mut service = layer.layer(gated(gate.clone()));
+    let request = Request::post("/visa")
+        .header("x-wait", "1")
+        .body(http_body_util::Full::new(Bytes::from_static(b"gone")))
+        .expect("a valid request");
+    let mut answer = service.call(request);
+    // Polled until the job runs, then dropped, as a server drops the
+    // future of a closed connection.
+    until("the job runs", || {
+        let waker = std::task::Waker::noop();
+        let polled = answer
+            .as_mut()
+            .poll(&mut std::task::Context::from_waker(waker));
+        assert!(polled.is_pending(), "the worker is held");
+        exec.metrics().threads.busy == 1
+    })
+    .await;
+    drop(answer);
+    gate.open();
+    exec.wait_idle();
+    let counts = layer.counts();
+    assert_eq!(
+        (counts.received, counts.abandoned, counts.in_flight()),
+        (1, 1, 0)
+    );
+    // The job ran all the same; only its answer was dropped.
+    assert_eq!(exec.metrics().lanes[0].completed, 1);
+}
