@@ -1,24 +1,30 @@
 //! The visa server under a flood, in one process: with the handler on the
 //! priority executor (this package's layer, executors.toml), and with the
 //! same handler on tokio's `spawn_blocking` pool (FIFO), with as many
-//! threads and as many requests in hand. Each server runs twice, in the
-//! order FIFO, lanes, lanes, FIFO, so that a load on the machine that
-//! changes during the test weighs on both alike. A real HTTP client on
-//! loopback sends an open-loop flood above what the threads can serve,
-//! a share of it with `PRIORITYID: ABC`, and the run prints, per server
+//! threads and as many requests in hand. A real HTTP client on loopback
+//! sends both the same open-loop flood, above what their threads can
+//! serve, a share of it with `PRIORITYID: ABC`; the run prints, per server
 //! and class, the p50/p99 latency of the answered requests, the
 //! throughput, and how many were shed (503).
 //!
 //! ```text
 //! cargo run --release -p priority-executor-tower --example loadtest
 //! cargo run --release -p priority-executor-tower --example loadtest -- \
-//!     --seconds 3.5 --warmup 1.5 --work-ms 2 --overload 1.5 --priority-share 0.1 --repeat 1
+//!     --seconds 8 --warmup 2 --work-ms 2 --overload 1.5 --priority-share 0.1 --repeat 1
 //! ```
 //!
-//! `--repeat N` runs that sequence N times (a longer, steadier
-//! measurement). `--seconds` is the length of each run, `--warmup` its
-//! first part, left out of the figures (the queues fill meanwhile);
-//! throughput counts the 200s answered within the measured windows.
+//! Both servers run at once, each on a runtime of its own, and get the
+//! same requests at the same instants, so that a load on the machine that
+//! comes and goes weighs on both alike. Each has about half the cores;
+//! `--overload` is relative to what that half serves. How the system
+//! shares the cores between the two servers' threads still varies from
+//! run to run on a busy machine, so (on Linux) the run also prints the
+//! requests answered per CPU-second of each server's threads, which that
+//! does not skew.
+//!
+//! `--seconds` is the length of a run, `--warmup` its first part, left out
+//! of the figures (the queues fill meanwhile); throughput counts the 200s
+//! answered within the measured window. `--repeat N` pools N runs.
 
 #[path = "shared/visa.rs"]
 mod visa;
@@ -51,8 +57,8 @@ struct Args {
 impl Args {
     fn parse() -> Result<Args, String> {
         let mut args = Args {
-            seconds: 3.5,
-            warmup: 1.5,
+            seconds: 8.0,
+            warmup: 2.0,
             work_ms: 2.0,
             overload: 1.5,
             share: 0.1,
@@ -149,52 +155,68 @@ fn main() -> Result<(), Box<dyn Error>> {
     drop(executors);
 
     let rounds = visa::rounds_for(args.work_ms, visa::FORM);
-    let rate = args.overload * threads as f64 * 1000.0 / args.work_ms;
+    // Both servers run at once: each has about half the cores.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let share = (cores as f64 / 2.0).min(threads as f64);
+    let rate = args.overload * share * 1000.0 / args.work_ms;
     println!(
-        "visa load test: {threads} worker threads, {} ms of CPU per request ({rounds} rounds), \
-         {rate:.0} req/s offered ({}x what the threads serve), {:.0}% with PRIORITYID: ABC, \
-         runs of {} s warm-up + {} s measured, {} per server; at most {in_hand} requests in hand per server",
+        "visa load test: both servers at once, each with {threads} worker threads on {cores} cores; \
+         {} ms of CPU per request ({rounds} rounds); each server offered {rate:.0} req/s \
+         ({}x what half the cores serve), {:.0}% with PRIORITYID: ABC; {} run(s) of {} s, \
+         the first {} s left out; at most {in_hand} requests in hand per server",
         args.work_ms,
         args.overload,
         args.share * 100.0,
+        args.repeat,
+        args.seconds,
         args.warmup,
-        args.seconds - args.warmup,
-        2 * args.repeat
     );
 
-    // A FIFO run, two runs on the lanes, a FIFO run: a machine whose load
-    // drifts during the test weighs on both servers alike.
-    let fifo_app = || {
-        let busy = Arc::new(AtomicUsize::new(0));
-        Router::new().route(
-            "/visa",
-            post(move |body: Bytes| fifo_visa(body, rounds, Arc::clone(&busy), in_hand)),
-        )
-    };
-    let fifo_run = |args: &Args| {
-        run("spawn_blocking (FIFO)", args, rate, |rt| {
-            rt.max_blocking_threads(threads);
-            Ok((fifo_app(), None::<()>))
-        })
-    };
-    let lanes_run = |args: &Args| {
-        run("priority-executor lanes", args, rate, |_| {
+    let client_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("client")
+        .enable_all()
+        .build()?;
+    let (mut fifo_runs, mut lanes_runs) = (Vec::new(), Vec::new());
+    // Each server's CPU time in the measured windows, if the system says.
+    let mut cpu_ticks = Some([0u64; 2]);
+    for _ in 0..args.repeat {
+        let fifo = Running::start(|rt| {
+            rt.max_blocking_threads(threads).thread_name("fifo-server");
+            let busy = Arc::new(AtomicUsize::new(0));
+            let app = Router::new().route(
+                "/visa",
+                post(move |body: Bytes| fifo_visa(body, rounds, Arc::clone(&busy), in_hand)),
+            );
+            Ok((app, None))
+        })?;
+        let lanes = Running::start(|rt| {
+            rt.thread_name("lanes-server");
             let executors = visa::registry()?;
             let layer = PriorityLayer::from_registry(Arc::clone(&executors), visa::EXECUTOR)?;
             let app =
                 Router::new().route("/visa", post_service(layer.layer(visa::handler(rounds))));
             Ok((app, Some(executors)))
-        })
-    };
-    let (mut fifo_runs, mut lanes_runs) = (Vec::new(), Vec::new());
-    for _ in 0..args.repeat {
-        fifo_runs.push(fifo_run(&args)?);
-        lanes_runs.push(lanes_run(&args)?);
-        lanes_runs.push(lanes_run(&args)?);
-        fifo_runs.push(fifo_run(&args)?);
+        })?;
+        let ([f, l], cpu) = client_rt.block_on(flood([fifo.addr, lanes.addr], &args, rate));
+        fifo.stop()?;
+        lanes.stop()?;
+        for (name, samples) in [(FIFO, &f), (LANES, &l)] {
+            let run = report(name, std::slice::from_ref(samples), &args);
+            eprintln!("{name}: {:.0} req/s answered 200", run.throughput);
+        }
+        fifo_runs.push(f);
+        lanes_runs.push(l);
+        match (cpu, &mut cpu_ticks) {
+            (Some([f, l]), Some([tf, tl])) => {
+                *tf += f;
+                *tl += l;
+            }
+            _ => cpu_ticks = None,
+        }
     }
-    let fifo = report("spawn_blocking (FIFO)", &fifo_runs, &args);
-    let lanes = report("priority-executor lanes", &lanes_runs, &args);
+    let fifo = report(FIFO, &fifo_runs, &args);
+    let lanes = report(LANES, &lanes_runs, &args);
 
     println!();
     println!(
@@ -236,6 +258,18 @@ fn main() -> Result<(), Box<dyn Error>> {
         fifo.throughput,
         lanes.throughput / fifo.throughput
     );
+    if let Some([f, l]) = cpu_ticks.filter(|t| t[0] > 0 && t[1] > 0) {
+        // Per CPU-second of each server's threads: what a busy machine
+        // that shares its cores unevenly between them does not skew.
+        let window = args.repeat as f64 * (args.seconds - args.warmup);
+        let (f, l) = (f as f64 / TICKS_PER_SEC, l as f64 / TICKS_PER_SEC);
+        let (fe, le) = (fifo.throughput * window / f, lanes.throughput * window / l);
+        println!(
+            "answered 200 per CPU-second of the server's threads: lanes {le:.0} ({l:.1} CPU-s), \
+             FIFO {fe:.0} ({f:.1} CPU-s): ratio {:.3}",
+            le / fe
+        );
+    }
     if lanes.throughput == 0.0 || fifo.throughput == 0.0 {
         return Err("a server answered no request with 200".into());
     }
@@ -271,50 +305,115 @@ async fn fifo_visa(
 
 type Setup = Box<dyn Error>;
 
-/// Starts a server built by `make` on a runtime of its own, floods it from
-/// a client runtime of its own, stops it gracefully and reports.
-fn run<K>(
-    name: &'static str,
-    args: &Args,
-    rate: f64,
-    make: impl FnOnce(&mut tokio::runtime::Builder) -> Result<(Router, Option<K>), Setup>,
-) -> Result<Vec<Sample>, Setup> {
-    let mut builder = tokio::runtime::Builder::new_multi_thread();
-    builder.worker_threads(2).enable_all();
-    let (app, keep) = make(&mut builder)?;
-    let server_rt = builder.build()?;
-    let listener = server_rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
-    let addr = listener.local_addr()?;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = server_rt.spawn(
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = stopped.await;
-            })
-            .into_future(),
-    );
+const FIFO: &str = "spawn_blocking (FIFO)";
+const LANES: &str = "priority-executor lanes";
 
-    let client_rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?;
-    eprintln!("{name}: flooding for {} s ...", args.seconds);
-    let samples = client_rt.block_on(flood(addr, args, rate));
-    let _ = stop.send(());
-    server_rt.block_on(server)??;
-    drop(keep); // the registry: shuts its executor down
-    Ok(samples)
+/// A server on a runtime of its own, with what must live as long as it.
+struct Running {
+    addr: SocketAddr,
+    stop: tokio::sync::oneshot::Sender<()>,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+    runtime: tokio::runtime::Runtime,
+    keep: Option<Arc<priority_executor::Executors>>,
 }
 
-/// Sends `rate` requests a second for `args.seconds`, open loop: each on
-/// its own task at its time, whatever the answers to earlier ones.
-async fn flood(addr: SocketAddr, args: &Args, rate: f64) -> Vec<Sample> {
+impl Running {
+    /// Starts the server `make` builds (it may set up the runtime).
+    fn start(
+        make: impl FnOnce(
+            &mut tokio::runtime::Builder,
+        ) -> Result<(Router, Option<Arc<priority_executor::Executors>>), Setup>,
+    ) -> Result<Running, Setup> {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(2).enable_all();
+        let (app, keep) = make(&mut builder)?;
+        let runtime = builder.build()?;
+        let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+        let addr = listener.local_addr()?;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = runtime.spawn(
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stopped.await;
+                })
+                .into_future(),
+        );
+        Ok(Running {
+            addr,
+            stop,
+            server,
+            runtime,
+            keep,
+        })
+    }
+
+    /// Stops gracefully (every request answered), then the executor.
+    fn stop(self) -> Result<(), Setup> {
+        let _ = self.stop.send(());
+        self.runtime.block_on(self.server)??;
+        drop(self.keep);
+        Ok(())
+    }
+}
+
+/// Clock ticks of `/proc/*/stat` (USER_HZ, 100 on Linux).
+const TICKS_PER_SEC: f64 = 100.0;
+
+/// CPU time (user and system, in clock ticks) of each server's threads:
+/// `fifo-server` (its runtime and blocking pool), and `lanes-server` with
+/// the executor's workers. Linux only; `None` elsewhere.
+fn cpu_ticks() -> Option<[u64; 2]> {
+    // A thread's name as the system keeps it: at most 15 bytes.
+    let executor = &visa::EXECUTOR[..visa::EXECUTOR.len().min(15)];
+    let mut ticks = [0, 0];
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let path = task.ok()?.path();
+        let Ok(name) = std::fs::read_to_string(path.join("comm")) else {
+            continue; // the thread has exited
+        };
+        let server = if name.starts_with("fifo-server") {
+            0
+        } else if name.starts_with("lanes-server") || name.starts_with(executor) {
+            1
+        } else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(path.join("stat")) else {
+            continue;
+        };
+        // After the name in parentheses: state is field 3; utime and stime
+        // are fields 14 and 15.
+        let fields: Vec<&str> = stat.rsplit_once(") ")?.1.split_whitespace().collect();
+        let utime: u64 = fields.get(11)?.parse().ok()?;
+        let stime: u64 = fields.get(12)?.parse().ok()?;
+        ticks[server] += utime + stime;
+    }
+    Some(ticks)
+}
+
+/// Sends `rate` requests a second to each server for `args.seconds`, the
+/// same requests to both, open loop: each on its own task at its time,
+/// whatever the answers to earlier ones. Also returns each server's CPU
+/// time in the measured window (after the warm-up, until the last send).
+async fn flood(
+    addrs: [SocketAddr; 2],
+    args: &Args,
+    rate: f64,
+) -> ([Vec<Sample>; 2], Option<[u64; 2]>) {
     let client: Client<HttpConnector, Full<Bytes>> =
         Client::builder(TokioExecutor::new()).build_http();
     let total = (rate * args.seconds) as u64;
     let start = Instant::now();
-    let mut requests = Vec::with_capacity(total as usize);
+    let mut requests = [
+        Vec::with_capacity(total as usize),
+        Vec::with_capacity(total as usize),
+    ];
+    let warmup = start + Duration::from_secs_f64(args.warmup);
+    let mut cpu_at_warmup = None;
     for i in 0..total {
+        if cpu_at_warmup.is_none() && Instant::now() >= warmup {
+            cpu_at_warmup = Some(cpu_ticks());
+        }
         tokio::time::sleep_until((start + Duration::from_secs_f64(i as f64 / rate)).into()).await;
         // Exactly `share` of the requests, spread evenly.
         let class = if ((i + 1) as f64 * args.share).floor() > (i as f64 * args.share).floor() {
@@ -322,25 +421,34 @@ async fn flood(addr: SocketAddr, args: &Args, rate: f64) -> Vec<Sample> {
         } else {
             Class::Standard
         };
-        let client = client.clone();
-        requests.push(tokio::spawn(async move {
-            let sent = start.elapsed();
-            let status = send(&client, addr, class).await;
-            Sample {
-                class,
-                sent,
-                done: start.elapsed(),
-                status,
-            }
-        }));
-    }
-    let mut samples = Vec::with_capacity(requests.len());
-    for request in requests {
-        if let Ok(sample) = request.await {
-            samples.push(sample);
+        // Each server first in turn.
+        for k in [i as usize % 2, (i as usize + 1) % 2] {
+            let (client, addr) = (client.clone(), addrs[k]);
+            requests[k].push(tokio::spawn(async move {
+                let sent = start.elapsed();
+                let status = send(&client, addr, class).await;
+                Sample {
+                    class,
+                    sent,
+                    done: start.elapsed(),
+                    status,
+                }
+            }));
         }
     }
-    samples
+    let cpu = match (cpu_at_warmup.flatten(), cpu_ticks()) {
+        (Some([f0, l0]), Some([f1, l1])) => Some([f1 - f0, l1 - l0]),
+        _ => None,
+    };
+    let mut samples = [Vec::new(), Vec::new()];
+    for (k, requests) in requests.into_iter().enumerate() {
+        for request in requests {
+            if let Ok(sample) = request.await {
+                samples[k].push(sample);
+            }
+        }
+    }
+    (samples, cpu)
 }
 
 async fn send(

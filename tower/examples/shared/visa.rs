@@ -35,14 +35,17 @@ pub fn check_visa(form: &[u8], rounds: u64) -> u64 {
 }
 
 /// The rounds of [`check_visa`] over `form` that take about `ms`
-/// milliseconds on this machine (measured once, at start).
+/// milliseconds of CPU on this machine: the fastest of many short probes,
+/// so that time spent descheduled on a busy machine does not count.
 pub fn rounds_for(ms: f64, form: &[u8]) -> u64 {
-    let probe = 2_000;
-    let start = Instant::now();
-    for _ in 0..5 {
-        check_visa(form, probe);
-    }
-    let per_round = start.elapsed().as_secs_f64() / (5.0 * probe as f64);
+    let probe = 200;
+    let per_round = (0..200)
+        .map(|_| {
+            let start = Instant::now();
+            check_visa(form, probe);
+            start.elapsed().as_secs_f64() / probe as f64
+        })
+        .fold(f64::INFINITY, f64::min);
     ((ms / 1000.0) / per_round.max(1e-12)).round().max(1.0) as u64
 }
 
