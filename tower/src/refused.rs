@@ -16,7 +16,8 @@ pub(crate) type RefusedFn = Arc<dyn Fn(Refused) + Send + Sync>;
 pub struct Refused {
     /// The request as the handler would have received it, body included.
     pub request: Request<Bytes>,
-    /// The priority it was given.
+    /// The priority it was given (`Priority(0)` if a reload had removed
+    /// the registry's executor before one could be given).
     pub priority: Priority,
     /// Why: [`Outcome::Shed`] (lane full), [`Outcome::ShutDown`] or
     /// [`Outcome::Misrouted`] (no lane of that priority).

@@ -178,11 +178,11 @@ where
             Outcome::Expired,
             format!("not started within the time limit ({priority} lane)"),
         ),
-        Err(JobError::Panicked { message }) => answer(
-            layer,
-            Outcome::Panicked,
-            format!("the handler panicked: {message}"),
-        ),
+        // The panic message stays on the server (the panic hook printed
+        // it): it may tell a client more than it should know.
+        Err(JobError::Panicked { .. }) => {
+            answer(layer, Outcome::Panicked, "the handler panicked".to_owned())
+        }
         Err(err @ (JobError::Cancelled | JobError::Discarded)) => {
             answer(layer, Outcome::Cancelled, err.to_string())
         }
