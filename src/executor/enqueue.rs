@@ -254,6 +254,58 @@ impl ExecutorHandle {
             })
     }
 
+    /// Like [`try_enqueue_value`](ExecutorHandle::try_enqueue_value), with
+    /// per-job options as [`enqueue_with`](ExecutorHandle::enqueue_with)
+    /// takes them: never blocks, hands `value` back if refused, and a job
+    /// whose deadline passes before a worker starts it is not run (its
+    /// handle resolves [`JobError::Expired`](crate::JobError::Expired)).
+    /// For callers that must not block and must get their data back, such
+    /// as an async server queueing a request.
+    ///
+    /// # Errors
+    ///
+    /// As [`try_enqueue`](ExecutorHandle::try_enqueue); the error holds
+    /// `value`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, JobOptions, Priority};
+    /// use std::time::Duration;
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Bounded(4)).build()?;
+    /// let options = JobOptions::new().ttl(Duration::from_secs(60));
+    /// let handle = exec
+    ///     .try_enqueue_value_with(Priority(1), "visa".to_owned(), |form: String| form.len(), options)
+    ///     .unwrap();
+    /// assert_eq!(handle.join(), Ok(4));
+    ///
+    /// let err = exec
+    ///     .try_enqueue_value_with(Priority(2), "form".to_owned(), |form: String| form.len(), options)
+    ///     .unwrap_err();
+    /// assert_eq!(err.into_inner(), "form");
+    /// # Ok::<(), priority_executor::BuildError>(())
+    /// ```
+    pub fn try_enqueue_value_with<V, T>(
+        &self,
+        priority: Priority,
+        value: V,
+        run: fn(V) -> T,
+        options: JobOptions,
+    ) -> Result<JobHandle<T>, EnqueueError<V>>
+    where
+        V: Send + 'static,
+        T: Send + 'static,
+    {
+        self.shared
+            .submit(priority, value, options.deadline, Wait::No, move |value| {
+                Call {
+                    value: Some(value),
+                    run,
+                }
+            })
+    }
+
     /// Queues many jobs of one priority in one call (Java's `invokeAll`,
     /// without the wait): in order, published into the lane a chunk at a
     /// time with one count and one wake-up per chunk instead of one per

@@ -71,3 +71,37 @@ fn a_job_without_options_never_expires() {
     assert_eq!(h.join(), Ok(5));
     assert_eq!(exec.metrics().lanes[0].expired, 0);
 }
+
+#[test]
+fn try_enqueue_value_with_expires_and_hands_the_value_back_when_full() {
+    let exec = Executor::builder()
+        .core_threads(1)
+        .max_threads(1)
+        .lane(Priority(1), Capacity::Bounded(1))
+        .build()
+        .unwrap();
+    let gate = hold_worker(&exec, Priority(1));
+    let doomed = exec
+        .try_enqueue_value_with(
+            Priority(1),
+            String::from("late"),
+            |s: String| s.len(),
+            JobOptions::new().deadline(Instant::now()),
+        )
+        .unwrap();
+    // The lane (capacity 1) is full now: refused at once, value handed back.
+    let err = exec
+        .try_enqueue_value_with(
+            Priority(1),
+            String::from("kept"),
+            |s: String| s.len(),
+            JobOptions::new(),
+        )
+        .unwrap_err();
+    assert!(err.is_full());
+    assert_eq!(err.into_inner(), "kept");
+    drop(gate);
+    assert_eq!(doomed.join(), Err(JobError::Expired));
+    let lane = exec.metrics().lane(Priority(1)).unwrap().clone();
+    assert_eq!((lane.expired, lane.rejected), (1, 1));
+}

@@ -1,0 +1,94 @@
+//! The visa server: `POST /visa` runs a few milliseconds of CPU work per
+//! application on the executor of executors.toml, in the lane its
+//! `PRIORITYID` header maps to (`ABC` -> 10, else 1).
+//!
+//! ```text
+//! cargo run -p priority-executor-tower --example visa             # serves a few applications itself, then stops
+//! cargo run -p priority-executor-tower --example visa -- --serve  # listens on 127.0.0.1:3000 until Ctrl-C
+//! curl -X POST -H 'PRIORITYID: ABC' -d '<visa/>' http://127.0.0.1:3000/visa
+//! ```
+
+#[path = "shared/visa.rs"]
+mod visa;
+
+use axum::Router;
+use axum::routing::post_service;
+use bytes::Bytes;
+use http::Request;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use priority_executor::Priority;
+use priority_executor_tower::PriorityLayer;
+use std::error::Error;
+use std::time::Duration;
+use tower::Layer;
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn Error>> {
+    let serve = std::env::args().skip(1).any(|a| a == "--serve");
+    let executors = visa::registry()?;
+    let layer = PriorityLayer::from_registry(executors.clone(), visa::EXECUTOR)?
+        .ttl(Duration::from_secs(10));
+    let rounds = visa::rounds_for(3.0, visa::FORM);
+    let app = Router::new().route("/visa", post_service(layer.layer(visa::handler(rounds))));
+
+    let addr = if serve {
+        "127.0.0.1:3000"
+    } else {
+        "127.0.0.1:0"
+    };
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let addr = listener.local_addr()?;
+    println!(
+        "visa server on http://{addr}/visa (executor {:?})",
+        visa::EXECUTOR
+    );
+    if serve {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await?;
+        println!("{:?}", layer.counts());
+        return Ok(());
+    }
+
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = stopped.await;
+            })
+            .into_future(),
+    );
+    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+    for (priority_id, applicant) in [("ABC", "priority"), ("", "standard"), ("XYZ", "standard")] {
+        let mut request = Request::post(format!("http://{addr}/visa"));
+        if !priority_id.is_empty() {
+            request = request.header("PRIORITYID", priority_id);
+        }
+        let response = client
+            .request(request.body(Full::new(Bytes::from_static(visa::FORM)))?)
+            .await?;
+        let status = response.status();
+        let body = response.into_body().collect().await?.to_bytes();
+        print!(
+            "PRIORITYID={priority_id:<3} ({applicant}): {status} {}",
+            String::from_utf8_lossy(&body)
+        );
+    }
+    let _ = stop.send(());
+    server.await??;
+
+    let exec = executors
+        .get(visa::EXECUTOR)
+        .ok_or("the executor is declared")?;
+    let metrics = exec.metrics();
+    for p in [10, 1] {
+        let lane = metrics.lane(Priority(p)).ok_or("the lane is declared")?;
+        println!("lane {p}: {} completed", lane.completed);
+    }
+    println!("{:?}", layer.counts());
+    Ok(())
+}

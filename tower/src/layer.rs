@@ -1,0 +1,335 @@
+//! [`PriorityLayer`]: where requests go (an executor, or one of a
+//! registry's), how they get a priority, and the limits that apply.
+
+use crate::counts::{Counters, Counts};
+use crate::refused::{Refused, RefusedFn};
+use crate::service::PriorityService;
+use crate::{BlockingHandler, headers_to_message};
+use priority_executor::{ExecutorHandle, Executors, Priority};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+use tower::Layer;
+
+/// The body limit when none is set: 2 MiB, as axum's default.
+pub const DEFAULT_BODY_LIMIT: usize = 2 * 1024 * 1024;
+
+/// Gives a request its priority from its head (method, URI, headers).
+pub(crate) type ClassifyFn = Arc<dyn Fn(&http::request::Parts) -> Priority + Send + Sync>;
+
+/// Where requests are queued.
+#[derive(Clone)]
+pub(crate) enum Target {
+    /// One executor, and its lowest lane (lanes never change).
+    Handle {
+        executor: ExecutorHandle,
+        lowest: Priority,
+    },
+    /// A registry's executor, looked up for each request, so that a reload
+    /// that replaces it (or its rules) applies to the next request.
+    Registry {
+        executors: Arc<Executors>,
+        name: Arc<str>,
+    },
+}
+
+/// A tower [`Layer`] that runs a synchronous handler ([`BlockingHandler`])
+/// on the worker threads of a priority executor, each request in the lane
+/// of its priority; the response future awaits the job.
+///
+/// A request's priority comes from the executor's rules in
+/// `executors.toml`, with the request's headers as the message's
+/// properties ([`from_registry`](PriorityLayer::from_registry)), or from a
+/// closure ([`classify`](PriorityLayer::classify)). The service never
+/// blocks the async runtime: a request whose lane is full is answered
+/// `503` at once (see [`PriorityService`] for every answer).
+///
+/// One layer may wrap several handlers; they share its counters.
+///
+/// # Examples
+///
+/// ```
+/// use bytes::Bytes;
+/// use http::{Request, Response};
+/// use priority_executor::{Capacity, Executor, Priority};
+/// use priority_executor_tower::PriorityLayer;
+/// use std::time::Duration;
+/// use tower::Layer;
+///
+/// let exec = Executor::builder()
+///     .lane(Priority(10), Capacity::Bounded(100))
+///     .lane(Priority(1), Capacity::Bounded(100))
+///     .build()?;
+/// let layer = PriorityLayer::new(exec.handle())
+///     .classify(|head| {
+///         if head.headers.contains_key("x-premium") { Priority(10) } else { Priority(1) }
+///     })
+///     .ttl(Duration::from_secs(2));
+/// let service = layer.layer(|request: Request<Bytes>| Response::new(request.into_body()));
+/// # let _ = service;
+/// # Ok::<(), priority_executor::BuildError>(())
+/// ```
+#[derive(Clone)]
+pub struct PriorityLayer {
+    pub(crate) target: Target,
+    pub(crate) classify: Option<ClassifyFn>,
+    pub(crate) ttl: Option<Duration>,
+    pub(crate) retry_after: Duration,
+    pub(crate) body_limit: usize,
+    pub(crate) on_refused: Option<RefusedFn>,
+    pub(crate) counters: Arc<Counters>,
+}
+
+/// A name given to [`PriorityLayer::from_registry`] that names no executor
+/// of the registry.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::Executors;
+/// use priority_executor_tower::PriorityLayer;
+/// use std::sync::Arc;
+///
+/// let executors = Arc::new(Executors::from_toml_str("[executors.visa]\nlanes = [{ priority = 1 }]\n")?);
+/// let err = PriorityLayer::from_registry(executors, "vias").unwrap_err();
+/// assert_eq!(err.to_string(), "no executor named \"vias\" in the registry (executors: visa)");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownExecutor {
+    name: String,
+    known: Vec<String>,
+}
+
+impl UnknownExecutor {
+    /// The name that was not found.
+    ///
+    /// # Examples
+    ///
+    /// See [`UnknownExecutor`].
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl fmt::Display for UnknownExecutor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "no executor named {:?} in the registry (executors: {})",
+            self.name,
+            self.known.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownExecutor {}
+
+impl PriorityLayer {
+    /// Requests go to `executor`, each in its lowest lane until a
+    /// [`classify`](PriorityLayer::classify) closure says otherwise.
+    ///
+    /// # Examples
+    ///
+    /// See [`PriorityLayer`].
+    pub fn new(executor: ExecutorHandle) -> Self {
+        let name = Arc::from(executor.name());
+        // The builder refuses an executor without lanes.
+        let lowest = executor.priorities().last().copied().unwrap_or(Priority(0));
+        PriorityLayer::with_target(Target::Handle { executor, lowest }, name)
+    }
+
+    /// Requests go to the registry's executor `name`, each in the lane its
+    /// rules give: the request's headers are the message's properties (a
+    /// header `PRIORITYID: ABC` matches `header = "PRIORITYID"`, `equals =
+    /// "ABC"`; names ignore case; a header sent twice counts with its
+    /// first value; values that are not UTF-8 are left out). No rule
+    /// matching, the rule set's `default_priority`, else the executor's
+    /// lowest lane. The executor and its rules are looked up per request,
+    /// so a [`reload`](Executors::reload) applies from the next request on.
+    /// (Before-enqueue hooks of the registry apply to sequences, not here.)
+    ///
+    /// # Errors
+    ///
+    /// [`UnknownExecutor`] if the registry has no executor `name`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::Executors;
+    /// use priority_executor_tower::PriorityLayer;
+    /// use std::sync::Arc;
+    ///
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/executors.toml");
+    /// let executors = Arc::new(Executors::from_path(path)?);
+    /// let layer = PriorityLayer::from_registry(executors, "visa_priority_exec")?;
+    /// # let _ = layer;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_registry(executors: Arc<Executors>, name: &str) -> Result<Self, UnknownExecutor> {
+        if executors.get(name).is_none() {
+            return Err(UnknownExecutor {
+                name: name.to_owned(),
+                known: executors.names(),
+            });
+        }
+        let name: Arc<str> = Arc::from(name);
+        Ok(PriorityLayer::with_target(
+            Target::Registry {
+                executors,
+                name: Arc::clone(&name),
+            },
+            name,
+        ))
+    }
+
+    fn with_target(target: Target, name: Arc<str>) -> Self {
+        PriorityLayer {
+            target,
+            classify: None,
+            ttl: None,
+            retry_after: Duration::from_secs(1),
+            body_limit: DEFAULT_BODY_LIMIT,
+            on_refused: None,
+            counters: Arc::new(Counters::new(name)),
+        }
+    }
+
+    /// Gives each request its priority with `f`, from its head (method,
+    /// URI, headers), instead of the registry's rules. A priority with no
+    /// lane is answered `500` ([`Outcome::Misrouted`](crate::Outcome::Misrouted)).
+    ///
+    /// # Examples
+    ///
+    /// See [`PriorityLayer`].
+    pub fn classify(
+        mut self,
+        f: impl Fn(&http::request::Parts) -> Priority + Send + Sync + 'static,
+    ) -> Self {
+        self.classify = Some(Arc::new(f));
+        self
+    }
+
+    /// A request not started within `ttl` of its arrival is not run: it is
+    /// answered `504 Gateway Timeout`. Default: no limit.
+    ///
+    /// # Examples
+    ///
+    /// See [`PriorityLayer`].
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = Some(ttl);
+        self
+    }
+
+    /// The `Retry-After` of a `503`, in whole seconds (rounded up, at least
+    /// 1). Default: 1 second.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use priority_executor_tower::PriorityLayer;
+    /// use std::time::Duration;
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Bounded(10)).build()?;
+    /// let layer = PriorityLayer::new(exec.handle()).retry_after(Duration::from_secs(5));
+    /// # let _ = layer;
+    /// # Ok::<(), priority_executor::BuildError>(())
+    /// ```
+    pub fn retry_after(mut self, after: Duration) -> Self {
+        self.retry_after = after;
+        self
+    }
+
+    /// The longest body read; a longer one is answered `413 Payload Too
+    /// Large`. Default: [`DEFAULT_BODY_LIMIT`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use priority_executor_tower::PriorityLayer;
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Bounded(10)).build()?;
+    /// let layer = PriorityLayer::new(exec.handle()).body_limit(64 * 1024);
+    /// # let _ = layer;
+    /// # Ok::<(), priority_executor::BuildError>(())
+    /// ```
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.body_limit = bytes;
+        self
+    }
+
+    /// Receives every request the executor refused (full lane, shutting
+    /// down, no such lane), whole, body included and unread by the handler,
+    /// after the client has been answered: to log it, spool it or replay it
+    /// elsewhere. Without it the request is dropped after its answer (and
+    /// counted).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use priority_executor_tower::PriorityLayer;
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Bounded(10)).build()?;
+    /// let layer = PriorityLayer::new(exec.handle()).on_refused(|refused| {
+    ///     eprintln!("{:?} refused at priority {}: {} bytes", refused.outcome, refused.priority,
+    ///         refused.request.body().len());
+    /// });
+    /// # let _ = layer;
+    /// # Ok::<(), priority_executor::BuildError>(())
+    /// ```
+    pub fn on_refused(mut self, f: impl Fn(Refused) + Send + Sync + 'static) -> Self {
+        self.on_refused = Some(Arc::new(f));
+        self
+    }
+
+    /// The counters of every service this layer made: requests received
+    /// and their outcomes.
+    ///
+    /// # Examples
+    ///
+    /// See [`Counts`].
+    pub fn counts(&self) -> Counts {
+        self.counters.snapshot()
+    }
+
+    /// The priority of a request with this head.
+    pub(crate) fn priority_of(&self, head: &http::request::Parts) -> Option<Priority> {
+        if let Some(classify) = &self.classify {
+            return Some(classify(head));
+        }
+        match &self.target {
+            Target::Handle { lowest, .. } => Some(*lowest),
+            Target::Registry { executors, name } => {
+                executors.priority_for(name, &headers_to_message(&head.headers))
+            }
+        }
+    }
+}
+
+impl<H: BlockingHandler> Layer<H> for PriorityLayer {
+    type Service = PriorityService<H>;
+
+    fn layer(&self, handler: H) -> PriorityService<H> {
+        PriorityService::new(self.clone(), handler)
+    }
+}
+
+impl fmt::Debug for PriorityLayer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let target = match &self.target {
+            Target::Handle { executor, .. } => executor.name().to_owned(),
+            Target::Registry { name, .. } => format!("registry: {name}"),
+        };
+        f.debug_struct("PriorityLayer")
+            .field("executor", &target)
+            .field("classify", &self.classify.is_some())
+            .field("ttl", &self.ttl)
+            .field("retry_after", &self.retry_after)
+            .field("body_limit", &self.body_limit)
+            .field("counts", &self.counts())
+            .finish_non_exhaustive()
+    }
+}

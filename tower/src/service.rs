@@ -1,0 +1,264 @@
+//! [`PriorityService`]: reads the body, queues the handler in the
+//! request's lane, and awaits the job.
+
+use crate::BlockingHandler;
+use crate::counts::{InFlight, Outcome};
+use crate::handler::{self, Queued};
+use crate::layer::{PriorityLayer, Target};
+use crate::refused::Refused;
+use bytes::Bytes;
+use http::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use priority_executor::{EnqueueError, JobError, JobHandle, JobOptions, Priority};
+use std::convert::Infallible;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use tower::Service;
+
+/// The response body: the handler's bytes, or the layer's own short
+/// plain-text explanation.
+pub type ResponseBody = Full<Bytes>;
+
+/// The future of [`PriorityService::call`]: reads the body, queues the job,
+/// awaits it. Never fails: every outcome is a response.
+pub type ResponseFuture =
+    Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, Infallible>> + Send>>;
+
+/// A tower [`Service`] that runs a [`BlockingHandler`] on the executor of
+/// its [`PriorityLayer`], in the lane of each request's priority.
+///
+/// For each request: the priority is taken from the request's head, the
+/// body is read (up to the layer's limit), and the handler is queued with
+/// [`try_enqueue_value_with`](priority_executor::ExecutorHandle::try_enqueue_value_with),
+/// which never blocks; the response future then awaits the job's handle.
+/// Each request ends in one [`Outcome`], counted:
+///
+/// | outcome | answer |
+/// |---|---|
+/// | the handler returned | its response |
+/// | the lane is full | `503 Service Unavailable`, `Retry-After` |
+/// | the executor is shutting down or gone | `503`, `Retry-After` |
+/// | handed back by `shutdown_now`, dropped unrun | `503`, `Retry-After` |
+/// | not started within the `ttl` | `504 Gateway Timeout` |
+/// | the handler panicked | `500 Internal Server Error` |
+/// | a priority with no lane | `500` |
+/// | the body could not be read / was too long | `400` / `413` |
+///
+/// A refused request goes, whole, to the layer's
+/// [`on_refused`](PriorityLayer::on_refused) hook. A lane's `when_full`
+/// policy does not apply here: `block` and `caller-runs` would hold a
+/// thread of the async runtime, so a full lane always answers `503`. Give
+/// the low lane the smaller capacity and it is shed first.
+///
+/// `poll_ready` is always ready: the service keeps no queue of its own
+/// and cannot know a request's lane before seeing it, so it sheds
+/// (answers `503`) rather than holding requests back, as tower's
+/// `LoadShed` does. Its error type is [`Infallible`], as axum's
+/// `route_service` wants.
+pub struct PriorityService<H> {
+    layer: PriorityLayer,
+    handler: Arc<H>,
+}
+
+impl<H> PriorityService<H> {
+    pub(crate) fn new(layer: PriorityLayer, handler: H) -> Self {
+        PriorityService {
+            layer,
+            handler: Arc::new(handler),
+        }
+    }
+}
+
+impl<H> Clone for PriorityService<H> {
+    fn clone(&self) -> Self {
+        PriorityService {
+            layer: self.layer.clone(),
+            handler: Arc::clone(&self.handler),
+        }
+    }
+}
+
+impl<H> fmt::Debug for PriorityService<H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PriorityService")
+            .field("layer", &self.layer)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<H, B> Service<Request<B>> for PriorityService<H>
+where
+    H: BlockingHandler,
+    B: http_body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = Response<ResponseBody>;
+    type Error = Infallible;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> ResponseFuture {
+        let layer = self.layer.clone();
+        let handler = Arc::clone(&self.handler);
+        let in_flight = InFlight::new(Arc::clone(&layer.counters));
+        // The deadline counts from arrival, body reading included.
+        let options = layer
+            .ttl
+            .map_or(JobOptions::new(), |ttl| JobOptions::new().ttl(ttl));
+        let (head, body) = request.into_parts();
+        let priority = layer.priority_of(&head);
+        Box::pin(async move {
+            let (outcome, response) = serve(&layer, handler, priority, head, body, options).await;
+            in_flight.settle(outcome);
+            Ok(response)
+        })
+    }
+}
+
+/// One request, from its body to its answer.
+async fn serve<H, B>(
+    layer: &PriorityLayer,
+    handler: Arc<H>,
+    priority: Option<Priority>,
+    head: http::request::Parts,
+    body: B,
+    options: JobOptions,
+) -> (Outcome, Response<ResponseBody>)
+where
+    H: BlockingHandler,
+    B: http_body::Body + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let body = match Limited::new(body, layer.body_limit).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(err) if err.is::<LengthLimitError>() => {
+            let text = format!(
+                "the body is longer than the limit of {} bytes",
+                layer.body_limit
+            );
+            return answer(layer, Outcome::TooLarge, text);
+        }
+        Err(err) => return answer(layer, Outcome::BadBody, format!("reading the body: {err}")),
+    };
+    let request = Request::from_parts(head, body);
+    let Some(priority) = priority else {
+        return refused(
+            layer,
+            request,
+            Priority(0),
+            Outcome::ShutDown,
+            "the executor is gone",
+        );
+    };
+    let queued: Queued<H> = Box::new((handler, request));
+    let job = match enqueue(layer, priority, queued, options) {
+        Ok(job) => job,
+        Err(err) => {
+            let (outcome, text) = match &err {
+                EnqueueError::Full { .. } => (Outcome::Shed, err.to_string()),
+                EnqueueError::UnknownPriority { .. } => (Outcome::Misrouted, err.to_string()),
+                _ => (Outcome::ShutDown, err.to_string()),
+            };
+            let (_, request) = *err.into_inner();
+            return refused(layer, request, priority, outcome, &text);
+        }
+    };
+    match job.await {
+        Ok(response) => (Outcome::Completed, response.map(Full::new)),
+        Err(JobError::Expired) => answer(
+            layer,
+            Outcome::Expired,
+            format!("not started within the time limit ({priority} lane)"),
+        ),
+        // The panic message stays on the server (the panic hook printed
+        // it): it may tell a client more than it should know.
+        Err(JobError::Panicked { .. }) => {
+            answer(layer, Outcome::Panicked, "the handler panicked".to_owned())
+        }
+        Err(err @ (JobError::Cancelled | JobError::Discarded)) => {
+            answer(layer, Outcome::Cancelled, err.to_string())
+        }
+        // A job of this layer is never retried; any other error is the
+        // server's.
+        Err(err) => answer(layer, Outcome::Panicked, err.to_string()),
+    }
+}
+
+/// Queues the request in its executor without blocking.
+fn enqueue<H: BlockingHandler>(
+    layer: &PriorityLayer,
+    priority: Priority,
+    queued: Queued<H>,
+    options: JobOptions,
+) -> Result<JobHandle<Response<Bytes>>, EnqueueError<Queued<H>>> {
+    match &layer.target {
+        Target::Handle { executor, .. } => {
+            executor.try_enqueue_value_with(priority, queued, handler::run::<H>, options)
+        }
+        Target::Registry { executors, name } => match executors.get(name) {
+            Some(executor) => {
+                executor.try_enqueue_value_with(priority, queued, handler::run::<H>, options)
+            }
+            None => Err(EnqueueError::ShutDown {
+                priority,
+                job: queued,
+            }),
+        },
+    }
+}
+
+/// Answers a refused request, then hands it to the `on_refused` hook.
+fn refused(
+    layer: &PriorityLayer,
+    request: Request<Bytes>,
+    priority: Priority,
+    outcome: Outcome,
+    text: &str,
+) -> (Outcome, Response<ResponseBody>) {
+    let answered = answer(layer, outcome, text.to_owned());
+    if let Some(hook) = &layer.on_refused {
+        hook(Refused {
+            request,
+            priority,
+            outcome,
+        });
+    }
+    answered
+}
+
+/// The layer's own answer for `outcome`: its status, a plain-text reason,
+/// and `Retry-After` on a `503`.
+fn answer(
+    layer: &PriorityLayer,
+    outcome: Outcome,
+    text: String,
+) -> (Outcome, Response<ResponseBody>) {
+    let status = outcome
+        .status()
+        .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = Response::new(Full::new(Bytes::from(text)));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        headers.insert(RETRY_AFTER, HeaderValue::from(retry_after_secs(layer)));
+    }
+    (outcome, response)
+}
+
+/// Whole seconds, rounded up, at least one.
+fn retry_after_secs(layer: &PriorityLayer) -> u64 {
+    let d = layer.retry_after;
+    (d.as_secs() + u64::from(d.subsec_nanos() > 0)).max(1)
+}
