@@ -2,6 +2,7 @@
 
 use crate::config::ConsumerConfig;
 use crate::delivery::{Failure, Incoming};
+use crate::drain::Marker;
 use crate::error::{BridgeError, check_uri};
 use crate::metrics::{ConsumerMetrics, Counters, Event};
 use crate::runtime::new_runtime;
@@ -16,6 +17,7 @@ use tokio::sync::watch;
 
 pub(crate) type HandlerFn = Arc<dyn Fn(&Incoming) -> Result<(), Failure> + Send + Sync>;
 pub(crate) type EventFn = Arc<dyn Fn(&Event) + Send + Sync>;
+pub(crate) type DrainFn = Arc<dyn Fn(Marker) + Send + Sync>;
 
 /// Consumes RabbitMQ queues into an [`Executor`]: each delivery becomes a
 /// job in the lane its broker priority maps to, and is acked only once that
@@ -75,7 +77,7 @@ pub struct Bridge {
 pub struct BridgeBuilder {
     uri: String,
     executor: Arc<Executor>,
-    consumers: Vec<(ConsumerConfig, HandlerFn)>,
+    consumers: Vec<(ConsumerConfig, HandlerFn, Option<DrainFn>)>,
     events: Option<EventFn>,
     backoff: (Duration, Duration),
     name: String,
@@ -163,7 +165,24 @@ impl BridgeBuilder {
     where
         H: Fn(&Incoming) -> Result<(), Failure> + Send + Sync + 'static,
     {
-        self.consumers.push((config, Arc::new(handler)));
+        self.consumers.push((config, Arc::new(handler), None));
+        self
+    }
+
+    /// As [`consume`](Self::consume), for a stage's inbox: the first drain
+    /// marker delivered stops the consumer, and once every delivery before
+    /// it is settled the marker is acked and handed to `drained`.
+    pub(crate) fn consume_until_drained<H>(
+        mut self,
+        config: ConsumerConfig,
+        handler: H,
+        drained: DrainFn,
+    ) -> Self
+    where
+        H: Fn(&Incoming) -> Result<(), Failure> + Send + Sync + 'static,
+    {
+        self.consumers
+            .push((config, Arc::new(handler), Some(drained)));
         self
     }
 
@@ -228,7 +247,7 @@ impl BridgeBuilder {
     pub fn start(self) -> Result<Bridge, BridgeError> {
         check_uri(&self.uri)?;
         let mut contexts = Vec::new();
-        for (config, handler) in self.consumers {
+        for (config, handler, drain) in self.consumers {
             let unmapped = check_config(&config, &self.executor)?;
             contexts.push(Arc::new(Ctx {
                 uri: self.uri.clone(),
@@ -241,6 +260,7 @@ impl BridgeBuilder {
                 events: self.events.clone(),
                 backoff: self.backoff,
                 name: self.name.clone(),
+                drain,
             }));
         }
         let runtime = new_runtime("amqp-bridge")?;
@@ -292,7 +312,7 @@ impl fmt::Debug for BridgeBuilder {
                 &self
                     .consumers
                     .iter()
-                    .map(|(c, _)| c.queue())
+                    .map(|(c, _, _)| c.queue())
                     .collect::<Vec<_>>(),
             )
             .finish_non_exhaustive()

@@ -10,6 +10,11 @@
 //!   A lost connection is reported and retried with backoff.
 //! - [`Publisher`] publishes with publisher confirms, each message with its
 //!   broker priority.
+//! - [`StageProcess`] runs one stage of an actor pipeline
+//!   (`priority_executor::actor`) in a process of its own, its inbox and
+//!   outbox being queues, so Kabuki's Download -> Index x N -> Write runs as
+//!   separate processes; the drain marker crosses them in order
+//!   ([`pipeline`]).
 //!
 //! The AMQP client (lapin, on tokio) runs on a thread of the bridge's own;
 //! handlers are plain closures on the executor's worker threads, so users
@@ -45,8 +50,10 @@
 mod bridge;
 mod config;
 mod delivery;
+mod drain;
 mod error;
 mod metrics;
+pub mod pipeline;
 mod publisher;
 mod runtime;
 mod session;
@@ -57,6 +64,7 @@ pub use config::ConsumerConfig;
 pub use delivery::{Failure, Incoming};
 pub use error::BridgeError;
 pub use metrics::{ConsumerMetrics, Event};
+pub use pipeline::{DrainReport, StageProcess, StageProcessBuilder, Wire, stage_priorities};
 pub use publisher::{Outgoing, Publisher};
 pub use table::PriorityTable;
 

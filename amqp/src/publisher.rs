@@ -101,6 +101,12 @@ impl Outgoing {
         self
     }
 
+    /// The headers set so far.
+    #[cfg(test)]
+    pub(crate) fn headers(&self) -> &FieldTable {
+        &self.headers
+    }
+
     fn properties(&self) -> BasicProperties {
         let mut p = BasicProperties::default().with_delivery_mode(2); // persistent
         if let Some(priority) = self.priority {
@@ -301,6 +307,27 @@ impl Publisher {
                 .await
                 .map(|q| q.message_count())
                 .map_err(|e| broker_error(format!("queue {queue:?}: reading its length"), e))
+        })
+    }
+
+    /// How many consumers `queue` has now (every process consuming it
+    /// counts one per [`Bridge`](crate::Bridge) queue).
+    ///
+    /// # Errors
+    ///
+    /// The queue does not exist, or the connection failed.
+    pub fn consumer_count(&self, queue: &str) -> Result<u32, BridgeError> {
+        let queue = queue.to_owned();
+        self.run(move |channel, _| async move {
+            channel
+                .queue_declare(
+                    queue.as_str().into(),
+                    QueueDeclareOptions::default().passive(),
+                    FieldTable::default(),
+                )
+                .await
+                .map(|q| q.consumer_count())
+                .map_err(|e| broker_error(format!("queue {queue:?}: reading its consumers"), e))
         })
     }
 

@@ -11,8 +11,12 @@
 //! Starts the repository's private broker (`scripts/rabbitmq start`) if
 //! none answers at the URI.
 
+#[path = "shared/broker.rs"]
+mod broker;
 #[path = "shared/worker.rs"]
 mod worker;
+
+use broker::publisher;
 
 use priority_executor_amqp::{ConsumerConfig, Outgoing, Publisher};
 use std::collections::HashSet;
@@ -39,8 +43,7 @@ fn usage() -> &'static str {
 
 fn parse(argv: Vec<String>) -> Result<Settings, String> {
     let mut s = Settings {
-        uri: std::env::var("AMQP_ADDR")
-            .unwrap_or_else(|_| "amqp://guest:guest@127.0.0.1:5672/%2f".to_owned()),
+        uri: broker::default_uri(),
         messages: 20_000,
         share: 10,
         processes: 3,
@@ -81,23 +84,6 @@ fn now_us() -> u128 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_micros())
         .unwrap_or(0)
-}
-
-/// A publisher, starting the repository's broker if none answers.
-fn publisher(uri: &str) -> Result<Publisher, String> {
-    if let Ok(p) = Publisher::connect(uri) {
-        return Ok(p);
-    }
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/rabbitmq");
-    println!("no broker answers at the URI: starting one with {script} start");
-    let status = Command::new(script)
-        .arg("start")
-        .status()
-        .map_err(|e| format!("cannot run {script}: {e}"))?;
-    if !status.success() {
-        return Err(format!("{script} start failed ({status})"));
-    }
-    Publisher::connect(uri).map_err(|e| e.to_string())
 }
 
 /// One worker process and what it reported.

@@ -7,6 +7,7 @@ mod dead_letters;
 mod errors;
 mod flow;
 mod kill;
+mod pipeline;
 mod priority;
 mod reconnect;
 mod stop;
