@@ -97,6 +97,7 @@ struct Done {
     process: usize,
     id: String,
     wait_us: u64,
+    start_us: u64,
 }
 
 struct Run {
@@ -104,6 +105,8 @@ struct Run {
     elapsed: Duration,
     high: Vec<u64>,
     low: Vec<u64>,
+    /// (priority?, published, started), microseconds since the epoch.
+    spans: Vec<(bool, u64, u64)>,
     redelivered: usize,
 }
 
@@ -148,10 +151,12 @@ fn run(s: &Settings, publisher: &Publisher, fifo: bool, processes: usize) -> Res
                         let _redelivered = parts.next();
                         let _lane = parts.next();
                         let wait_us = parts.next().and_then(|w| w.parse().ok()).unwrap_or(0);
+                        let start_us = parts.next().and_then(|w| w.parse().ok()).unwrap_or(0);
                         let _ = tx.send(Some(Done {
                             process,
                             id,
                             wait_us,
+                            start_us,
                         }));
                     }
                     _ => {}
@@ -192,6 +197,7 @@ fn run(s: &Settings, publisher: &Publisher, fifo: bool, processes: usize) -> Res
     };
     let mut seen = HashSet::new();
     let (mut high, mut low) = (Vec::new(), Vec::new());
+    let mut spans = Vec::new();
     let mut redelivered = 0;
     while seen.len() < s.messages {
         match rx.recv_timeout(Duration::from_secs(120)) {
@@ -201,7 +207,13 @@ fn run(s: &Settings, publisher: &Publisher, fifo: bool, processes: usize) -> Res
                     redelivered += 1;
                     continue;
                 }
-                if done.id.starts_with('h') {
+                let is_high = done.id.starts_with('h');
+                spans.push((
+                    is_high,
+                    done.start_us.saturating_sub(done.wait_us),
+                    done.start_us,
+                ));
+                if is_high {
                     high.push(done.wait_us);
                 } else {
                     low.push(done.wait_us);
@@ -230,8 +242,36 @@ fn run(s: &Settings, publisher: &Publisher, fifo: bool, processes: usize) -> Res
         elapsed,
         high,
         low,
+        spans,
         redelivered,
     })
+}
+
+/// Of the jobs that started while both classes had messages waiting (in
+/// the broker or in hand), how many were priority ones: (priority, all).
+fn share_while_both_waited(spans: &[(bool, u64, u64)]) -> (usize, usize) {
+    // Per class: sorted publish times and sorted start times; waiting at
+    // t = published at or before t, minus started before t.
+    let class = |high: bool| {
+        let mut published: Vec<u64> = spans.iter().filter(|s| s.0 == high).map(|s| s.1).collect();
+        let mut started: Vec<u64> = spans.iter().filter(|s| s.0 == high).map(|s| s.2).collect();
+        published.sort_unstable();
+        started.sort_unstable();
+        (published, started)
+    };
+    let waiting = |(published, started): &(Vec<u64>, Vec<u64>), t: u64| {
+        published.partition_point(|p| *p <= t) - started.partition_point(|s| *s < t)
+    };
+    let (high, low) = (class(true), class(false));
+    let (mut priority, mut all) = (0, 0);
+    for &(is_high, _, start) in spans {
+        // The job itself was waiting until its start.
+        if waiting(&high, start) > 0 && waiting(&low, start) > 0 {
+            all += 1;
+            priority += usize::from(is_high);
+        }
+    }
+    (priority, all)
 }
 
 fn percentile(values: &mut [u64], p: f64) -> f64 {
@@ -272,6 +312,16 @@ fn report(label: &str, s: &Settings, r: &mut Run) -> f64 {
         percentile(&mut r.low, 50.0),
         percentile(&mut r.low, 99.0),
     );
+    let (priority, all) = share_while_both_waited(&r.spans);
+    if all > 0 {
+        println!(
+            "  share while both classes were waiting: priority {:.0}% of the {all} jobs started then ({}% of the messages are priority)",
+            100.0 * priority as f64 / all as f64,
+            s.share
+        );
+    } else {
+        println!("  share while both classes were waiting: they never were");
+    }
     hp99
 }
 
