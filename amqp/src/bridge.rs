@@ -7,7 +7,7 @@ use crate::error::{BridgeError, check_uri};
 use crate::metrics::{ConsumerMetrics, Counters, Event};
 use crate::runtime::new_runtime;
 use crate::session::{self, Ctx};
-use priority_executor::{Capacity, Executor, Priority};
+use priority_executor::{Capacity, Executor, ExecutorHandle, Priority};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -31,7 +31,7 @@ pub(crate) type DrainFn = Arc<dyn Fn(Marker) + Send + Sync>;
 /// # Examples
 ///
 /// ```no_run
-/// use priority_executor::{Capacity, Executor, Priority};
+/// use priority_executor::{Capacity, Executor, ExecutorHandle, Priority};
 /// use priority_executor_amqp::{Bridge, ConsumerConfig, PriorityTable};
 /// use std::sync::Arc;
 ///
@@ -76,7 +76,9 @@ pub struct Bridge {
 #[must_use = "a builder does nothing until .start() is called"]
 pub struct BridgeBuilder {
     uri: String,
-    executor: Arc<Executor>,
+    executor: ExecutorHandle,
+    /// Keeps an executor given by `Arc` alive while the bridge is built.
+    _owned: Option<Arc<Executor>>,
     consumers: Vec<(ConsumerConfig, HandlerFn, Option<DrainFn>)>,
     events: Option<EventFn>,
     backoff: (Duration, Duration),
@@ -92,10 +94,41 @@ impl Bridge {
     ///
     /// See [`Bridge`].
     pub fn builder(uri: impl Into<String>, executor: Arc<Executor>) -> BridgeBuilder {
+        let mut builder = Bridge::builder_for(uri, executor.handle());
+        builder._owned = Some(executor);
+        builder
+    }
+
+    /// As [`builder`](Bridge::builder), into the executor behind `handle`,
+    /// for instance one of an `executors.toml` registry
+    /// (`executors.get("visa")?.handle()`). The handle does not keep the
+    /// executor running: once it is shut down (or retired by a reload),
+    /// deliveries are requeued and the bridge stops consuming.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use priority_executor::Executors;
+    /// use priority_executor_amqp::{Bridge, ConsumerConfig};
+    ///
+    /// let executors = Executors::from_path("executors.toml")?;
+    /// let exec = executors.get("visa_priority_exec").ok_or("no such executor")?;
+    /// let config = ConsumerConfig::new("visa"); // or from [amqp.visa_priority_exec] in the file
+    /// let bridge = Bridge::builder_for("amqp://guest:guest@127.0.0.1:5672/%2f", exec.handle())
+    ///     .consume(config, |msg| {
+    ///         println!("{}", msg.body_str()?);
+    ///         Ok(())
+    ///     })
+    ///     .start()?;
+    /// # drop(bridge);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn builder_for(uri: impl Into<String>, handle: ExecutorHandle) -> BridgeBuilder {
         BridgeBuilder {
             uri: uri.into(),
-            name: executor.name().to_owned(),
-            executor,
+            name: handle.name().to_owned(),
+            executor: handle,
+            _owned: None,
             consumers: Vec::new(),
             events: None,
             backoff: (Duration::from_millis(100), Duration::from_secs(30)),
@@ -192,7 +225,7 @@ impl BridgeBuilder {
     /// # Examples
     ///
     /// ```no_run
-    /// # use priority_executor::{Capacity, Executor, Priority};
+    /// # use priority_executor::{Capacity, Executor, ExecutorHandle, Priority};
     /// # use priority_executor_amqp::{Bridge, ConsumerConfig};
     /// # use std::sync::Arc;
     /// # let exec = Arc::new(Executor::builder().lane(Priority(1), Capacity::Unbounded).build()?);
@@ -214,7 +247,7 @@ impl BridgeBuilder {
     /// # Examples
     ///
     /// ```
-    /// # use priority_executor::{Capacity, Executor, Priority};
+    /// # use priority_executor::{Capacity, Executor, ExecutorHandle, Priority};
     /// # use priority_executor_amqp::Bridge;
     /// # use std::{sync::Arc, time::Duration};
     /// # let exec = Arc::new(Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap());
@@ -321,7 +354,10 @@ impl fmt::Debug for BridgeBuilder {
 
 /// Checks a queue's settings against the executor; returns the unmapped
 /// lane.
-fn check_config(config: &ConsumerConfig, executor: &Executor) -> Result<Priority, BridgeError> {
+fn check_config(
+    config: &ConsumerConfig,
+    executor: &ExecutorHandle,
+) -> Result<Priority, BridgeError> {
     let queue = config.queue.clone();
     let metrics = executor.metrics();
     let lanes = executor.priorities();

@@ -52,6 +52,8 @@ mod config;
 mod delivery;
 mod drain;
 mod error;
+#[cfg(feature = "executors-toml")]
+mod file;
 mod metrics;
 pub mod pipeline;
 mod publisher;
@@ -63,6 +65,8 @@ pub use bridge::{Bridge, BridgeBuilder};
 pub use config::ConsumerConfig;
 pub use delivery::{Failure, Incoming};
 pub use error::BridgeError;
+#[cfg(feature = "executors-toml")]
+pub use file::FileConfigError;
 pub use metrics::{ConsumerMetrics, Event};
 pub use pipeline::{DrainReport, StageProcess, StageProcessBuilder, Wire, stage_priorities};
 pub use publisher::{Outgoing, Publisher};

@@ -19,7 +19,7 @@ use lapin::{
     Acker, BasicProperties, Channel, Connection, ConnectionProperties, ConnectionStatus,
     ExchangeKind,
 };
-use priority_executor::{Executor, JobError, Priority};
+use priority_executor::{ExecutorHandle, JobError, Priority};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -81,7 +81,7 @@ pub(crate) struct Ctx {
     pub(crate) queue: Arc<str>,
     pub(crate) unmapped: Priority,
     pub(crate) config: ConsumerConfig,
-    pub(crate) executor: Arc<Executor>,
+    pub(crate) executor: ExecutorHandle,
     pub(crate) handler: HandlerFn,
     pub(crate) counters: Arc<Counters>,
     pub(crate) events: Option<EventFn>,

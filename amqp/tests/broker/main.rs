@@ -5,6 +5,8 @@
 mod common;
 mod dead_letters;
 mod errors;
+#[cfg(feature = "executors-toml")]
+mod file_config;
 mod flow;
 mod kill;
 mod pipeline;
