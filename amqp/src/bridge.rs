@@ -65,6 +65,8 @@ pub struct Bridge {
     stop: watch::Sender<bool>,
     done: Vec<mpsc::Receiver<()>>,
     queues: Vec<(Arc<str>, Arc<Counters>)>,
+    /// An executor given by `Arc` lives at least as long as the bridge.
+    _owned: Option<Arc<Executor>>,
 }
 
 /// Settings of a [`Bridge`]: the broker, the executor, and one handler per
@@ -306,6 +308,7 @@ impl BridgeBuilder {
                 .iter()
                 .map(|c| (c.queue.clone(), c.counters.clone()))
                 .collect(),
+            _owned: self._owned,
         };
         let mut ready = Vec::new();
         for ctx in contexts {

@@ -11,5 +11,7 @@ mod flow;
 mod kill;
 mod pipeline;
 mod priority;
+#[cfg(feature = "executors-toml")]
+mod publish_priority;
 mod reconnect;
 mod stop;
