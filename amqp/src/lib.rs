@@ -9,7 +9,13 @@
 //!   reason in headers; jobs handed back by `shutdown_now` are requeued.
 //!   A lost connection is reported and retried with backoff.
 //! - [`Publisher`] publishes with publisher confirms, each message with its
-//!   broker priority.
+//!   broker priority: given, from a lane through the table, from a
+//!   `Prioritized` value ([`Outgoing::prioritized`]) or from the registry's
+//!   rules for an ESB `Message` (`Outgoing::from_message`).
+//! - With the default feature `executors-toml`, a queue's settings come
+//!   from `[amqp.NAME]` in `executors.toml`
+//!   (`ConsumerConfig::from_executors_toml`), and [`Bridge::builder_for`]
+//!   feeds a registry's executor.
 //! - [`StageProcess`] runs one stage of an actor pipeline
 //!   (`priority_executor::actor`) in a process of its own, its inbox and
 //!   outbox being queues, so Kabuki's Download -> Index x N -> Write runs as

@@ -11,7 +11,7 @@
 //! 1. The stage that starts the drain (the source, [`StageProcess::drain`]
 //!    without an inbox) first drains its local stage: every output is
 //!    published and confirmed. Then it reads how many consumers its outbox
-//!    has (M) and publishes M markers (index 0..M, count M, one epoch) at
+//!    has (M, at least 1) and publishes M markers (index 0..M, count M, one epoch) at
 //!    broker priority 0, behind everything published before them.
 //! 2. Each consumer of that queue takes exactly one marker: on its first
 //!    it stops consuming (a marker or message delivered to it after that is

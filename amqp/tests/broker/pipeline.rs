@@ -161,3 +161,77 @@ fn the_drain_crosses_two_middle_processes_after_every_message_before_it() {
         }
     }
 }
+
+/// Kabuki's WriteActor, counting into a channel.
+struct Count(mpsc::Sender<String>);
+
+impl priority_executor::actor::Actor for Count {
+    type In = String;
+    type Out = ();
+
+    fn perform(
+        &mut self,
+        doc: String,
+        _: &mut priority_executor::actor::Outbox<'_, ()>,
+    ) -> Result<(), priority_executor::actor::ActorError> {
+        self.0.send(doc)?;
+        Ok(())
+    }
+}
+
+/// A consumer takes exactly one marker: the other one, even if it was in
+/// its prefetch, stays in the queue for another consumer; the holder of a
+/// marker other than 0 reports on the control queue and does not forward.
+#[test]
+fn a_consumer_takes_one_marker_and_leaves_the_other_in_the_queue() {
+    let publisher = crate::broker_or_skip!();
+    let queue = unique("one-marker");
+    let (tx, rx) = mpsc::channel();
+    let stage =
+        priority_executor_amqp::StageProcess::builder(uri(), "write", move |_| Count(tx.clone()))
+            .inbox(&queue)
+            .instances(4) // prefetch 4: both markers may be in hand at once
+            .start()
+            .expect("start");
+    let marker = |index: u32| {
+        Outgoing::to_queue(&queue, Vec::new())
+            .priority(0)
+            .header("x-pe-drain", "epoch-1")
+            .header("x-pe-drain-index", index)
+            .header("x-pe-drain-count", 2)
+    };
+    let mut messages: Vec<Outgoing> = (0..5)
+        .map(|i| Outgoing::to_queue(&queue, format!("doc {i}")).priority(5))
+        .collect();
+    messages.push(marker(1));
+    messages.push(marker(0));
+    publisher.publish_all(messages).expect("publish");
+    let report = stage.drain().expect("drain");
+    assert_eq!(report.marker, (1, 2), "{report}");
+    assert_eq!(report.forwarded, 0);
+    let performed: Vec<String> = rx.try_iter().collect();
+    assert_eq!(
+        performed.len(),
+        5,
+        "everything before the markers: {performed:?}"
+    );
+    wait_until(
+        Duration::from_secs(10),
+        "marker 0 back in the queue",
+        || publisher.queue_len(&queue).unwrap_or(0) == 1,
+    );
+    assert_eq!(
+        publisher
+            .queue_len(&format!("{queue}.drain"))
+            .expect("control queue"),
+        1,
+        "one report for the holder of marker 0"
+    );
+    for name in [
+        queue.clone(),
+        format!("{queue}.drain"),
+        format!("{queue}.dead"),
+    ] {
+        publisher.delete_queue(&name).expect("delete");
+    }
+}
