@@ -152,7 +152,7 @@ impl Bridge {
     ///
     /// Jobs already handed to the executor are run by it, so stop the
     /// bridge before shutting the executor down; if the executor is shut
-    /// down first ([`Executor::shutdown_now`]), its handed-back jobs are
+    /// down first ([`shutdown_now`](priority_executor::ExecutorHandle::shutdown_now)), its handed-back jobs are
     /// requeued to the broker, never acked.
     pub fn stop(mut self) -> Vec<ConsumerMetrics> {
         self.stop_inner();
