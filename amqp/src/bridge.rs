@@ -2,11 +2,12 @@
 
 use crate::config::ConsumerConfig;
 use crate::delivery::{Failure, Incoming};
+use crate::drain::Marker;
 use crate::error::{BridgeError, check_uri};
 use crate::metrics::{ConsumerMetrics, Counters, Event};
 use crate::runtime::new_runtime;
 use crate::session::{self, Ctx};
-use priority_executor::{Capacity, Executor, Priority};
+use priority_executor::{Capacity, Executor, ExecutorHandle, Priority};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -16,6 +17,7 @@ use tokio::sync::watch;
 
 pub(crate) type HandlerFn = Arc<dyn Fn(&Incoming) -> Result<(), Failure> + Send + Sync>;
 pub(crate) type EventFn = Arc<dyn Fn(&Event) + Send + Sync>;
+pub(crate) type DrainFn = Arc<dyn Fn(Marker) + Send + Sync>;
 
 /// Consumes RabbitMQ queues into an [`Executor`]: each delivery becomes a
 /// job in the lane its broker priority maps to, and is acked only once that
@@ -29,7 +31,7 @@ pub(crate) type EventFn = Arc<dyn Fn(&Event) + Send + Sync>;
 /// # Examples
 ///
 /// ```no_run
-/// use priority_executor::{Capacity, Executor, Priority};
+/// use priority_executor::{Capacity, Executor, ExecutorHandle, Priority};
 /// use priority_executor_amqp::{Bridge, ConsumerConfig, PriorityTable};
 /// use std::sync::Arc;
 ///
@@ -63,6 +65,8 @@ pub struct Bridge {
     stop: watch::Sender<bool>,
     done: Vec<mpsc::Receiver<()>>,
     queues: Vec<(Arc<str>, Arc<Counters>)>,
+    /// An executor given by `Arc` lives at least as long as the bridge.
+    _owned: Option<Arc<Executor>>,
 }
 
 /// Settings of a [`Bridge`]: the broker, the executor, and one handler per
@@ -74,8 +78,10 @@ pub struct Bridge {
 #[must_use = "a builder does nothing until .start() is called"]
 pub struct BridgeBuilder {
     uri: String,
-    executor: Arc<Executor>,
-    consumers: Vec<(ConsumerConfig, HandlerFn)>,
+    executor: ExecutorHandle,
+    /// Keeps an executor given by `Arc` alive while the bridge is built.
+    _owned: Option<Arc<Executor>>,
+    consumers: Vec<(ConsumerConfig, HandlerFn, Option<DrainFn>)>,
     events: Option<EventFn>,
     backoff: (Duration, Duration),
     name: String,
@@ -90,10 +96,41 @@ impl Bridge {
     ///
     /// See [`Bridge`].
     pub fn builder(uri: impl Into<String>, executor: Arc<Executor>) -> BridgeBuilder {
+        let mut builder = Bridge::builder_for(uri, executor.handle());
+        builder._owned = Some(executor);
+        builder
+    }
+
+    /// As [`builder`](Bridge::builder), into the executor behind `handle`,
+    /// for instance one of an `executors.toml` registry
+    /// (`executors.get("visa")?.handle()`). The handle does not keep the
+    /// executor running: once it is shut down (or retired by a reload),
+    /// deliveries are requeued and the bridge stops consuming.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use priority_executor::Executors;
+    /// use priority_executor_amqp::{Bridge, ConsumerConfig};
+    ///
+    /// let executors = Executors::from_path("executors.toml")?;
+    /// let exec = executors.get("visa_priority_exec").ok_or("no such executor")?;
+    /// let config = ConsumerConfig::new("visa"); // or from [amqp.visa_priority_exec] in the file
+    /// let bridge = Bridge::builder_for("amqp://guest:guest@127.0.0.1:5672/%2f", exec.handle())
+    ///     .consume(config, |msg| {
+    ///         println!("{}", msg.body_str()?);
+    ///         Ok(())
+    ///     })
+    ///     .start()?;
+    /// # drop(bridge);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn builder_for(uri: impl Into<String>, handle: ExecutorHandle) -> BridgeBuilder {
         BridgeBuilder {
             uri: uri.into(),
-            name: executor.name().to_owned(),
-            executor,
+            name: handle.name().to_owned(),
+            executor: handle,
+            _owned: None,
             consumers: Vec::new(),
             events: None,
             backoff: (Duration::from_millis(100), Duration::from_secs(30)),
@@ -115,7 +152,7 @@ impl Bridge {
     ///
     /// Jobs already handed to the executor are run by it, so stop the
     /// bridge before shutting the executor down; if the executor is shut
-    /// down first ([`Executor::shutdown_now`]), its handed-back jobs are
+    /// down first ([`shutdown_now`](priority_executor::ExecutorHandle::shutdown_now)), its handed-back jobs are
     /// requeued to the broker, never acked.
     pub fn stop(mut self) -> Vec<ConsumerMetrics> {
         self.stop_inner();
@@ -163,7 +200,24 @@ impl BridgeBuilder {
     where
         H: Fn(&Incoming) -> Result<(), Failure> + Send + Sync + 'static,
     {
-        self.consumers.push((config, Arc::new(handler)));
+        self.consumers.push((config, Arc::new(handler), None));
+        self
+    }
+
+    /// As [`consume`](Self::consume), for a stage's inbox: the first drain
+    /// marker delivered stops the consumer, and once every delivery before
+    /// it is settled the marker is acked and handed to `drained`.
+    pub(crate) fn consume_until_drained<H>(
+        mut self,
+        config: ConsumerConfig,
+        handler: H,
+        drained: DrainFn,
+    ) -> Self
+    where
+        H: Fn(&Incoming) -> Result<(), Failure> + Send + Sync + 'static,
+    {
+        self.consumers
+            .push((config, Arc::new(handler), Some(drained)));
         self
     }
 
@@ -173,7 +227,7 @@ impl BridgeBuilder {
     /// # Examples
     ///
     /// ```no_run
-    /// # use priority_executor::{Capacity, Executor, Priority};
+    /// # use priority_executor::{Capacity, Executor, ExecutorHandle, Priority};
     /// # use priority_executor_amqp::{Bridge, ConsumerConfig};
     /// # use std::sync::Arc;
     /// # let exec = Arc::new(Executor::builder().lane(Priority(1), Capacity::Unbounded).build()?);
@@ -195,7 +249,7 @@ impl BridgeBuilder {
     /// # Examples
     ///
     /// ```
-    /// # use priority_executor::{Capacity, Executor, Priority};
+    /// # use priority_executor::{Capacity, Executor, ExecutorHandle, Priority};
     /// # use priority_executor_amqp::Bridge;
     /// # use std::{sync::Arc, time::Duration};
     /// # let exec = Arc::new(Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap());
@@ -228,7 +282,7 @@ impl BridgeBuilder {
     pub fn start(self) -> Result<Bridge, BridgeError> {
         check_uri(&self.uri)?;
         let mut contexts = Vec::new();
-        for (config, handler) in self.consumers {
+        for (config, handler, drain) in self.consumers {
             let unmapped = check_config(&config, &self.executor)?;
             contexts.push(Arc::new(Ctx {
                 uri: self.uri.clone(),
@@ -241,6 +295,7 @@ impl BridgeBuilder {
                 events: self.events.clone(),
                 backoff: self.backoff,
                 name: self.name.clone(),
+                drain,
             }));
         }
         let runtime = new_runtime("amqp-bridge")?;
@@ -253,6 +308,7 @@ impl BridgeBuilder {
                 .iter()
                 .map(|c| (c.queue.clone(), c.counters.clone()))
                 .collect(),
+            _owned: self._owned,
         };
         let mut ready = Vec::new();
         for ctx in contexts {
@@ -292,7 +348,7 @@ impl fmt::Debug for BridgeBuilder {
                 &self
                     .consumers
                     .iter()
-                    .map(|(c, _)| c.queue())
+                    .map(|(c, _, _)| c.queue())
                     .collect::<Vec<_>>(),
             )
             .finish_non_exhaustive()
@@ -301,7 +357,10 @@ impl fmt::Debug for BridgeBuilder {
 
 /// Checks a queue's settings against the executor; returns the unmapped
 /// lane.
-fn check_config(config: &ConsumerConfig, executor: &Executor) -> Result<Priority, BridgeError> {
+fn check_config(
+    config: &ConsumerConfig,
+    executor: &ExecutorHandle,
+) -> Result<Priority, BridgeError> {
     let queue = config.queue.clone();
     let metrics = executor.metrics();
     let lanes = executor.priorities();

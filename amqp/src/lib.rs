@@ -9,7 +9,18 @@
 //!   reason in headers; jobs handed back by `shutdown_now` are requeued.
 //!   A lost connection is reported and retried with backoff.
 //! - [`Publisher`] publishes with publisher confirms, each message with its
-//!   broker priority.
+//!   broker priority: given, from a lane through the table, from a
+//!   `Prioritized` value ([`Outgoing::prioritized`]) or from the registry's
+//!   rules for an ESB `Message` (`Outgoing::from_message`).
+//! - With the default feature `executors-toml`, a queue's settings come
+//!   from `[amqp.NAME]` in `executors.toml`
+//!   (`ConsumerConfig::from_executors_toml`), and [`Bridge::builder_for`]
+//!   feeds a registry's executor.
+//! - [`StageProcess`] runs one stage of an actor pipeline
+//!   (`priority_executor::actor`) in a process of its own, its inbox and
+//!   outbox being queues, so Kabuki's Download -> Index x N -> Write runs as
+//!   separate processes; the drain marker crosses them in order
+//!   ([`pipeline`]).
 //!
 //! The AMQP client (lapin, on tokio) runs on a thread of the bridge's own;
 //! handlers are plain closures on the executor's worker threads, so users
@@ -45,8 +56,12 @@
 mod bridge;
 mod config;
 mod delivery;
+mod drain;
 mod error;
+#[cfg(feature = "executors-toml")]
+mod file;
 mod metrics;
+pub mod pipeline;
 mod publisher;
 mod runtime;
 mod session;
@@ -56,7 +71,10 @@ pub use bridge::{Bridge, BridgeBuilder};
 pub use config::ConsumerConfig;
 pub use delivery::{Failure, Incoming};
 pub use error::BridgeError;
+#[cfg(feature = "executors-toml")]
+pub use file::FileConfigError;
 pub use metrics::{ConsumerMetrics, Event};
+pub use pipeline::{DrainReport, StageProcess, StageProcessBuilder, Wire, stage_priorities};
 pub use publisher::{Outgoing, Publisher};
 pub use table::PriorityTable;
 

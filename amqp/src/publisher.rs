@@ -81,6 +81,88 @@ impl Outgoing {
         self
     }
 
+    /// The broker priority that lands `value` in the lane of its own
+    /// priority ([`Prioritized`](priority_executor::actor::Prioritized))
+    /// through `table`; unchanged if it has none (the default) or the
+    /// table maps no broker priority to it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::Priority;
+    /// use priority_executor::actor::Prioritized;
+    /// use priority_executor_amqp::{Outgoing, PriorityTable};
+    ///
+    /// struct Visa {
+    ///     diplomatic: bool,
+    /// }
+    /// impl Prioritized for Visa {
+    ///     fn priority(&self) -> Option<Priority> {
+    ///         self.diplomatic.then_some(Priority(10))
+    ///     }
+    /// }
+    /// let table = PriorityTable::new().map(0..=4, Priority(1)).map(5..=9, Priority(10));
+    /// let urgent = Outgoing::to_queue("visa", "1").prioritized(&table, &Visa { diplomatic: true });
+    /// assert_eq!(urgent.broker_priority(), Some(9));
+    /// let plain = Outgoing::to_queue("visa", "2").prioritized(&table, &Visa { diplomatic: false });
+    /// assert_eq!(plain.broker_priority(), None); // the queue's lowest, 0
+    /// ```
+    pub fn prioritized(
+        self,
+        table: &PriorityTable,
+        value: &impl priority_executor::actor::Prioritized,
+    ) -> Outgoing {
+        match value.priority() {
+            Some(lane) => self.lane(table, lane),
+            None => self,
+        }
+    }
+
+    /// A [`Message`](priority_executor::Message) of the ESB layer to
+    /// `queue`: its body, its properties as headers, and the broker priority
+    /// that lands it in the lane the `executor`'s rules of `executors` give
+    /// it (`PRIORITYID=ABC` -> 10), through `table`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Executors, Message, Priority};
+    /// use priority_executor_amqp::{Outgoing, PriorityTable};
+    ///
+    /// let executors = Executors::from_toml_str(r#"
+    /// [executors.visa]
+    /// rules = "visa"
+    /// lanes = [{ priority = 10 }, { priority = 1 }]
+    /// [rules.visa]
+    /// when = [{ priority = 10, header = "PRIORITYID", equals = "ABC" }]
+    /// "#)?;
+    /// let table = PriorityTable::new().map(0..=4, Priority(1)).map(5..=9, Priority(10));
+    /// let msg = Message::builder().property("PRIORITYID", "ABC").body("application 7").build();
+    /// let out = Outgoing::from_message("visa", &msg, &executors, "visa", &table);
+    /// assert_eq!(out.broker_priority(), Some(9));
+    /// let plain = Outgoing::from_message("visa", &Message::new(), &executors, "visa", &table);
+    /// assert_eq!(plain.broker_priority(), Some(4)); // the lowest lane, 1
+    /// executors.shutdown();
+    /// # Ok::<(), priority_executor::ConfigError>(())
+    /// ```
+    #[cfg(feature = "executors-toml")]
+    pub fn from_message(
+        queue: impl Into<String>,
+        message: &priority_executor::Message,
+        executors: &priority_executor::Executors,
+        executor: &str,
+        table: &PriorityTable,
+    ) -> Outgoing {
+        let mut out = Outgoing::to_queue(queue, message.body().to_vec());
+        for (name, value) in message.properties() {
+            out = out.header(name, value);
+        }
+        match executors.priority_for(executor, message) {
+            Some(lane) => out.lane(table, lane),
+            None => out,
+        }
+    }
+
     /// The broker priority set, if any.
     pub fn broker_priority(&self) -> Option<u8> {
         self.priority
@@ -99,6 +181,12 @@ impl Outgoing {
             AMQPValue::LongString(LongString::from(value.to_string().into_bytes())),
         );
         self
+    }
+
+    /// The headers set so far.
+    #[cfg(test)]
+    pub(crate) fn headers(&self) -> &FieldTable {
+        &self.headers
     }
 
     fn properties(&self) -> BasicProperties {
@@ -301,6 +389,27 @@ impl Publisher {
                 .await
                 .map(|q| q.message_count())
                 .map_err(|e| broker_error(format!("queue {queue:?}: reading its length"), e))
+        })
+    }
+
+    /// How many consumers `queue` has now (every process consuming it
+    /// counts one per [`Bridge`](crate::Bridge) queue).
+    ///
+    /// # Errors
+    ///
+    /// The queue does not exist, or the connection failed.
+    pub fn consumer_count(&self, queue: &str) -> Result<u32, BridgeError> {
+        let queue = queue.to_owned();
+        self.run(move |channel, _| async move {
+            channel
+                .queue_declare(
+                    queue.as_str().into(),
+                    QueueDeclareOptions::default().passive(),
+                    FieldTable::default(),
+                )
+                .await
+                .map(|q| q.consumer_count())
+                .map_err(|e| broker_error(format!("queue {queue:?}: reading its consumers"), e))
         })
     }
 

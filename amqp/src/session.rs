@@ -1,9 +1,10 @@
 //! One queue's consumer: connect, declare, consume into the lanes, settle
 //! each delivery after its job, and reconnect after a loss.
 
-use crate::bridge::{EventFn, HandlerFn};
+use crate::bridge::{DrainFn, EventFn, HandlerFn};
 use crate::config::ConsumerConfig;
 use crate::delivery::{Failure, Incoming, Received};
+use crate::drain::Marker;
 use crate::error::{BridgeError, broker_error, connect_error, declare_error, parse_uri};
 use crate::metrics::{Counters, Event};
 use futures_lite::StreamExt;
@@ -18,7 +19,7 @@ use lapin::{
     Acker, BasicProperties, Channel, Connection, ConnectionProperties, ConnectionStatus,
     ExchangeKind,
 };
-use priority_executor::{Executor, JobError, Priority};
+use priority_executor::{ExecutorHandle, JobError, Priority};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -80,12 +81,15 @@ pub(crate) struct Ctx {
     pub(crate) queue: Arc<str>,
     pub(crate) unmapped: Priority,
     pub(crate) config: ConsumerConfig,
-    pub(crate) executor: Arc<Executor>,
+    pub(crate) executor: ExecutorHandle,
     pub(crate) handler: HandlerFn,
     pub(crate) counters: Arc<Counters>,
     pub(crate) events: Option<EventFn>,
     pub(crate) backoff: (Duration, Duration),
     pub(crate) name: String,
+    /// Set for a stage's inbox: drain markers are recognised, and the
+    /// first one ends the consumer once everything before it is settled.
+    pub(crate) drain: Option<DrainFn>,
 }
 
 impl Ctx {
@@ -383,6 +387,7 @@ impl Session {
             dead_letters: self.dead_letters.clone(),
             executor_down: false,
             status: self.connection.status().clone(),
+            marker: None,
         };
         let mut consuming = true;
         let mut stopping = *stop.borrow();
@@ -397,7 +402,8 @@ impl Session {
             if (stopping || state.executor_down) && !consuming && state.in_hand.is_empty() {
                 break;
             }
-            if state.executor_down && !stopping {
+            // A drain marker: consume nothing more; finish what is in hand.
+            if (state.executor_down || state.marker.is_some()) && !stopping {
                 stopping = true;
                 if let Err(e) = self.cancel().await {
                     let n = state.in_hand.len();
@@ -437,6 +443,30 @@ impl Session {
             }
         }
         self.alive.store(false, Ordering::Release);
+        if let Some((marker, acker)) = state.marker.take() {
+            // Everything delivered before the marker is settled. With the
+            // executor shut down some were requeued, not done: the marker
+            // goes back too.
+            let drained = !state.executor_down;
+            let settle = async {
+                if drained {
+                    acker.ack(BasicAckOptions::default()).await
+                } else {
+                    acker
+                        .nack(BasicNackOptions {
+                            requeue: true,
+                            ..BasicNackOptions::default()
+                        })
+                        .await
+                }
+            };
+            if let Err(e) = guarded(&state.status, "acknowledging the drain marker", settle).await {
+                return self.lost(e, 0);
+            }
+            if drained && let Some(drain) = &ctx.drain {
+                drain(marker);
+            }
+        }
         let _ = within(
             OPERATION_TIMEOUT,
             "closing the channel",
@@ -516,12 +546,33 @@ struct State {
     dead_letters: Option<Channel>,
     executor_down: bool,
     status: ConnectionStatus,
+    /// The drain marker taken (held unacked until the rest is settled).
+    marker: Option<(Marker, Acker)>,
 }
 
 type Step = Result<(), String>;
 
 impl State {
     async fn on_delivery(&mut self, delivery: Delivery) -> Step {
+        if self.ctx.drain.is_some() {
+            let marker = Marker::from_headers(delivery.properties.headers().as_ref());
+            match (marker, self.marker.is_some()) {
+                (Some(marker), false) => {
+                    self.marker = Some((marker, delivery.acker));
+                    return Ok(());
+                }
+                // Another consumer's marker: handed back for it.
+                (Some(_), true) => return self.hand_back(delivery.acker).await,
+                // Published after the drain: for whoever consumes next.
+                (None, true) => {
+                    Counters::add(&self.ctx.counters.delivered);
+                    self.hand_back(delivery.acker).await?;
+                    Counters::add(&self.ctx.counters.requeued);
+                    return Ok(());
+                }
+                (None, false) => {}
+            }
+        }
         let ctx = &self.ctx;
         Counters::add(&ctx.counters.delivered);
         if delivery.redelivered {
@@ -574,6 +625,19 @@ impl State {
             return Ok(());
         }
         self.submit(tag).await
+    }
+
+    /// Requeues a delivery that is not taken into hand.
+    async fn hand_back(&self, acker: Acker) -> Step {
+        let nack = acker.nack(BasicNackOptions {
+            requeue: true,
+            ..BasicNackOptions::default()
+        });
+        match guarded(&self.status, "handing a delivery back", nack).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err("the delivery's channel is gone".to_owned()),
+            Err(e) => Err(e),
+        }
     }
 
     /// Hands the delivery's next attempt to the executor, without blocking:

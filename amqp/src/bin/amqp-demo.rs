@@ -11,8 +11,12 @@
 //! Starts the repository's private broker (`scripts/rabbitmq start`) if
 //! none answers at the URI.
 
+#[path = "shared/broker.rs"]
+mod broker;
 #[path = "shared/worker.rs"]
 mod worker;
+
+use broker::publisher;
 
 use priority_executor_amqp::{ConsumerConfig, Outgoing, Publisher};
 use std::collections::HashSet;
@@ -39,8 +43,7 @@ fn usage() -> &'static str {
 
 fn parse(argv: Vec<String>) -> Result<Settings, String> {
     let mut s = Settings {
-        uri: std::env::var("AMQP_ADDR")
-            .unwrap_or_else(|_| "amqp://guest:guest@127.0.0.1:5672/%2f".to_owned()),
+        uri: broker::default_uri(),
         messages: 20_000,
         share: 10,
         processes: 3,
@@ -83,23 +86,6 @@ fn now_us() -> u128 {
         .unwrap_or(0)
 }
 
-/// A publisher, starting the repository's broker if none answers.
-fn publisher(uri: &str) -> Result<Publisher, String> {
-    if let Ok(p) = Publisher::connect(uri) {
-        return Ok(p);
-    }
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/rabbitmq");
-    println!("no broker answers at the URI: starting one with {script} start");
-    let status = Command::new(script)
-        .arg("start")
-        .status()
-        .map_err(|e| format!("cannot run {script}: {e}"))?;
-    if !status.success() {
-        return Err(format!("{script} start failed ({status})"));
-    }
-    Publisher::connect(uri).map_err(|e| e.to_string())
-}
-
 /// One worker process and what it reported.
 struct Worker {
     child: Child,
@@ -111,6 +97,7 @@ struct Done {
     process: usize,
     id: String,
     wait_us: u64,
+    start_us: u64,
 }
 
 struct Run {
@@ -118,6 +105,8 @@ struct Run {
     elapsed: Duration,
     high: Vec<u64>,
     low: Vec<u64>,
+    /// (priority?, published, started), microseconds since the epoch.
+    spans: Vec<(bool, u64, u64)>,
     redelivered: usize,
 }
 
@@ -162,10 +151,12 @@ fn run(s: &Settings, publisher: &Publisher, fifo: bool, processes: usize) -> Res
                         let _redelivered = parts.next();
                         let _lane = parts.next();
                         let wait_us = parts.next().and_then(|w| w.parse().ok()).unwrap_or(0);
+                        let start_us = parts.next().and_then(|w| w.parse().ok()).unwrap_or(0);
                         let _ = tx.send(Some(Done {
                             process,
                             id,
                             wait_us,
+                            start_us,
                         }));
                     }
                     _ => {}
@@ -206,6 +197,7 @@ fn run(s: &Settings, publisher: &Publisher, fifo: bool, processes: usize) -> Res
     };
     let mut seen = HashSet::new();
     let (mut high, mut low) = (Vec::new(), Vec::new());
+    let mut spans = Vec::new();
     let mut redelivered = 0;
     while seen.len() < s.messages {
         match rx.recv_timeout(Duration::from_secs(120)) {
@@ -215,7 +207,13 @@ fn run(s: &Settings, publisher: &Publisher, fifo: bool, processes: usize) -> Res
                     redelivered += 1;
                     continue;
                 }
-                if done.id.starts_with('h') {
+                let is_high = done.id.starts_with('h');
+                spans.push((
+                    is_high,
+                    done.start_us.saturating_sub(done.wait_us),
+                    done.start_us,
+                ));
+                if is_high {
                     high.push(done.wait_us);
                 } else {
                     low.push(done.wait_us);
@@ -244,8 +242,36 @@ fn run(s: &Settings, publisher: &Publisher, fifo: bool, processes: usize) -> Res
         elapsed,
         high,
         low,
+        spans,
         redelivered,
     })
+}
+
+/// Of the jobs that started while both classes had messages waiting (in
+/// the broker or in hand), how many were priority ones: (priority, all).
+fn share_while_both_waited(spans: &[(bool, u64, u64)]) -> (usize, usize) {
+    // Per class: sorted publish times and sorted start times; waiting at
+    // t = published at or before t, minus started before t.
+    let class = |high: bool| {
+        let mut published: Vec<u64> = spans.iter().filter(|s| s.0 == high).map(|s| s.1).collect();
+        let mut started: Vec<u64> = spans.iter().filter(|s| s.0 == high).map(|s| s.2).collect();
+        published.sort_unstable();
+        started.sort_unstable();
+        (published, started)
+    };
+    let waiting = |(published, started): &(Vec<u64>, Vec<u64>), t: u64| {
+        published.partition_point(|p| *p <= t) - started.partition_point(|s| *s < t)
+    };
+    let (high, low) = (class(true), class(false));
+    let (mut priority, mut all) = (0, 0);
+    for &(is_high, _, start) in spans {
+        // The job itself was waiting until its start.
+        if waiting(&high, start) > 0 && waiting(&low, start) > 0 {
+            all += 1;
+            priority += usize::from(is_high);
+        }
+    }
+    (priority, all)
 }
 
 fn percentile(values: &mut [u64], p: f64) -> f64 {
@@ -286,6 +312,16 @@ fn report(label: &str, s: &Settings, r: &mut Run) -> f64 {
         percentile(&mut r.low, 50.0),
         percentile(&mut r.low, 99.0),
     );
+    let (priority, all) = share_while_both_waited(&r.spans);
+    if all > 0 {
+        println!(
+            "  share while both classes were waiting: priority {:.0}% of the {all} jobs started then ({}% of the messages are priority)",
+            100.0 * priority as f64 / all as f64,
+            s.share
+        );
+    } else {
+        println!("  share while both classes were waiting: they never were");
+    }
     hp99
 }
 

@@ -5,8 +5,13 @@
 mod common;
 mod dead_letters;
 mod errors;
+#[cfg(feature = "executors-toml")]
+mod file_config;
 mod flow;
 mod kill;
+mod pipeline;
 mod priority;
+#[cfg(feature = "executors-toml")]
+mod publish_priority;
 mod reconnect;
 mod stop;

@@ -7,7 +7,10 @@ use crate::esb::config_error::Issue;
 use crate::esb::rules::{self, RawRules};
 use crate::{Capacity, MaxRunning, Priority};
 
-const FILE_KEYS: &[&str] = &["executors", "rules", "mailboxes"];
+/// `[amqp.NAME]` holds the RabbitMQ bridge's settings for executor NAME:
+/// the `priority-executor-amqp` package reads and checks it; here it is
+/// only allowed.
+const FILE_KEYS: &[&str] = &["executors", "rules", "mailboxes", "amqp"];
 const EXECUTOR_KEYS: &[&str] = &[
     "core_threads",
     "max_threads",

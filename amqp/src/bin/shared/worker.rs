@@ -1,10 +1,10 @@
 //! A consumer process: one queue into an executor with lanes 10 and 1
 //! (the `amqp-worker` binary, and `amqp-demo worker`).
 //!
-//! Prints `done <message-id> <redelivered 0|1> <lane> <wait-us>` for every
-//! message it finished (before its ack), where the wait is from the
-//! `x-published-us` header (microseconds since the epoch) to the start of
-//! the job. Stops gracefully when its standard input closes, printing
+//! Prints `done <message-id> <redelivered 0|1> <lane> <wait-us> <start-us>`
+//! for every message it finished (before its ack), where the wait is from
+//! the `x-published-us` header (microseconds since the epoch) to the start
+//! of the job, and the start is in microseconds since the epoch. Stops gracefully when its standard input closes, printing
 //! `stopped <acked> <delivered>`. Used by the multi-process tests and the
 //! demo.
 //!
@@ -129,20 +129,22 @@ pub fn main(argv: Vec<String>) -> ExitCode {
     let work = args.work;
     let bridge = Bridge::builder(args.uri.as_str(), exec.clone())
         .consume(config, move |msg| {
+            let start = now_us();
             let wait = msg
                 .header("x-published-us")
                 .and_then(|t| t.parse::<u128>().ok())
-                .map(|t| now_us().saturating_sub(t))
+                .map(|t| start.saturating_sub(t))
                 .unwrap_or(0);
             if !work.is_zero() {
                 std::thread::sleep(work);
             }
             let line = format!(
-                "done {} {} {} {}\n",
+                "done {} {} {} {} {}\n",
                 msg.message_id().unwrap_or("-"),
                 u8::from(msg.redelivered()),
                 msg.lane(),
-                wait
+                wait,
+                start
             );
             // One write per line, so lines of two threads never mix.
             std::io::stdout().lock().write_all(line.as_bytes())?;

@@ -1,0 +1,237 @@
+//! Kabuki's pipeline across processes: the drain marker passes two
+//! processes of the middle stage in order, and every process exits 0.
+
+use crate::common::{unique, uri, wait_until};
+use priority_executor_amqp::Outgoing;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+/// A stage process of `amqp-pipeline`, its stdout lines sent to `lines`.
+fn stage(
+    label: &'static str,
+    args: &[&str],
+    lines: &mpsc::Sender<(&'static str, String)>,
+) -> Child {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_amqp-pipeline"))
+        .args(args)
+        .args(["--uri", &uri()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start amqp-pipeline");
+    let stdout = child.stdout.take().expect("stdout");
+    let tx = lines.clone();
+    thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send((label, line));
+        }
+    });
+    child
+}
+
+#[test]
+fn the_drain_crosses_two_middle_processes_after_every_message_before_it() {
+    let publisher = crate::broker_or_skip!();
+    const N: usize = 300;
+    let index = unique("kabuki-index");
+    let write = unique("kabuki-write");
+    let (tx, rx) = mpsc::channel();
+    let mut sink = stage("write", &["-a", "write", "-i", &write], &tx);
+    // One fast process with a deep prefetch, one slow one with its
+    // message in hand: the fast one tends to get both markers, hands one
+    // back, and the slow one's in-hand message must still reach the sink.
+    let mut fast = stage(
+        "index-fast",
+        &["-a", "index", "-i", &index, "-o", &write, "-n", "4"],
+        &tx,
+    );
+    let mut slow = stage(
+        "index-slow",
+        &[
+            "-a",
+            "index",
+            "-i",
+            &index,
+            "-o",
+            &write,
+            "-n",
+            "1",
+            "--work-us",
+            "20000",
+        ],
+        &tx,
+    );
+    let mut ready = 0;
+    while ready < 3 {
+        let (_, line) = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a stage started");
+        if line == "ready" {
+            ready += 1;
+        }
+    }
+    // A body the index stage cannot decode (not UTF-8): dead-lettered,
+    // never lost, and the drain still passes.
+    publisher
+        .publish(&Outgoing::to_queue(&index, vec![0xff, 0xfe]).priority(5))
+        .expect("publish a bad body");
+    let mut source = stage(
+        "download",
+        &[
+            "-a",
+            "download",
+            "-o",
+            &index,
+            "--documents",
+            &N.to_string(),
+        ],
+        &tx,
+    );
+    drop(tx);
+
+    let mut wrote = Vec::new();
+    let mut drained = Vec::new();
+    let mut wrote_before_sink_drained = None;
+    while let Ok((label, line)) = rx.recv_timeout(Duration::from_secs(120)) {
+        if let Some(doc) = line.strip_prefix("wrote ") {
+            wrote.push(doc.to_owned());
+        } else if line.starts_with("drained ") {
+            if label == "write" {
+                wrote_before_sink_drained = Some(wrote.len());
+            }
+            drained.push((label, line));
+        }
+    }
+    for (label, child) in [
+        ("download", &mut source),
+        ("index-fast", &mut fast),
+        ("index-slow", &mut slow),
+        ("write", &mut sink),
+    ] {
+        let status = child.wait().expect("wait");
+        assert!(
+            status.success(),
+            "{label} exits 0, not {status}; said {drained:?}"
+        );
+    }
+    eprintln!("{drained:#?}");
+    let mut expected: Vec<String> = (0..N).map(|i| format!("Write Document-#:{i}")).collect();
+    expected.sort();
+    let mut got = wrote.clone();
+    got.sort();
+    got.dedup();
+    assert_eq!(
+        got, expected,
+        "the sink received every document published before the drain"
+    );
+    assert_eq!(
+        wrote_before_sink_drained,
+        Some(wrote.len()),
+        "the sink drained after its last document"
+    );
+    assert_eq!(drained.len(), 4, "every process passed the drain");
+    let markers: Vec<&str> = drained
+        .iter()
+        .filter(|(l, _)| l.starts_with("index"))
+        .map(|(_, line)| {
+            if line.contains("marker 0/2") {
+                "0/2"
+            } else if line.contains("marker 1/2") {
+                "1/2"
+            } else {
+                "?"
+            }
+        })
+        .collect();
+    let mut sorted = markers.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        ["0/2", "1/2"],
+        "each middle process took one marker"
+    );
+    wait_until(Duration::from_secs(10), "the dead letter", || {
+        publisher.queue_len(&format!("{index}.dead")).unwrap_or(0) == 1
+    });
+    for q in [&index, &write] {
+        for name in [q.to_string(), format!("{q}.drain"), format!("{q}.dead")] {
+            publisher.delete_queue(&name).expect("delete");
+        }
+    }
+}
+
+/// Kabuki's WriteActor, counting into a channel.
+struct Count(mpsc::Sender<String>);
+
+impl priority_executor::actor::Actor for Count {
+    type In = String;
+    type Out = ();
+
+    fn perform(
+        &mut self,
+        doc: String,
+        _: &mut priority_executor::actor::Outbox<'_, ()>,
+    ) -> Result<(), priority_executor::actor::ActorError> {
+        self.0.send(doc)?;
+        Ok(())
+    }
+}
+
+/// A consumer takes exactly one marker: the other one, even if it was in
+/// its prefetch, stays in the queue for another consumer; the holder of a
+/// marker other than 0 reports on the control queue and does not forward.
+#[test]
+fn a_consumer_takes_one_marker_and_leaves_the_other_in_the_queue() {
+    let publisher = crate::broker_or_skip!();
+    let queue = unique("one-marker");
+    let (tx, rx) = mpsc::channel();
+    let stage =
+        priority_executor_amqp::StageProcess::builder(uri(), "write", move |_| Count(tx.clone()))
+            .inbox(&queue)
+            .instances(4) // prefetch 4: both markers may be in hand at once
+            .start()
+            .expect("start");
+    let marker = |index: u32| {
+        Outgoing::to_queue(&queue, Vec::new())
+            .priority(0)
+            .header("x-pe-drain", "epoch-1")
+            .header("x-pe-drain-index", index)
+            .header("x-pe-drain-count", 2)
+    };
+    let mut messages: Vec<Outgoing> = (0..5)
+        .map(|i| Outgoing::to_queue(&queue, format!("doc {i}")).priority(5))
+        .collect();
+    messages.push(marker(1));
+    messages.push(marker(0));
+    publisher.publish_all(messages).expect("publish");
+    let report = stage.drain().expect("drain");
+    assert_eq!(report.marker, (1, 2), "{report}");
+    assert_eq!(report.forwarded, 0);
+    let performed: Vec<String> = rx.try_iter().collect();
+    assert_eq!(
+        performed.len(),
+        5,
+        "everything before the markers: {performed:?}"
+    );
+    wait_until(
+        Duration::from_secs(10),
+        "marker 0 back in the queue",
+        || publisher.queue_len(&queue).unwrap_or(0) == 1,
+    );
+    assert_eq!(
+        publisher
+            .queue_len(&format!("{queue}.drain"))
+            .expect("control queue"),
+        1,
+        "one report for the holder of marker 0"
+    );
+    for name in [
+        queue.clone(),
+        format!("{queue}.drain"),
+        format!("{queue}.dead"),
+    ] {
+        publisher.delete_queue(&name).expect("delete");
+    }
+}
