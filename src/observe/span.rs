@@ -80,7 +80,7 @@ mod on {
     }
 
     /// The span one attempt of an actor's `perform` runs in.
-    #[cfg_attr(not(feature = "actor"), allow(dead_code))]
+    #[cfg_attr(any(not(feature = "actor"), loom), allow(dead_code))]
     #[inline]
     pub(crate) fn perform(stage: &str, instance: usize, priority: Priority, attempt: u32) -> Span {
         tracing::info_span!(
@@ -130,7 +130,7 @@ mod off {
     #[inline(always)]
     pub(crate) fn record_sequence(_: &str) {}
 
-    #[cfg_attr(not(feature = "actor"), allow(dead_code))]
+    #[cfg_attr(any(not(feature = "actor"), loom), allow(dead_code))]
     #[inline(always)]
     pub(crate) fn perform(_: &str, _: usize, _: Priority, _: u32) -> NoSpan {
         NoSpan

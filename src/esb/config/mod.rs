@@ -72,14 +72,16 @@ pub(crate) struct Plan {
     pub(crate) executors: Vec<ExecutorPlan>,
     /// Every rule set, used by an executor or not.
     pub(crate) rules: BTreeMap<String, Arc<Rules>>,
-    /// Every `[mailboxes.NAME]` section, by name.
+    /// Every `[mailboxes.NAME]` section, by name (read by the actor layer,
+    /// which loom builds leave out).
+    #[cfg_attr(any(not(feature = "actor"), loom), allow(dead_code))]
     pub(crate) mailboxes: BTreeMap<String, MailboxSpec>,
 }
 
 impl Plan {
     /// The settings of `[mailboxes.NAME]`, or an error naming the sections
     /// the file has.
-    #[cfg_attr(not(feature = "actor"), allow(dead_code))]
+    #[cfg_attr(any(not(feature = "actor"), loom), allow(dead_code))]
     pub(crate) fn mailbox(&self, name: &str) -> Result<MailboxSpec, ConfigError> {
         self.mailboxes.get(name).copied().ok_or_else(|| {
             let defined: Vec<&str> = self.mailboxes.keys().map(String::as_str).collect();

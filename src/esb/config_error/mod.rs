@@ -228,6 +228,7 @@ impl ConfigError {
 impl ConfigError {
     /// The file (`path`, if any) has no `[mailboxes.NAME]` section named
     /// `name`; `defined` are the ones it has.
+    #[cfg_attr(any(not(feature = "actor"), loom), allow(dead_code))]
     pub(crate) fn no_mailbox(path: Option<&Path>, name: &str, defined: &[&str]) -> Self {
         let defined = if defined.is_empty() {
             "none is".to_owned()
