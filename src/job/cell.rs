@@ -1,9 +1,11 @@
 //! A queued job and the slot its result lands in, in one allocation.
 //!
-//! `enqueue` allocates one `JobCell<B>` behind an `Arc`. The lane holds it
+//! `enqueue` allocates one `JobCell<B, M>` in a `Box`. The lane holds it
 //! as a [`Task`] (type-erased to run it), the caller's
 //! [`JobHandle`](crate::JobHandle) holds it as a `Completion<T>` (type-erased
-//! to read the result). Neither side needs a second allocation.
+//! to read the result). Neither side needs a second allocation, and the
+//! cell counts its two holders in its own state word rather than in an
+//! `Arc`'s two counters (16 bytes less per queued job).
 //!
 //! The cell has no lock. Its body is only ever touched by whoever holds the
 //! job's one [`Task`] (a lane, then a worker, or a `PendingJob`), so running
@@ -19,14 +21,16 @@
 //! | `TAKEN` | the handle took the result | nobody |
 //! | `DROPPED` | the handle is gone | task side: both |
 //!
-//! Transitions, each one atomic operation:
-//! - the task side publishes its result with `swap(READY)`: from `EMPTY`
-//!   nothing more; from `WAITING` it takes the waker and wakes it; from
+//! Transitions, each one atomic operation on the value (the bits beside it
+//! are kept as they are):
+//! - the task side publishes its result with `EMPTY -> READY` or
+//!   `WAITING -> READY` (then it takes the waker and wakes it); in
 //!   `DROPPED` nobody will look, so it drops the result itself;
 //! - the handle registers a waker with `EMPTY -> WAITING` (after writing
 //!   it), takes it back with `WAITING -> EMPTY` to replace it, takes a
-//!   `READY` result and stores `TAKEN`, and on drop `swap(DROPPED)`: from
-//!   `WAITING` it drops its waker, from `READY` the unread result.
+//!   `READY` result and moves to `TAKEN`, and on drop moves to `DROPPED`:
+//!   from `WAITING` it then drops its waker, from `READY` the unread
+//!   result.
 //!
 //! Beside the one-shot value, two bits of the same word decide between the
 //! job starting and the handle cancelling it, whichever comes first:
@@ -40,24 +44,32 @@
 //! A job whose handle is gone cannot be cancelled, so the task side skips
 //! the read-modify-write when the value is already `DROPPED`.
 //!
+//! Two more bits, `TASK` and `HANDLE`, are the two holds on the cell. Each
+//! side clears its own bit as its last touch of the cell (the handle in
+//! the same operation that moves to `DROPPED` when it has nothing left to
+//! drop); whoever clears the second one frees the cell. A hold is let go
+//! of with acquire-release ordering, so the side that frees sees every
+//! write the other made, as an `Arc`'s last drop does.
+//!
 //! A blocking `join` is a poll with a waker that unparks the joining thread.
-//! Both sides hold an `Arc`; whichever lets go last frees the cell. The
-//! loom model `tests/loom/cell.rs` checks the races between completing,
-//! polling, joining and dropping the handle.
+//! The loom models `tests/loom/cell.rs` check the races between completing,
+//! polling, joining, cancelling and dropping the handle; the test binary
+//! `tests/leaks` counts allocations to check that every cell is freed
+//! exactly once, whichever side lets go last.
 
 use super::body::Body;
 use super::error::JobError;
-use super::task::{JobMeta, Observer, RawJob, Retry, Task};
+use super::handle::JobHandle;
+use super::task::{Again, JobMeta, Observer, RawJob, ReleaseTask, Task};
 use crate::hooks::JobOutcome;
-use crate::priority::Priority;
 use crate::sync::atomic::{AtomicUsize, Ordering};
 use crate::sync::cell::UnsafeCell;
 use crate::sync::thread;
 use crate::util::{drop_quietly, panic_message};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::ptr::NonNull;
 use std::sync::Arc;
 use std::task::{Poll, Wake, Waker};
-use std::time::Duration;
 
 /// No result yet, and no waiter.
 const EMPTY: usize = 0;
@@ -75,6 +87,11 @@ const VALUE: usize = 0b111;
 const STARTED: usize = 1 << 3;
 /// Flag: the handle cancelled the job before it started.
 const CANCELLED: usize = 1 << 4;
+/// Hold: the task side (a lane, a worker, a `PendingJob`) still has the
+/// cell.
+const TASK: usize = 1 << 5;
+/// Hold: the handle still has the cell.
+const HANDLE: usize = 1 << 6;
 
 /// The result side of a job, type-erased for [`JobHandle`](crate::JobHandle).
 pub(crate) trait Completion<T>: Send + Sync {
@@ -86,9 +103,14 @@ pub(crate) trait Completion<T>: Send + Sync {
     fn is_finished(&self) -> bool;
     /// Cancels the job if it has not started; says whether it did.
     fn cancel(&self) -> bool;
-    /// The handle is gone: drop what it will never read.
-    fn detach(&self);
+    /// How this job's handle-side hold is let go of (the handle is gone:
+    /// what it will never read is dropped).
+    fn releaser(&self) -> ReleaseHandle<T>;
 }
+
+/// Lets go of a job's handle-side hold; the job may be freed by it. Called
+/// once per hold, and the pointer is not used afterwards.
+pub(crate) type ReleaseHandle<T> = unsafe fn(NonNull<dyn Completion<T>>);
 
 enum Stage<B: Body> {
     Queued(B),
@@ -138,8 +160,8 @@ unsafe impl<B: Body, M: Meta> Sync for JobCell<B, M> {}
 /// A job allocated but not yet queued: it can still be taken apart to give
 /// the caller's closure back.
 pub(crate) enum NewJob<B: Body> {
-    Stamped(Arc<JobCell<B, JobMeta>>),
-    Plain(Arc<JobCell<B, NoMeta>>),
+    Stamped(Box<JobCell<B, JobMeta>>),
+    Plain(Box<JobCell<B, NoMeta>>),
 }
 
 impl<B: Body> NewJob<B> {
@@ -152,18 +174,13 @@ impl<B: Body> NewJob<B> {
         }
     }
 
-    /// The task for a lane and the result side for the handle.
+    /// The task for a lane and the handle for the caller: the cell's two
+    /// holds.
     #[inline]
-    pub(crate) fn split(self) -> (Task, Arc<dyn Completion<B::Output>>) {
+    pub(crate) fn split(self) -> (Task, JobHandle<B::Output>) {
         match self {
-            NewJob::Stamped(cell) => {
-                let raw: Arc<dyn RawJob> = cell.clone();
-                (Task { raw: Some(raw) }, cell)
-            }
-            NewJob::Plain(cell) => {
-                let raw: Arc<dyn RawJob> = cell.clone();
-                (Task { raw: Some(raw) }, cell)
-            }
+            NewJob::Stamped(cell) => JobCell::split(cell),
+            NewJob::Plain(cell) => JobCell::split(cell),
         }
     }
 
@@ -171,27 +188,86 @@ impl<B: Body> NewJob<B> {
     /// the cell yet.
     pub(crate) fn into_body(self) -> Option<B> {
         match self {
-            NewJob::Stamped(cell) => JobCell::into_body(cell),
-            NewJob::Plain(cell) => JobCell::into_body(cell),
+            NewJob::Stamped(cell) => cell.into_body(),
+            NewJob::Plain(cell) => cell.into_body(),
         }
     }
 }
 
 impl<B: Body, M: Meta> JobCell<B, M> {
-    fn new(body: B, meta: M) -> Arc<Self> {
-        Arc::new(JobCell {
-            state: AtomicUsize::new(EMPTY),
+    fn new(body: B, meta: M) -> Box<Self> {
+        Box::new(JobCell {
+            state: AtomicUsize::new(EMPTY | TASK | HANDLE),
             meta,
             stage: UnsafeCell::new(Stage::Queued(body)),
             waker: UnsafeCell::new(None),
         })
     }
 
-    fn into_body(cell: Arc<Self>) -> Option<B> {
-        let cell = Arc::try_unwrap(cell).ok()?;
-        match cell.stage.into_inner() {
+    fn into_body(self) -> Option<B> {
+        match self.stage.into_inner() {
             Stage::Queued(body) => Some(body),
             _ => None,
+        }
+    }
+
+    fn split(cell: Box<Self>) -> (Task, JobHandle<B::Output>) {
+        let cell = NonNull::from(Box::leak(cell));
+        let task: NonNull<dyn RawJob> = cell;
+        let handle: NonNull<dyn Completion<B::Output>> = cell;
+        // SAFETY: the cell starts with both holds (`TASK | HANDLE`), one
+        // given to each side; `release_task` and `release_handle` (the
+        // releasers) let go of them.
+        unsafe { (Task::from_hold(task), JobHandle::from_hold(handle)) }
+    }
+
+    /// Frees the cell once neither side holds it.
+    ///
+    /// # Safety
+    ///
+    /// The caller cleared the last hold; nobody touches the cell again.
+    unsafe fn free(cell: NonNull<Self>) {
+        // SAFETY: the cell was made by `Box::leak` in `split`, and the last
+        // hold is gone.
+        drop(unsafe { Box::from_raw(cell.as_ptr()) });
+    }
+
+    /// Task side: lets go of its hold, as its last touch of the cell.
+    ///
+    /// # Safety
+    ///
+    /// `raw` points to a `JobCell<B, M>` whose task-side hold the caller
+    /// owns and gives up.
+    unsafe fn release_task(raw: NonNull<dyn RawJob>) {
+        let cell = raw.cast::<Self>();
+        // ORDERING: AcqRel: Release so that the handle side, if it frees
+        // the cell, sees every write the task side made; Acquire so that
+        // this side, if it frees it, sees the handle side's.
+        // SAFETY: the hold keeps the cell alive until this operation.
+        let before = unsafe { cell.as_ref() }
+            .state
+            .fetch_and(!TASK, Ordering::AcqRel);
+        if before & HANDLE == 0 {
+            // SAFETY: both holds are gone now.
+            unsafe { Self::free(cell) };
+        }
+    }
+
+    /// Handle side: drops what the handle will never read and lets go of
+    /// its hold, as its last touch of the cell.
+    ///
+    /// # Safety
+    ///
+    /// `raw` points to a `JobCell<B, M>` whose handle-side hold the caller
+    /// owns and gives up.
+    unsafe fn release_handle(raw: NonNull<dyn Completion<B::Output>>) {
+        let cell = raw.cast::<Self>();
+        // SAFETY: the hold keeps the cell alive until the operation that
+        // clears it, in `detach`.
+        let last = unsafe { cell.as_ref() }.detach();
+        if last {
+            // SAFETY: both holds are gone now.
+            unsafe { Self::free(cell) };
         }
     }
 }
@@ -225,10 +301,26 @@ impl<B: Body, M: Meta> JobCell<B, M> {
         // SAFETY: as in `take_body`: `READY` is not published yet.
         self.stage
             .with_mut(|stage| unsafe { *stage = Stage::Done(result.map_err(Box::new)) });
-        // ORDERING: Release publishes the result to the handle's Acquire
-        // load; Acquire takes over the waker the handle published with
-        // Release when it moved to `WAITING`.
-        match self.state.swap(READY, Ordering::AcqRel) & VALUE {
+        // ORDERING: Relaxed: only a starting value for the exchange below.
+        let mut state = self.state.load(Ordering::Relaxed);
+        let before = loop {
+            if state & VALUE == DROPPED {
+                break state;
+            }
+            // ORDERING: Release publishes the result to the handle's
+            // Acquire load; Acquire takes over the waker the handle
+            // published with Release when it moved to `WAITING`.
+            match self.state.compare_exchange_weak(
+                state,
+                (state & !VALUE) | READY,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(before) => break before,
+                Err(actual) => state = actual,
+            }
+        };
+        match before & VALUE {
             WAITING => {
                 // SAFETY: the handle gave `waker` up when it stored
                 // `WAITING`, and cannot take it back now that the state
@@ -241,8 +333,9 @@ impl<B: Body, M: Meta> JobCell<B, M> {
                 }
             }
             DROPPED => {
-                // SAFETY: the handle is gone; nobody else will touch the
-                // result.
+                // SAFETY: the handle is gone and never touched `stage`
+                // before it went (it only does in `READY`); nobody else
+                // will touch the result.
                 let stage = self
                     .stage
                     .with_mut(|stage| unsafe { std::mem::replace(&mut *stage, Stage::Running) });
@@ -255,7 +348,7 @@ impl<B: Body, M: Meta> JobCell<B, M> {
 
     /// Runs one attempt. `Some` asks for another after a delay, possibly at
     /// another priority; the body is then back in the cell.
-    fn attempt(&self, observer: &dyn Observer) -> Option<(Duration, Option<Priority>, String)> {
+    fn attempt(&self, observer: &dyn Observer) -> Option<Again> {
         if !self.start() {
             observer.cancelled();
             return None;
@@ -307,17 +400,15 @@ impl<B: Body, M: Meta> JobCell<B, M> {
 }
 
 impl<B: Body, M: Meta> RawJob for JobCell<B, M> {
-    fn run(self: Arc<Self>, observer: &dyn Observer) -> Option<Retry> {
+    fn run(&self, observer: &dyn Observer) -> Option<Again> {
         // On `None` the result went to the handle, or was dropped quietly
-        // in `finish` if the handle is gone: dropping the cell runs no user
+        // in `finish` if the handle is gone: freeing the cell runs no user
         // code.
         self.attempt(observer)
-            .map(|(delay, priority, error)| Retry {
-                task: Task { raw: Some(self) },
-                delay,
-                priority,
-                error,
-            })
+    }
+
+    fn releaser(&self) -> ReleaseTask {
+        Self::release_task
     }
 
     #[inline]
@@ -424,9 +515,12 @@ impl<B: Body, M: Meta> Completion<B::Output> for JobCell<B, M> {
                     let stage = self.stage.with_mut(|stage| unsafe {
                         std::mem::replace(&mut *stage, Stage::Running)
                     });
-                    // ORDERING: only the handle reads the state from here
-                    // on (the task side is done with it).
-                    self.state.store(TAKEN, Ordering::Relaxed);
+                    // `READY -> TAKEN`, keeping the bits beside the value
+                    // (the task side may be clearing `TASK` right now).
+                    // ORDERING: Relaxed: only the handle reads the value
+                    // from here on; the holds are let go of with their own
+                    // ordering.
+                    self.state.fetch_add(TAKEN - READY, Ordering::Relaxed);
                     return Poll::Ready(match stage {
                         Stage::Done(result) => result.map_err(|e| *e),
                         _ => Err(JobError::Cancelled),
@@ -520,37 +614,70 @@ impl<B: Body, M: Meta> Completion<B::Output> for JobCell<B, M> {
         }
     }
 
-    fn detach(&self) {
-        // ORDERING: Relaxed: only this handle sets `CANCELLED`.
-        if self.state.load(Ordering::Relaxed) & CANCELLED != 0 {
-            // The task side never touches `waker` once the job is
-            // cancelled (and drops the body itself when it meets the job):
-            // the waker is the handle's to drop, and the state stays as it
-            // is so the task side still sees `CANCELLED`.
-            // SAFETY: as above.
-            let waker = self.waker.with_mut(|w| unsafe { (*w).take() });
-            drop(waker);
-            return;
-        }
-        // ORDERING: AcqRel: Acquire to take a published result or our own
-        // waker back; Release so the task side, seeing `DROPPED`, owns the
-        // slots after whatever the handle did to them.
-        match self.state.swap(DROPPED, Ordering::AcqRel) & VALUE {
-            WAITING => {
-                // SAFETY: the task side has not swapped yet (it would have
-                // left `READY`), and now never takes the waker.
-                let waker = self.waker.with_mut(|w| unsafe { (*w).take() });
-                drop(waker);
+    fn releaser(&self) -> ReleaseHandle<B::Output> {
+        Self::release_handle
+    }
+}
+
+impl<B: Body, M: Meta> JobCell<B, M> {
+    /// Handle side, as the handle goes: moves to `DROPPED` (unless the job
+    /// was cancelled), drops what the handle will never read, and clears
+    /// `HANDLE` as its last touch of the cell. Returns whether the task
+    /// side had let go already, so the cell is the handle's to free.
+    fn detach(&self) -> bool {
+        // ORDERING: Acquire so a `READY` seen here comes with the result.
+        let mut state = self.state.load(Ordering::Acquire);
+        loop {
+            let value = state & VALUE;
+            if state & CANCELLED != 0 || value == TAKEN {
+                // Nothing left for the task side to know: a cancelled job's
+                // task never touches `waker` (the handle drops it, below)
+                // and still sees `CANCELLED`; a taken result is gone.
+                break;
             }
-            READY => {
+            let dropped = (state & !VALUE) | DROPPED;
+            // From `EMPTY` the handle has nothing to drop: it lets go in
+            // the same operation. From `WAITING` it drops its waker first,
+            // from `READY` the result, and lets go after.
+            let next = if value == EMPTY {
+                dropped & !HANDLE
+            } else {
+                dropped
+            };
+            // ORDERING: AcqRel: Acquire to take a published result or our
+            // own waker back; Release so the task side, seeing `DROPPED`,
+            // owns the slots after whatever the handle did to them (and,
+            // from `EMPTY`, so the side that frees sees the handle's
+            // writes).
+            match self
+                .state
+                .compare_exchange_weak(state, next, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) if value == EMPTY => return state & TASK == 0,
+                Ok(_) => break,
+                Err(actual) => state = actual,
+            }
+        }
+        match state & VALUE {
+            READY if state & CANCELLED == 0 => {
                 // SAFETY: `READY` gave `stage` to the handle for good.
                 let stage = self
                     .stage
                     .with_mut(|stage| unsafe { std::mem::replace(&mut *stage, Stage::Running) });
                 drop(stage);
             }
-            _ => {}
+            TAKEN => {}
+            _ => {
+                // `WAITING` (now `DROPPED`: the task side never takes the
+                // waker), or cancelled: the waker, if any, is the
+                // handle's.
+                // SAFETY: as above.
+                let waker = self.waker.with_mut(|w| unsafe { (*w).take() });
+                drop(waker);
+            }
         }
+        // ORDERING: AcqRel, as in `release_task`.
+        self.state.fetch_and(!HANDLE, Ordering::AcqRel) & TASK == 0
     }
 }
 

@@ -1,13 +1,14 @@
 //! What a caller holds after `enqueue`: the job's result, or the job itself
 //! when the executor hands it back.
 
-use super::cell::Completion;
+use super::cell::{Completion, ReleaseHandle};
 use super::error::JobError;
 use super::task::{Task, Unobserved};
 use crate::priority::Priority;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::ptr::NonNull;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
@@ -31,12 +32,43 @@ use std::task::{Context, Poll};
 /// ```
 #[must_use = "dropping a JobHandle detaches the job; call join() or .await to get its result"]
 pub struct JobHandle<T> {
-    cell: Arc<dyn Completion<T>>,
+    /// The handle-side hold on the job, let go of when the handle drops.
+    cell: NonNull<dyn Completion<T>>,
 }
 
+// SAFETY: the handle is the one handle-side hold on a job, which is
+// `Send + Sync` (`Completion`'s bounds) whatever `T` is, as an
+// `Arc<dyn Completion<T>>` would be; the result crosses threads only as
+// `T: Send` (a job's output).
+unsafe impl<T> Send for JobHandle<T> {}
+// SAFETY: as above; `&JobHandle` only reaches the job's `&self` methods.
+unsafe impl<T> Sync for JobHandle<T> {}
+
 impl<T> JobHandle<T> {
-    pub(crate) fn new(cell: Arc<dyn Completion<T>>) -> Self {
+    /// The handle for a hold on a job.
+    ///
+    /// # Safety
+    ///
+    /// `cell` is a handle-side hold that the job's
+    /// [`releaser`](Completion::releaser) lets go of, owned by the new
+    /// handle.
+    pub(crate) unsafe fn from_hold(cell: NonNull<dyn Completion<T>>) -> Self {
         JobHandle { cell }
+    }
+
+    /// The handle for a job kept in an `Arc` (a future's), whose releaser
+    /// drops one reference.
+    pub(crate) fn from_arc(cell: Arc<dyn Completion<T>>) -> Self {
+        let ptr = Arc::into_raw(cell).cast_mut();
+        // SAFETY: `Arc::into_raw` never returns null.
+        let cell = unsafe { NonNull::new_unchecked(ptr) };
+        JobHandle { cell }
+    }
+
+    #[inline]
+    fn cell(&self) -> &dyn Completion<T> {
+        // SAFETY: the handle holds the job alive until it drops.
+        unsafe { self.cell.as_ref() }
     }
 
     /// Blocks until the job has run and returns its value.
@@ -66,7 +98,7 @@ impl<T> JobHandle<T> {
     /// assert_eq!(exec.enqueue(Priority(1), || "done").unwrap().join(), Ok("done"));
     /// ```
     pub fn join(self) -> Result<T, JobError> {
-        self.cell.wait()
+        self.cell().wait()
     }
 
     /// Has the job finished (run, panicked or been cancelled)? Does not
@@ -89,7 +121,7 @@ impl<T> JobHandle<T> {
     /// assert_eq!(handle.join(), Ok(Ok(())));
     /// ```
     pub fn is_finished(&self) -> bool {
-        self.cell.is_finished()
+        self.cell().is_finished()
     }
 
     /// Cancels the job if it has not started (Java's
@@ -139,13 +171,16 @@ impl<T> JobHandle<T> {
     /// assert_eq!(exec.metrics().lanes[0].cancelled, 1);
     /// ```
     pub fn cancel(&self) -> bool {
-        self.cell.cancel()
+        self.cell().cancel()
     }
 }
 
 impl<T> Drop for JobHandle<T> {
     fn drop(&mut self) {
-        self.cell.detach();
+        let release: ReleaseHandle<T> = self.cell().releaser();
+        // SAFETY: the handle's hold, given up once; `self.cell` is not used
+        // again.
+        unsafe { release(self.cell) };
     }
 }
 
@@ -153,7 +188,7 @@ impl<T> Future for JobHandle<T> {
     type Output = Result<T, JobError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.cell.poll_result(Some(cx.waker()))
+        self.cell().poll_result(Some(cx.waker()))
     }
 }
 

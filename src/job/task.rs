@@ -6,6 +6,7 @@ use super::error::JobError;
 use crate::clock::now_ns;
 use crate::hooks::JobOutcome;
 use crate::priority::Priority;
+use std::ptr::NonNull;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -94,23 +95,39 @@ impl Retry {
     /// ran): the job is dead-lettered with its last error instead.
     pub(crate) fn give_up(mut self, observer: &dyn Observer) {
         if let Some(raw) = self.task.raw.take() {
-            raw.give_up(observer, self.error);
+            // SAFETY: the task holds the job until `release` below.
+            unsafe { raw.as_ref() }.give_up(observer, self.error);
+            // SAFETY: the task's hold, given up once.
+            unsafe { release(raw) };
         }
     }
 }
 
-/// A job type-erased for the lanes.
+/// What a failed attempt asks for: a delay, another lane perhaps, and its
+/// error.
+pub(crate) type Again = (Duration, Option<Priority>, String);
+
+/// Lets go of a job's task-side hold; the job may be freed by it. Called
+/// once per hold, and the pointer is not used afterwards.
+pub(crate) type ReleaseTask = unsafe fn(NonNull<dyn RawJob>);
+
+/// A job type-erased for the lanes. The lane's [`Task`] holds it through a
+/// raw pointer and lets go of it with the function [`releaser`] gives: a
+/// job cell counts its two holders in its own state word (`cell.rs`), a
+/// future is an `Arc` (`pool/future.rs`).
+///
+/// [`releaser`]: RawJob::releaser
 pub(crate) trait RawJob: Send + Sync {
     /// Claims the job before it runs or is resolved: `false` if its handle
     /// cancelled it first (the body is dropped then, unrun). Called again
     /// for a retry's attempt, it answers `true`.
     fn start(&self) -> bool;
     /// Runs one attempt (unless the job was cancelled: [`start`] comes
-    /// first, and tells the observer); returns the task again when it asks
-    /// to be retried.
+    /// first, and tells the observer). `Some` asks for another attempt;
+    /// `None` means the task side is done with the job.
     ///
     /// [`start`]: RawJob::start
-    fn run(self: Arc<Self>, observer: &dyn Observer) -> Option<Retry>;
+    fn run(&self, observer: &dyn Observer) -> Option<Again>;
     /// Resolves the handle without running the job (dropping its body).
     fn resolve_unrun(&self, error: JobError);
     /// Dead-letters a job waiting for a retry that will not come.
@@ -120,18 +137,53 @@ pub(crate) trait RawJob: Send + Sync {
     fn meta(&self) -> Option<&JobMeta>;
     /// The number of the job's next attempt (1 for its first run).
     fn next_attempt(&self) -> u32;
+    /// How this job's task-side hold is let go of.
+    fn releaser(&self) -> ReleaseTask;
+}
+
+/// Lets go of the task-side hold on `raw`.
+///
+/// # Safety
+///
+/// `raw` is a hold the caller owns, let go of once; it is not used
+/// afterwards.
+unsafe fn release(raw: NonNull<dyn RawJob>) {
+    // SAFETY: the hold keeps the job alive until the call below; the
+    // reference ends before it.
+    let releaser = unsafe { raw.as_ref() }.releaser();
+    // SAFETY: as promised by the caller.
+    unsafe { releaser(raw) };
 }
 
 /// A job as a lane holds it. Dropping a task that never ran resolves its
 /// handle (as [`JobError::Cancelled`]), so no handle waits for ever.
 pub(crate) struct Task {
-    pub(super) raw: Option<Arc<dyn RawJob>>,
+    /// The task-side hold on the job, or `None` for a tombstone.
+    raw: Option<NonNull<dyn RawJob>>,
 }
 
+// SAFETY: a task is the one task-side hold on a job, which is `Send +
+// Sync` (`RawJob`'s bounds); moving the hold to another thread moves the
+// right to run and release the job with it.
+unsafe impl Send for Task {}
+
 impl Task {
-    /// A task for a job kept outside this module (a future's,
-    /// `pool/future.rs`).
-    pub(crate) fn from_raw(raw: Arc<dyn RawJob>) -> Task {
+    /// The task for a hold on a job.
+    ///
+    /// # Safety
+    ///
+    /// `raw` is a task-side hold that the job's
+    /// [`releaser`](RawJob::releaser) lets go of, owned by the new task.
+    pub(crate) unsafe fn from_hold(raw: NonNull<dyn RawJob>) -> Task {
+        Task { raw: Some(raw) }
+    }
+
+    /// A task for a job kept in an `Arc` (a future's, `pool/future.rs`),
+    /// whose releaser drops one reference.
+    pub(crate) fn from_arc(raw: Arc<dyn RawJob>) -> Task {
+        let ptr = Arc::into_raw(raw).cast_mut();
+        // SAFETY: `Arc::into_raw` never returns null.
+        let raw = unsafe { NonNull::new_unchecked(ptr) };
         Task { raw: Some(raw) }
     }
 
@@ -144,14 +196,23 @@ impl Task {
         self.raw.is_none()
     }
 
+    #[inline]
+    fn job(&self) -> Option<&dyn RawJob> {
+        // SAFETY: the task holds the job alive as long as it is `Some`.
+        self.raw.map(|raw| unsafe { &*raw.as_ptr() })
+    }
+
     /// Claims the job before the hooks or a deadline see it: `true` if its
     /// handle cancelled it (the body is then dropped, and the task is
     /// spent). A job that was not cancelled then runs or is resolved as
     /// usual. A tombstone has nothing to claim.
     pub(crate) fn cancelled(&mut self) -> bool {
-        match &self.raw {
-            Some(raw) if !raw.start() => {
-                self.raw = None;
+        match self.job() {
+            Some(job) if !job.start() => {
+                if let Some(raw) = self.raw.take() {
+                    // SAFETY: the task's hold, given up once.
+                    unsafe { release(raw) };
+                }
                 true
             }
             _ => false,
@@ -163,13 +224,31 @@ impl Task {
     /// when it asks to be retried.
     #[inline]
     pub(crate) fn run(mut self, observer: &dyn Observer) -> Option<Retry> {
-        self.raw.take()?.run(observer)
+        let raw = self.raw.take()?;
+        // SAFETY: the hold keeps the job alive; the reference ends before
+        // the release below.
+        match unsafe { raw.as_ref() }.run(observer) {
+            Some((delay, priority, error)) => Some(Retry {
+                task: Task { raw: Some(raw) },
+                delay,
+                priority,
+                error,
+            }),
+            None => {
+                // SAFETY: the task's hold, given up once.
+                unsafe { release(raw) };
+                None
+            }
+        }
     }
 
     /// Resolves the handle with `error` without running the job.
     pub(crate) fn resolve(mut self, error: JobError) {
         if let Some(raw) = self.raw.take() {
-            raw.resolve_unrun(error);
+            // SAFETY: the hold keeps the job alive until its release.
+            unsafe { raw.as_ref() }.resolve_unrun(error);
+            // SAFETY: the task's hold, given up once.
+            unsafe { release(raw) };
         }
     }
 
@@ -177,7 +256,7 @@ impl Task {
     /// without a deadline.
     #[inline]
     pub(crate) fn meta(&self) -> Option<&JobMeta> {
-        self.raw.as_deref().and_then(RawJob::meta)
+        self.job().and_then(RawJob::meta)
     }
 
     /// The job is queued again: its next wait counts from now.
@@ -190,14 +269,17 @@ impl Task {
     /// The number of the attempt the next run makes (1 for a tombstone).
     #[inline]
     pub(crate) fn next_attempt(&self) -> u32 {
-        self.raw.as_deref().map_or(1, RawJob::next_attempt)
+        self.job().map_or(1, RawJob::next_attempt)
     }
 }
 
 impl Drop for Task {
     fn drop(&mut self) {
         if let Some(raw) = self.raw.take() {
-            raw.resolve_unrun(JobError::Cancelled);
+            // SAFETY: the hold keeps the job alive until its release.
+            unsafe { raw.as_ref() }.resolve_unrun(JobError::Cancelled);
+            // SAFETY: the task's hold, given up once.
+            unsafe { release(raw) };
         }
     }
 }

@@ -32,14 +32,16 @@ use super::submit::Submission;
 use crate::hooks::JobOutcome;
 use crate::job::JobError;
 use crate::job::JobHandle;
-use crate::job::cell::Completion;
-use crate::job::task::{JobMeta, Observer, RawJob, Retry, Task};
+use crate::job::cell::{Completion, ReleaseHandle};
+use crate::job::task::{Again, JobMeta, Observer, RawJob, ReleaseTask, Task};
 use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::sync::{Arc, Condvar, Mutex, lock};
 use crate::util::{drop_quietly, panic_message};
 use std::future::Future;
+use std::mem::ManuallyDrop;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
+use std::ptr::NonNull;
 use std::sync::Weak;
 use std::task::{Context, Poll, Wake, Waker};
 
@@ -126,7 +128,7 @@ where
 
     fn into_parts(self) -> (Task, JobHandle<F::Output>) {
         let raw: Arc<dyn RawJob> = self.0.clone();
-        (Task::from_raw(raw), JobHandle::new(self.0))
+        (Task::from_arc(raw), JobHandle::from_arc(self.0))
     }
 
     fn into_payload(self) -> F {
@@ -220,7 +222,7 @@ where
     /// Queues a poll in the future's lane (the state is `SCHEDULED`).
     fn requeue(self: &Arc<Self>) {
         self.meta.requeued();
-        let task = Task::from_raw(Arc::clone(self) as Arc<dyn RawJob>);
+        let task = Task::from_arc(Arc::clone(self) as Arc<dyn RawJob>);
         match self.pool.upgrade() {
             Some(pool) => {
                 let count = !self.handed_back.load(Ordering::Relaxed);
@@ -296,12 +298,17 @@ where
         true
     }
 
-    fn run(self: Arc<Self>, observer: &dyn Observer) -> Option<Retry> {
-        self.poll_once(observer);
-        // If the handle is gone this may drop the result, user code: not
-        // on the worker's stack.
-        drop_quietly(self);
+    fn run(&self, observer: &dyn Observer) -> Option<Again> {
+        // SAFETY: a `FutureJob` only ever lives in an `Arc` (`NewFuture`),
+        // and the task running it holds one of its references for the whole
+        // call; `ManuallyDrop` leaves that count as it is.
+        let this = ManuallyDrop::new(unsafe { Arc::from_raw(std::ptr::from_ref(self)) });
+        this.poll_once(observer);
         None
+    }
+
+    fn releaser(&self) -> ReleaseTask {
+        release_task::<F>
     }
 
     fn resolve_unrun(&self, error: JobError) {
@@ -382,6 +389,50 @@ where
         false
     }
 
+    fn releaser(&self) -> ReleaseHandle<F::Output> {
+        release_handle::<F>
+    }
+}
+
+/// Drops the task's reference to a future.
+///
+/// # Safety
+///
+/// `raw` came from `Task::from_arc` of an `Arc<FutureJob<F>>`; this is its
+/// one release.
+unsafe fn release_task<F>(raw: NonNull<dyn RawJob>)
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    // SAFETY: as promised by the caller: one reference, given back once.
+    let job = unsafe { Arc::from_raw(raw.cast::<FutureJob<F>>().as_ptr()) };
+    // If the handle is gone this may drop the result, user code: not on
+    // the worker's stack.
+    drop_quietly(job);
+}
+
+/// Detaches a future's handle and drops its reference.
+///
+/// # Safety
+///
+/// `raw` came from `JobHandle::from_arc` of an `Arc<FutureJob<F>>`; this
+/// is its one release.
+unsafe fn release_handle<F>(raw: NonNull<dyn Completion<F::Output>>)
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    // SAFETY: as promised by the caller: one reference, given back once.
+    let job = unsafe { Arc::from_raw(raw.cast::<FutureJob<F>>().as_ptr()) };
+    job.detach();
+}
+
+impl<F> FutureJob<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
     fn detach(&self) {
         // A result nobody will read, and a waker nobody will need, are
         // dropped here, on the handle's side.

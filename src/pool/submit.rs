@@ -35,8 +35,7 @@ impl<B: Body> Submission for NewJob<B> {
 
     #[inline]
     fn into_parts(self) -> (Task, JobHandle<B::Output>) {
-        let (task, completion) = self.split();
-        (task, JobHandle::new(completion))
+        self.split()
     }
 
     fn into_payload(self) -> B::Payload {
