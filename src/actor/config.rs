@@ -280,6 +280,34 @@ impl MailboxConfig {
         Ok(MailboxConfig::new().with_file(plan.mailbox(name)?))
     }
 
+    /// The default settings with the priorities of the `[mailboxes.NAME]`
+    /// section of the file a running registry was loaded from (or last
+    /// reloaded from): [`from_path`](MailboxConfig::from_path) without
+    /// reading the file again. `None` if the file has no such section.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Executors, Priority};
+    /// use priority_executor::actor::MailboxConfig;
+    ///
+    /// let executors = Executors::from_toml_str(
+    ///     "[executors.a]\nlanes = [{ priority = 1 }]\n\
+    ///      [mailboxes.printer]\npriority.poison-pill = \"low\"\n",
+    /// )?;
+    /// let config = MailboxConfig::from_registry(&executors, "printer").unwrap();
+    /// assert_eq!(config, MailboxConfig::new().stop_priority(Priority::LOW));
+    /// assert!(MailboxConfig::from_registry(&executors, "writer").is_none());
+    /// executors.shutdown();
+    /// # Ok::<(), priority_executor::ConfigError>(())
+    /// ```
+    #[cfg(feature = "esb")]
+    pub fn from_registry(executors: &crate::Executors, name: &str) -> Option<Self> {
+        executors
+            .mailbox_spec(name)
+            .map(|spec| MailboxConfig::new().with_file(spec))
+    }
+
     /// These settings with the priorities a file sets.
     #[cfg(feature = "esb")]
     fn with_file(mut self, spec: crate::esb::config::MailboxSpec) -> Self {

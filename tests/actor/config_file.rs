@@ -101,3 +101,31 @@ fn the_shipped_file_sets_the_mailbox_example_s_priorities() {
             .kill_priority(Priority::URGENT)
     );
 }
+
+#[test]
+fn a_running_registry_gives_the_mailbox_settings_of_the_file_it_last_loaded() {
+    let executors = priority_executor::Executors::from_toml_str(&format!(
+        "[executors.a]\nlanes = [{{ priority = 1 }}]\n{FILE}"
+    ))
+    .expect("loads");
+    assert_eq!(
+        MailboxConfig::from_registry(&executors, "graceful"),
+        Some(MailboxConfig::from_toml_str(FILE, "graceful").expect("loads"))
+    );
+    assert_eq!(MailboxConfig::from_registry(&executors, "writer"), None);
+
+    // A reload replaces the sections with the new file's.
+    executors
+        .reload_toml_str(
+            "[executors.a]\nlanes = [{ priority = 1 }]\n\
+             [mailboxes.writer]\npriority.poison-pill = \"urgent\"\n",
+        )
+        .expect("reloads")
+        .wait();
+    assert_eq!(MailboxConfig::from_registry(&executors, "graceful"), None);
+    assert_eq!(
+        MailboxConfig::from_registry(&executors, "writer"),
+        Some(MailboxConfig::new().stop_priority(Priority::URGENT))
+    );
+    executors.shutdown();
+}

@@ -93,6 +93,8 @@ struct Table {
     sequences: BTreeMap<String, Arc<Sequence>>,
     /// Counters by sequence name; kept when a sequence is registered again.
     counters: BTreeMap<String, Arc<Counters>>,
+    /// The `[mailboxes.NAME]` sections of the file, replaced by a reload.
+    mailboxes: BTreeMap<String, config::MailboxSpec>,
 }
 
 /// One executor of the table with what the file and the code attached to it.
@@ -198,6 +200,7 @@ impl Executors {
         let table = Table {
             entries,
             rules: plan.rules,
+            mailboxes: plan.mailboxes,
             ..Table::default()
         };
         Ok(Executors {
@@ -205,6 +208,13 @@ impl Executors {
             writer: Mutex::new(()),
             retiring: Mutex::new(Vec::new()),
         })
+    }
+
+    /// The `[mailboxes.NAME]` section of the file last loaded, if it has
+    /// one (read by `Executors::mailbox`, with the actor layer).
+    #[cfg_attr(any(not(feature = "actor"), loom), allow(dead_code))]
+    pub(crate) fn mailbox_spec(&self, name: &str) -> Option<config::MailboxSpec> {
+        self.table().mailboxes.get(name).copied()
     }
 
     /// The table as it is now.

@@ -138,6 +138,7 @@ impl Executors {
             rules: plan.rules,
             sequences: current.sequences.clone(),
             counters: current.counters.clone(),
+            mailboxes: plan.mailboxes,
         };
         let mut report = Reload::default();
         let mut retired = Vec::new();
