@@ -378,18 +378,7 @@ impl Publisher {
     ///
     /// The queue does not exist, or the connection failed.
     pub fn queue_len(&self, queue: &str) -> Result<u32, BridgeError> {
-        let queue = queue.to_owned();
-        self.run(move |channel, _| async move {
-            channel
-                .queue_declare(
-                    queue.as_str().into(),
-                    QueueDeclareOptions::default().passive(),
-                    FieldTable::default(),
-                )
-                .await
-                .map(|q| q.message_count())
-                .map_err(|e| broker_error(format!("queue {queue:?}: reading its length"), e))
-        })
+        self.inspect(queue, "reading its length", |q| q.message_count())
     }
 
     /// How many consumers `queue` has now (every process consuming it
@@ -399,6 +388,17 @@ impl Publisher {
     ///
     /// The queue does not exist, or the connection failed.
     pub fn consumer_count(&self, queue: &str) -> Result<u32, BridgeError> {
+        self.inspect(queue, "reading its consumers", |q| q.consumer_count())
+    }
+
+    /// Declares `queue` passively (it must exist) and reads one figure of
+    /// the answer; an error says what was being read (`what`).
+    fn inspect(
+        &self,
+        queue: &str,
+        what: &'static str,
+        read: fn(&lapin::Queue) -> u32,
+    ) -> Result<u32, BridgeError> {
         let queue = queue.to_owned();
         self.run(move |channel, _| async move {
             channel
@@ -408,8 +408,8 @@ impl Publisher {
                     FieldTable::default(),
                 )
                 .await
-                .map(|q| q.consumer_count())
-                .map_err(|e| broker_error(format!("queue {queue:?}: reading its consumers"), e))
+                .map(|q| read(&q))
+                .map_err(|e| broker_error(format!("queue {queue:?}: {what}"), e))
         })
     }
 

@@ -118,6 +118,21 @@ impl Gate {
     }
 }
 
+/// Holds `exec`'s one worker with a job of the test's own, at `priority`,
+/// until `gate` opens; returns once the job runs.
+pub async fn hold(
+    exec: &priority_executor::Executor,
+    priority: priority_executor::Priority,
+    gate: &Gate,
+) -> priority_executor::JobHandle<()> {
+    let gate = gate.clone();
+    let held = exec
+        .enqueue(priority, move || gate.wait())
+        .expect("accepted");
+    until("the holding job runs", || exec.metrics().threads.busy == 1).await;
+    held
+}
+
 /// Opens the gate when dropped, so a failing test never leaves a worker
 /// stuck (and the executor's drop waiting for it).
 pub struct OpenOnDrop(pub Gate);

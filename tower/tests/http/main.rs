@@ -7,7 +7,7 @@ mod common;
 use axum::Router;
 use axum::routing::post_service;
 use bytes::Bytes;
-use common::{Gate, Http, OpenOnDrop, Server, until};
+use common::{Gate, Http, OpenOnDrop, Server, hold, until};
 use http::{Request, Response, StatusCode};
 use priority_executor::{Capacity, Executor, Executors, Priority};
 use priority_executor_tower::{Outcome, PriorityLayer};
@@ -221,12 +221,7 @@ async fn a_request_not_started_within_its_ttl_answers_504() {
 
     // A zero ttl: the first request starts at once only if the worker is
     // free, which it is not; hold it with a job of the test's own.
-    let held = {
-        let gate = gate.clone();
-        exec.enqueue(Priority(1), move || gate.wait())
-            .expect("accepted")
-    };
-    until("the holding job runs", || exec.metrics().threads.busy == 1).await;
+    let held = hold(&exec, Priority(1), &gate).await;
     let (addr, h) = (server.addr, http.clone());
     let late = tokio::spawn(async move { h.post(addr, "/visa", &[], "late").await });
     until("the request is queued", || exec.metrics().queued() == 1).await;
@@ -351,12 +346,7 @@ async fn the_low_lane_is_shed_first_while_the_high_lane_still_queues() {
     let server = Server::start(app(&layer, gate.clone())).await;
     let http = Http::new();
 
-    let held = {
-        let gate = gate.clone();
-        exec.enqueue(Priority(10), move || gate.wait())
-            .expect("accepted")
-    };
-    until("the holding job runs", || exec.metrics().threads.busy == 1).await;
+    let held = hold(&exec, Priority(10), &gate).await;
     let mut queued = Vec::new();
     for (i, priority) in [false, true, true].into_iter().enumerate() {
         let (addr, h) = (server.addr, http.clone());
