@@ -19,7 +19,7 @@
 //! | `WAITING` | the handle left a waker | task side: `stage`; `waker` is published |
 //! | `READY` | the result is in `stage` | handle: `stage`; task side: `waker` if it saw `WAITING` |
 //! | `TAKEN` | the handle took the result | nobody |
-//! | `DROPPED` | the handle is gone | task side: both |
+//! | `DROPPED` | the handle is gone, or going | task side: `stage`; handle: `waker` until it lets go of the cell |
 //!
 //! Transitions, each one atomic operation on the value (the bits beside it
 //! are kept as they are):
