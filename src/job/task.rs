@@ -1,6 +1,6 @@
 //! A job as the lanes and workers see it: the type-erased [`Task`], what it
 //! reports while it runs ([`Observer`]) and a retry it asks for
-//! ([`Retry`]). The cell behind it is in `cell.rs`.
+//! ([`Retry`]). The cell behind it is in `cell/`.
 
 use super::error::JobError;
 use crate::clock::now_ns;
@@ -113,7 +113,7 @@ pub(crate) type ReleaseTask = unsafe fn(NonNull<dyn RawJob>);
 
 /// A job type-erased for the lanes. The lane's [`Task`] holds it through a
 /// raw pointer and lets go of it with the function [`releaser`] gives: a
-/// job cell counts its two holders in its own state word (`cell.rs`), a
+/// job cell counts its two holders in its own state word (`cell/`), a
 /// future is an `Arc` (`pool/future.rs`).
 ///
 /// [`releaser`]: RawJob::releaser

@@ -1,4 +1,4 @@
-//! Models of the job cell's one-shot protocol (`src/job/cell.rs`): a worker
+//! Models of the job cell's one-shot protocol (`src/job/cell/`): a worker
 //! completing a job races the handle being dropped, joined or polled. The
 //! result is delivered exactly once or dropped exactly once, and a waiter
 //! is never left asleep.

@@ -1,0 +1,228 @@
+//! The task side of a job cell: take the body, run an attempt, publish
+//! the result (or drop it if the handle is gone), and let go of the cell.
+
+use super::super::task::{Again, Observer, ReleaseTask};
+use super::*;
+use crate::hooks::JobOutcome;
+use crate::util::{drop_quietly, panic_message};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+impl<B: Body, M: Meta> JobCell<B, M> {
+    /// Task side: lets go of its hold, as its last touch of the cell.
+    ///
+    /// # Safety
+    ///
+    /// `raw` points to a `JobCell<B, M>` whose task-side hold the caller
+    /// owns and gives up.
+    unsafe fn release_task(raw: NonNull<dyn RawJob>) {
+        let cell = raw.cast::<Self>();
+        // ORDERING: AcqRel: Release so that the handle side, if it frees
+        // the cell, sees every write the task side made; Acquire so that
+        // this side, if it frees it, sees the handle side's.
+        // SAFETY: the hold keeps the cell alive until this operation.
+        let before = unsafe { cell.as_ref() }
+            .state
+            .fetch_and(!TASK, Ordering::AcqRel);
+        if before & HANDLE == 0 {
+            // SAFETY: both holds are gone now.
+            unsafe { Self::free(cell) };
+        }
+    }
+
+    /// Task side: takes the body out to run or drop it. `None` if the job
+    /// was already resolved (never run a job twice).
+    fn take_body(&self) -> Option<B> {
+        // SAFETY: the task side owns `stage` until it publishes `READY`,
+        // and only the holder of the job's one `Task` calls this.
+        self.stage.with_mut(|stage| unsafe {
+            match std::mem::replace(&mut *stage, Stage::Running) {
+                Stage::Queued(body) => Some(body),
+                other => {
+                    *stage = other;
+                    None
+                }
+            }
+        })
+    }
+
+    /// Task side: puts a body back for its next attempt.
+    fn keep_body(&self, body: B) {
+        // SAFETY: as in `take_body`.
+        self.stage
+            .with_mut(|stage| unsafe { *stage = Stage::Queued(body) });
+    }
+
+    /// Task side: stores the result and hands it to the handle.
+    fn finish(&self, result: Result<B::Output, JobError>) {
+        // SAFETY: as in `take_body`: `READY` is not published yet.
+        self.stage
+            .with_mut(|stage| unsafe { *stage = Stage::Done(result.map_err(Box::new)) });
+        // ORDERING: Relaxed: only a starting value for the exchange below.
+        let mut state = self.state.load(Ordering::Relaxed);
+        let before = loop {
+            if state & VALUE == DROPPED {
+                break state;
+            }
+            // ORDERING: Release publishes the result to the handle's
+            // Acquire load; Acquire takes over the waker the handle
+            // published with Release when it moved to `WAITING`.
+            match self.state.compare_exchange_weak(
+                state,
+                (state & !VALUE) | READY,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(before) => break before,
+                Err(actual) => state = actual,
+            }
+        };
+        match before & VALUE {
+            WAITING => {
+                // SAFETY: the handle gave `waker` up when it stored
+                // `WAITING`, and cannot take it back now that the state
+                // is `READY`.
+                let waker = self.waker.with_mut(|w| unsafe { (*w).take() });
+                if let Some(waker) = waker {
+                    // A waker is user code too: its panic must not unwind
+                    // a worker.
+                    drop_quietly(catch_unwind(AssertUnwindSafe(|| waker.wake())));
+                }
+            }
+            DROPPED => {
+                // SAFETY: the handle is gone and never touched `stage`
+                // before it went (it only does in `READY`); nobody else
+                // will touch the result.
+                let stage = self
+                    .stage
+                    .with_mut(|stage| unsafe { std::mem::replace(&mut *stage, Stage::Running) });
+                // Nobody will read it, and its drop may panic.
+                drop_quietly(stage);
+            }
+            _ => {}
+        }
+    }
+
+    /// Runs one attempt. `Some` asks for another after a delay, possibly at
+    /// another priority; the body is then back in the cell.
+    fn attempt(&self, observer: &dyn Observer) -> Option<Again> {
+        if !self.start() {
+            observer.cancelled();
+            return None;
+        }
+        let mut body = self.take_body()?;
+        let failure = match catch_unwind(AssertUnwindSafe(|| body.attempt())) {
+            Ok(Ok(value)) => {
+                observer.record(JobOutcome::Completed);
+                drop_quietly(body);
+                self.finish(Ok(value));
+                return None;
+            }
+            Ok(Err(error)) => error,
+            Err(payload) => {
+                let message = panic_message(payload.as_ref());
+                // The payload may itself panic when dropped; keep that on
+                // this side of the worker's loop.
+                drop_quietly(payload);
+                if !body.retries() {
+                    observer.record(JobOutcome::Panicked);
+                    drop_quietly(body);
+                    self.finish(Err(JobError::Panicked { message }));
+                    return None;
+                }
+                format!("panicked: {message}")
+            }
+        };
+        let attempts = body.attempts();
+        if observer.may_retry()
+            && let Some((delay, priority)) = body.retry_after(attempts)
+        {
+            observer.record(JobOutcome::Retrying);
+            self.keep_body(body);
+            return Some((delay, priority, failure));
+        }
+        drop_quietly(body);
+        self.dead_letter(observer, attempts, failure);
+        None
+    }
+
+    fn dead_letter(&self, observer: &dyn Observer, attempts: u32, error: String) {
+        observer.record(JobOutcome::DeadLettered);
+        observer.dead_letter(attempts, &error);
+        self.finish(Err(JobError::Failed {
+            attempts,
+            message: error,
+        }));
+    }
+}
+
+impl<B: Body, M: Meta> RawJob for JobCell<B, M> {
+    fn run(&self, observer: &dyn Observer) -> Option<Again> {
+        // On `None` the result went to the handle, or was dropped quietly
+        // in `finish` if the handle is gone: freeing the cell runs no user
+        // code.
+        self.attempt(observer)
+    }
+
+    fn releaser(&self) -> ReleaseTask {
+        Self::release_task
+    }
+
+    #[inline]
+    fn start(&self) -> bool {
+        // ORDERING: Relaxed: `DROPPED` is final for the handle side (no
+        // handle is left to cancel the job), and `STARTED` is only ever set
+        // by the task side (by this thread, or by an earlier holder of the
+        // task before it was queued, which the queue orders before this).
+        let state = self.state.load(Ordering::Relaxed);
+        if state & VALUE == DROPPED || state & STARTED != 0 {
+            return true;
+        }
+        // ORDERING: Relaxed: the read-modify-writes of this one word decide
+        // which of `STARTED` and `CANCELLED` came first; nothing else
+        // crosses with them (a cancelling handle writes nothing the task
+        // side reads, and the body was published with the task).
+        if self.state.fetch_or(STARTED, Ordering::Relaxed) & CANCELLED == 0 {
+            return true;
+        }
+        if let Some(body) = self.take_body() {
+            // Its captures may do anything, panic included.
+            drop_quietly(body);
+        }
+        false
+    }
+
+    fn resolve_unrun(&self, error: JobError) {
+        if !self.start() {
+            return;
+        }
+        let Some(body) = self.take_body() else {
+            return;
+        };
+        // Its captures may do anything, panic included.
+        drop_quietly(body);
+        self.finish(Err(error));
+    }
+
+    fn give_up(&self, observer: &dyn Observer, error: String) {
+        let Some(body) = self.take_body() else {
+            return;
+        };
+        let attempts = body.attempts();
+        drop_quietly(body);
+        self.dead_letter(observer, attempts, error);
+    }
+
+    #[inline]
+    fn meta(&self) -> Option<&JobMeta> {
+        self.meta.get()
+    }
+
+    fn next_attempt(&self) -> u32 {
+        // SAFETY: as in `take_body`: only the holder of the job's one
+        // `Task` calls this, and it owns `stage` until it publishes `READY`.
+        self.stage.with_mut(|stage| match unsafe { &*stage } {
+            Stage::Queued(body) => body.attempts().saturating_add(1),
+            _ => 1,
+        })
+    }
+}
