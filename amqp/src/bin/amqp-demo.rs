@@ -17,13 +17,14 @@ mod broker;
 mod worker;
 
 use broker::publisher;
+use worker::{now_us, number};
 
 use priority_executor_amqp::{ConsumerConfig, Outgoing, Publisher};
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 #[derive(Clone)]
 struct Settings {
@@ -72,18 +73,6 @@ fn parse(argv: Vec<String>) -> Result<Settings, String> {
         return Err("--processes and --messages must be at least 1, --share 1 to 100".to_owned());
     }
     Ok(s)
-}
-
-fn number<T: std::str::FromStr>(text: &str, name: &str) -> Result<T, String> {
-    text.parse()
-        .map_err(|_| format!("{name} = {text:?} is not a whole number"))
-}
-
-fn now_us() -> u128 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_micros())
-        .unwrap_or(0)
 }
 
 /// One worker process and what it reported.

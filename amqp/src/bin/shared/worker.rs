@@ -69,12 +69,12 @@ fn parse(argv: Vec<String>) -> Result<Args, String> {
     Ok(args)
 }
 
-fn number<T: std::str::FromStr>(text: &str, name: &str) -> Result<T, String> {
+pub fn number<T: std::str::FromStr>(text: &str, name: &str) -> Result<T, String> {
     text.parse()
         .map_err(|_| format!("{name} = {text:?} is not a whole number"))
 }
 
-fn now_us() -> u128 {
+pub fn now_us() -> u128 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_micros())
