@@ -86,6 +86,7 @@ impl Wake for Nothing {
 /// Runs `scenario` with a fresh executor, shuts it down, and checks that
 /// the live heap is back where it was.
 fn check(name: &str, scenario: impl FnOnce(&Executor)) {
+    priority_executor::release_spare_cells();
     let before = LIVE.load(Ordering::SeqCst);
     {
         let e = exec();
@@ -95,12 +96,17 @@ fn check(name: &str, scenario: impl FnOnce(&Executor)) {
     if name == "warm-up" {
         return;
     }
-    // A worker's last frees (its thread's own bookkeeping) may trail its
-    // exit by a moment: wait for the count to come back, up to a bound far
-    // beyond that; a cell never freed stays counted and fails here.
+    // Freed cells are kept for reuse (by this thread, and by the workers,
+    // which pass theirs to the shared cache as they exit): give them back
+    // to the allocator, so a cell counts as live only if it was never
+    // freed. A worker's last frees (its thread's own bookkeeping) may trail
+    // its exit by a moment: wait for the count to come back, up to a bound
+    // far beyond that; a cell never freed stays counted and fails here.
     let give_up = Instant::now() + Duration::from_secs(10);
+    priority_executor::release_spare_cells();
     while LIVE.load(Ordering::SeqCst) != before && Instant::now() < give_up {
         std::thread::yield_now();
+        priority_executor::release_spare_cells();
     }
     let after = LIVE.load(Ordering::SeqCst);
     assert_eq!(after, before, "{name}: {} blocks left", after - before);

@@ -1,6 +1,7 @@
 //! A queued job and the slot its result lands in, in one allocation.
 //!
-//! `enqueue` allocates one `JobCell<B, M>` in a `Box`. The lane holds it
+//! `enqueue` allocates one `JobCell<B, M>`, in memory recycled from
+//! earlier cells (`recycle.rs`). The lane holds it
 //! as a [`Task`] (type-erased to run it), the caller's
 //! [`JobHandle`](crate::JobHandle) holds it as a `Completion<T>` (type-erased
 //! to read the result). Neither side needs a second allocation, and the
@@ -61,8 +62,11 @@
 //! task side does with it (run, publish, release) is in `run.rs`, what the
 //! handle does (poll, join, cancel, let go) in `result.rs`.
 
+mod recycle;
 mod result;
 mod run;
+
+pub(crate) use recycle::release_spare;
 
 pub(crate) use result::{Completion, ReleaseHandle};
 
@@ -72,6 +76,7 @@ use super::handle::JobHandle;
 use super::task::{JobMeta, RawJob, Task};
 use crate::sync::atomic::{AtomicUsize, Ordering};
 use crate::sync::cell::UnsafeCell;
+use recycle::Recycled;
 use std::ptr::NonNull;
 use std::task::Waker;
 
@@ -145,8 +150,8 @@ unsafe impl<B: Body, M: Meta> Sync for JobCell<B, M> {}
 /// A job allocated but not yet queued: it can still be taken apart to give
 /// the caller's closure back.
 pub(crate) enum NewJob<B: Body> {
-    Stamped(Box<JobCell<B, JobMeta>>),
-    Plain(Box<JobCell<B, NoMeta>>),
+    Stamped(Recycled<JobCell<B, JobMeta>>),
+    Plain(Recycled<JobCell<B, NoMeta>>),
 }
 
 impl<B: Body> NewJob<B> {
@@ -173,15 +178,15 @@ impl<B: Body> NewJob<B> {
     /// the cell yet.
     pub(crate) fn into_body(self) -> Option<B> {
         match self {
-            NewJob::Stamped(cell) => cell.into_body(),
-            NewJob::Plain(cell) => cell.into_body(),
+            NewJob::Stamped(cell) => cell.into_inner().into_body(),
+            NewJob::Plain(cell) => cell.into_inner().into_body(),
         }
     }
 }
 
 impl<B: Body, M: Meta> JobCell<B, M> {
-    fn new(body: B, meta: M) -> Box<Self> {
-        Box::new(JobCell {
+    fn new(body: B, meta: M) -> Recycled<Self> {
+        Recycled::new(JobCell {
             state: AtomicUsize::new(EMPTY | TASK | HANDLE),
             meta,
             stage: UnsafeCell::new(Stage::Queued(body)),
@@ -196,8 +201,8 @@ impl<B: Body, M: Meta> JobCell<B, M> {
         }
     }
 
-    fn split(cell: Box<Self>) -> (Task, JobHandle<B::Output>) {
-        let cell = NonNull::from(Box::leak(cell));
+    fn split(cell: Recycled<Self>) -> (Task, JobHandle<B::Output>) {
+        let cell = cell.into_raw();
         let task: NonNull<dyn RawJob> = cell;
         let handle: NonNull<dyn Completion<B::Output>> = cell;
         // SAFETY: the cell starts with both holds (`TASK | HANDLE`), one
@@ -212,8 +217,8 @@ impl<B: Body, M: Meta> JobCell<B, M> {
     ///
     /// The caller cleared the last hold; nobody touches the cell again.
     unsafe fn free(cell: NonNull<Self>) {
-        // SAFETY: the cell was made by `Box::leak` in `split`, and the last
-        // hold is gone.
-        drop(unsafe { Box::from_raw(cell.as_ptr()) });
+        // SAFETY: the cell was given up by `Recycled::into_raw` in `split`,
+        // and the last hold is gone.
+        unsafe { Recycled::free(cell) };
     }
 }
