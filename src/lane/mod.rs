@@ -2,17 +2,27 @@
 //!
 //! # Counters
 //!
-//! - `ready` counts jobs accepted into the lane and not yet claimed, plus a
-//!   `CLOSED` bit. A producer *opens a slot* by incrementing it, then
-//!   pushes; the increment is the moment a job is accepted, and it returns
-//!   the `CLOSED` bit as it was, so a job is accepted if and only if it
-//!   counted itself before the lane closed (rule 5 of `sleep/README.md`). A
-//!   producer that finds the lane closed pushes an empty *tombstone* instead
-//!   (so every increment still has its push) and gets its job back. A
-//!   worker claims a job by decrementing the count (never below zero)
-//!   before its pop; the pop then finds a job, waiting a moment if the
-//!   producer is between its increment and its push. `ready` is the
-//!   `queued` figure of the metrics and what the sleep protocol re-checks.
+//! - `opened` counts jobs accepted into the lane, plus a `CLOSED` bit; only
+//!   producers (and `close`) write it. A producer *opens a slot* by
+//!   incrementing it, then pushes; the increment is the moment a job is
+//!   accepted, and it returns the `CLOSED` bit as it was, so a job is
+//!   accepted if and only if it counted itself before the lane closed (rule
+//!   5 of `sleep/README.md`). A producer that finds the lane closed pushes
+//!   an empty *tombstone* instead (so every increment still has its push)
+//!   and gets its job back.
+//! - `claimed` counts the jobs workers claimed; only workers (and
+//!   `shutdown_now`) write it. A worker claims a job by incrementing it
+//!   while it is below `opened`, before its pop; the pop then finds a job,
+//!   waiting a moment if the producer is between its increment and its
+//!   push.
+//! - `opened - claimed` is the lane's *ready* count: the `queued` figure of
+//!   the metrics and what the sleep protocol re-checks. The two counts sit
+//!   on separate cache lines, so a producer's increment does not wait for
+//!   the line a worker's claim just took (with one shared count, every job
+//!   moved that line from producer to worker and back). A reader loads
+//!   `claimed` first, then `opened`: as `claimed` never passes `opened`,
+//!   the difference is never negative, and it is at least the ready count
+//!   of any moment between the two loads (never a job too few).
 //! - `occupied` (bounded lanes only) counts slots in use: a producer
 //!   reserves one before it pushes, a worker frees it after its pop. Blocked
 //!   producers wait on `space`; a worker takes that lock only when
@@ -38,7 +48,7 @@ pub(crate) enum NoSlot {
     Closed,
 }
 
-/// Set in `ready` once the lane accepts no new job.
+/// Set in `opened` once the lane accepts no new job.
 const CLOSED: usize = 1 << (usize::BITS - 1);
 const COUNT: usize = !CLOSED;
 
@@ -55,7 +65,8 @@ pub(crate) struct Lane {
     promote_after_ns: u64,
     head_since_ns: AtomicU64,
     queue: Queue<Task>,
-    ready: CachePadded<AtomicUsize>,
+    opened: CachePadded<AtomicUsize>,
+    claimed: CachePadded<AtomicUsize>,
     occupied: CachePadded<AtomicUsize>,
     space_waiters: AtomicUsize,
     space: Mutex<()>,
@@ -106,7 +117,8 @@ impl Lane {
             promote_after_ns: config.promote_after.map_or(0, |d| dur_ns(d).max(1)),
             head_since_ns: AtomicU64::new(0),
             queue: Queue::new(),
-            ready: CachePadded::new(AtomicUsize::new(0)),
+            opened: CachePadded::new(AtomicUsize::new(0)),
+            claimed: CachePadded::new(AtomicUsize::new(0)),
             occupied: CachePadded::new(AtomicUsize::new(0)),
             space_waiters: AtomicUsize::new(0),
             space: Mutex::new(()),
@@ -198,8 +210,8 @@ impl Lane {
         // ORDERING: SeqCst so the sleep protocol's check of `sleepers` that
         // follows cannot be ordered before this increment (Dekker pair with
         // a worker's registration then re-check, see sleep/README.md).
-        let before = self.ready.fetch_add(1, Ordering::SeqCst);
-        if before & COUNT == 0 && self.ages() {
+        let before = self.opened.fetch_add(1, Ordering::SeqCst);
+        if self.ages() && before & COUNT == self.claimed.load(Ordering::Relaxed) {
             self.head_since_ns.store(now_ns(), Ordering::Relaxed);
         }
         before & CLOSED == 0
@@ -210,8 +222,8 @@ impl Lane {
     #[inline]
     pub(crate) fn open_slots(&self, n: usize) -> bool {
         // ORDERING: as in `open_slot`.
-        let before = self.ready.fetch_add(n, Ordering::SeqCst);
-        if before & COUNT == 0 && self.ages() {
+        let before = self.opened.fetch_add(n, Ordering::SeqCst);
+        if self.ages() && before & COUNT == self.claimed.load(Ordering::Relaxed) {
             self.head_since_ns.store(now_ns(), Ordering::Relaxed);
         }
         before & CLOSED == 0
@@ -244,7 +256,7 @@ impl Lane {
 
     /// Stops accepting jobs; what was accepted stays claimable.
     pub(crate) fn close(&self) {
-        self.ready.fetch_or(CLOSED, Ordering::SeqCst);
+        self.opened.fetch_or(CLOSED, Ordering::SeqCst);
     }
 
     /// Jobs accepted into the lane so far, derived from the worker-side
@@ -255,7 +267,7 @@ impl Lane {
     pub(crate) fn submitted(&self) -> u64 {
         let c = &self.counters;
         // Counts tombstones too; they are taken off below.
-        let queued = (self.ready.load(Ordering::Relaxed) & COUNT) as u64;
+        let queued = self.ready(Ordering::Relaxed) as u64;
         let pushed_out = c.dispatched.load(Ordering::Relaxed)
             + c.cancelled_undispatched.load(Ordering::Relaxed)
             + c.discarded.load(Ordering::Relaxed)
@@ -277,21 +289,29 @@ impl Lane {
     /// Does the lane hold an unclaimed job? A peek: it claims nothing.
     #[inline]
     pub(crate) fn is_ready(&self) -> bool {
-        self.ready.load(Ordering::SeqCst) & COUNT > 0
+        self.ready(Ordering::SeqCst) > 0
+    }
+
+    /// Jobs opened and not yet claimed (tombstones included), read with
+    /// `order`: `claimed` first, so the difference is never negative.
+    #[inline]
+    fn ready(&self, order: Ordering) -> usize {
+        let claimed = self.claimed.load(order);
+        (self.opened.load(order) & COUNT).wrapping_sub(claimed) & COUNT
     }
 
     /// Unclaimed jobs in the lane.
     pub(crate) fn queued(&self) -> usize {
         // Tombstones hold a count but no job.
         let tombstones = self.counters.tombstones.load(Ordering::Relaxed);
-        (self.ready.load(Ordering::Relaxed) & COUNT)
+        self.ready(Ordering::Relaxed)
             .saturating_sub(usize::try_from(tombstones).unwrap_or(usize::MAX))
     }
 
     /// As [`Lane::queued`], ordered with the thread counts (rule 3).
     #[inline]
     pub(crate) fn queued_seqcst(&self) -> usize {
-        self.ready.load(Ordering::SeqCst) & COUNT
+        self.ready(Ordering::SeqCst)
     }
 
     /// Could a worker start one of this lane's jobs now (queued, and the
@@ -372,19 +392,25 @@ impl Lane {
     /// must call [`Lane::take_claimed`].
     #[inline]
     pub(crate) fn try_claim(&self) -> bool {
-        let mut cur = self.ready.load(Ordering::Acquire);
+        // ORDERING: Acquire on both counts, as on the one shared count they
+        // replace. The claim itself is a release (rule 7: it heads the
+        // release sequence of `claimed`, whose every change is a
+        // read-modify-write, so an idle check that reads the count after
+        // this claim sees the worker's busy mark).
+        let mut claimed = self.claimed.load(Ordering::Acquire);
         loop {
-            if cur & COUNT == 0 {
+            // `claimed` never passes `opened`, so equal means none ready.
+            if self.opened.load(Ordering::Acquire) & COUNT == claimed {
                 return false;
             }
-            match self.ready.compare_exchange_weak(
-                cur,
-                cur - 1,
+            match self.claimed.compare_exchange_weak(
+                claimed,
+                claimed + 1,
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
                 Ok(_) => return true,
-                Err(actual) => cur = actual,
+                Err(actual) => claimed = actual,
             }
         }
     }
