@@ -35,8 +35,10 @@ const CLASSES: usize = 16;
 /// Size step between classes, and the largest alignment kept.
 const GRAIN: usize = 8;
 /// Cells passed between a thread and the depot at once.
+#[cfg_attr(loom, allow(dead_code))]
 const BATCH: usize = 32;
 /// Batches the depot keeps per class.
+#[cfg_attr(loom, allow(dead_code))]
 const DEPOT_BATCHES: usize = 32;
 
 /// The class of a layout, if its cells are kept.
