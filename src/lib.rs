@@ -143,8 +143,8 @@ pub use priority::{Capacity, Priority};
 /// give it back to the allocator, each thread keeps the cells it frees and
 /// passes them on in batches to the threads that enqueue: with the system
 /// allocator this takes the allocator's cross-thread bookkeeping off every
-/// job. What is kept is bounded (at most 64 cells per size a thread, and
-/// 1024 per size shared), and a thread's cells are passed on when it
+/// job. What is kept is bounded (at most 256 cells of each size a thread,
+/// and 65 536 shared), and a thread's cells are passed on when it
 /// exits. Call this to give the memory back to the allocator now, for
 /// instance before counting a process's allocations; jobs enqueued later
 /// allocate again.

@@ -15,13 +15,20 @@
 //!   then asks the allocator;
 //! - a thread that holds 2 × [`BATCH`] spare cells of a class passes
 //!   [`BATCH`] of them to the depot; the depot keeps at most
-//!   [`DEPOT_BATCHES`] batches a class and frees the cells of any more;
+//!   [`DEPOT_BATCHES`] batches a class (enough for the cells of a backlog
+//!   of 65 536 jobs to serve the next one), and beyond that cells go back
+//!   to the allocator;
+//! - a job's path never waits for the depot's lock: if another thread
+//!   holds it, the producer allocates, and the worker keeps the cell (up to
+//!   [`LOCAL_MAX`]) or frees it;
 //! - a thread that exits passes its spare cells on the same way;
 //!   [`release_spare_cells`](crate::release_spare_cells) frees the depot's
 //!   and the calling thread's.
 //!
-//! So memory kept for reuse is bounded: per class, at most 2 × [`BATCH`]
-//! cells a thread and [`DEPOT_BATCHES`] × [`BATCH`] in the depot.
+//! So memory kept for reuse is bounded: per class, at most [`LOCAL_MAX`]
+//! cells a thread and [`DEPOT_BATCHES`] × [`BATCH`] in the depot (3 MiB of
+//! the usual 48-byte cells), about what the allocator itself would keep of
+//! a freed backlog.
 //!
 //! Under loom cells come from the allocator directly: the cache is a mutex
 //! and thread-locals, not a lock-free protocol of its own, and loom's
@@ -37,9 +44,12 @@ const GRAIN: usize = 8;
 /// Cells passed between a thread and the depot at once.
 #[cfg_attr(loom, allow(dead_code))]
 const BATCH: usize = 32;
+/// Cells a thread keeps per class while the depot is busy.
+#[cfg_attr(loom, allow(dead_code))]
+const LOCAL_MAX: usize = 8 * BATCH;
 /// Batches the depot keeps per class.
 #[cfg_attr(loom, allow(dead_code))]
-const DEPOT_BATCHES: usize = 32;
+const DEPOT_BATCHES: usize = 2048;
 
 /// The class of a layout, if its cells are kept.
 #[inline]
@@ -185,10 +195,10 @@ pub(crate) fn release_spare() {
 
 #[cfg(not(loom))]
 mod imp {
-    use super::{BATCH, CLASSES, DEPOT_BATCHES, class_layout};
+    use super::{BATCH, CLASSES, DEPOT_BATCHES, LOCAL_MAX, class_layout};
     use std::cell::RefCell;
     use std::ptr::NonNull;
-    use std::sync::{Mutex, MutexGuard, PoisonError};
+    use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 
     /// A cell nothing uses, kept for the next job of its class.
     struct Spare(NonNull<u8>);
@@ -229,7 +239,19 @@ mod imp {
         DEPOT[class].lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Passes a batch to the depot, or frees it if the depot is full.
+    /// The depot of `class` if no other thread holds it: a job's path never
+    /// waits for the depot (it frees or allocates instead).
+    #[inline]
+    fn try_depot(class: usize) -> Option<MutexGuard<'static, Vec<Vec<Spare>>>> {
+        match DEPOT[class].try_lock() {
+            Ok(depot) => Some(depot),
+            Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
+    }
+
+    /// Passes a batch to the depot (waiting for its lock: a thread's exit),
+    /// or frees it if the depot is full.
     fn to_depot(class: usize, batch: Vec<Spare>) {
         let mut depot = depot(class);
         if depot.len() < DEPOT_BATCHES {
@@ -256,7 +278,7 @@ mod imp {
                 let mut local = local.try_borrow_mut().ok()?;
                 let spare = &mut local.classes[class];
                 if spare.is_empty() {
-                    *spare = depot(class).pop()?;
+                    *spare = try_depot(class)?.pop()?;
                 }
                 spare.pop().map(|Spare(ptr)| ptr)
             })
@@ -265,7 +287,8 @@ mod imp {
     }
 
     /// Keeps a cell of `class` nothing uses any more. `false`: it was not
-    /// kept (the thread is exiting), the caller frees it.
+    /// kept (the thread is exiting, or its cells and the depot are full, or
+    /// another thread holds the depot), the caller frees it.
     #[inline]
     pub(super) fn keep(class: usize, ptr: NonNull<u8>) -> bool {
         LOCAL
@@ -275,8 +298,16 @@ mod imp {
                 };
                 let spare = &mut local.classes[class];
                 if spare.len() >= 2 * BATCH {
-                    let batch = spare.split_off(spare.len() - BATCH);
-                    to_depot(class, batch);
+                    // Pass a batch on if the depot has room; while another
+                    // thread holds it, keep up to `LOCAL_MAX` cells here.
+                    // Beyond either, the cell goes back to the allocator.
+                    match try_depot(class) {
+                        Some(mut depot) if depot.len() < DEPOT_BATCHES => {
+                            depot.push(spare.split_off(spare.len() - BATCH));
+                        }
+                        None if spare.len() < LOCAL_MAX => {}
+                        _ => return false,
+                    }
                 }
                 spare.push(Spare(ptr));
                 true
