@@ -158,27 +158,30 @@ impl ExecutorHandle {
         self.shared.wait_idle_timeout(timeout)
     }
 
-    /// A snapshot of the counters, per lane and for the threads. Lock-free:
-    /// relaxed atomic loads only.
+    /// A snapshot of the counters, per lane and for the threads: relaxed
+    /// atomic loads, and the list of workers locked for a moment to add up
+    /// the counts each worker keeps of its own jobs.
     ///
     /// # Examples
     ///
     /// See [`Metrics`].
     pub fn metrics(&self) -> Metrics {
+        let counts = self.shared.dispatched_completed();
         let lanes = self
             .shared
             .lanes
             .iter()
-            .map(|lane| {
+            .zip(counts)
+            .map(|(lane, (dispatched, completed))| {
                 let c = &lane.counters;
                 LaneMetrics {
                     priority: lane.priority,
                     weight: lane.weight,
                     capacity: lane.capacity,
                     queued: lane.queued(),
-                    submitted: lane.submitted(),
-                    dispatched: c.dispatched.load(Ordering::Relaxed),
-                    completed: c.completed.load(Ordering::Relaxed),
+                    submitted: lane.submitted(dispatched),
+                    dispatched,
+                    completed,
                     panicked: c.panicked.load(Ordering::Relaxed),
                     rejected: c.rejected.load(Ordering::Relaxed),
                     handed_back: c.handed_back.load(Ordering::Relaxed),

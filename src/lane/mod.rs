@@ -264,11 +264,11 @@ impl Lane {
     /// push is dispatched, handed back, discarded or still queued, and
     /// retries and tombstones are pushes but not submissions. Exact while
     /// the lane is quiet; may be off by the jobs in motion while it is not.
-    pub(crate) fn submitted(&self) -> u64 {
+    pub(crate) fn submitted(&self, dispatched: u64) -> u64 {
         let c = &self.counters;
         // Counts tombstones too; they are taken off below.
         let queued = self.ready(Ordering::Relaxed) as u64;
-        let pushed_out = c.dispatched.load(Ordering::Relaxed)
+        let pushed_out = dispatched
             + c.cancelled_undispatched.load(Ordering::Relaxed)
             + c.discarded.load(Ordering::Relaxed)
             + c.handed_back.load(Ordering::Relaxed)

@@ -12,6 +12,7 @@ mod resize;
 mod run;
 mod shutdown;
 mod submit;
+mod tally;
 mod timer;
 mod worker;
 
@@ -23,7 +24,7 @@ use crate::observe::facade::{self, Instruments};
 use crate::priority::Priority;
 use crate::sleep::Sleep;
 use crate::sync::atomic::{AtomicUsize, Ordering};
-use crate::sync::{Arc, Condvar, Mutex, thread};
+use crate::sync::{Arc, Condvar, Mutex, lock, thread};
 use crossbeam_utils::CachePadded;
 use std::time::{Duration, Instant};
 use timer::Timer;
@@ -184,6 +185,28 @@ impl Shared {
     #[inline]
     fn any_claimable(&self) -> bool {
         self.lanes.iter().any(Lane::is_claimable)
+    }
+
+    /// Jobs dispatched and completed per lane: the lanes' shared counters
+    /// and the tallies of the workers alive, read under the `workers` lock
+    /// that a worker folds its tally under as it exits (`pool/tally.rs`).
+    pub(crate) fn dispatched_completed(&self) -> Vec<(u64, u64)> {
+        let workers = lock(&self.workers);
+        self.lanes
+            .iter()
+            .enumerate()
+            .map(|(index, lane)| {
+                let c = &lane.counters;
+                let shared = (
+                    c.dispatched.load(Ordering::Relaxed),
+                    c.completed.load(Ordering::Relaxed),
+                );
+                workers.iter().fold(shared, |(d, k), w| {
+                    let (wd, wk) = w.tally.of(index);
+                    (d + wd, k + wk)
+                })
+            })
+            .collect()
     }
 
     /// Live, idle, peak and sleeping threads, for the metrics.

@@ -2,6 +2,7 @@
 //! run it between the hooks, record its outcome, and queue a retry again.
 
 use super::Shared;
+use super::tally::Tally;
 use super::timer::{self, Entry};
 use crate::clock::now_ns;
 use crate::hooks::{DeadLetter, ExpiredJob, JobInfo, JobOutcome};
@@ -24,13 +25,22 @@ struct LaneObserver<'a> {
     started_ns: u64,
     /// Where the time the attempt ended goes, if it was read.
     recent: &'a Recent,
+    /// The worker's own counts, if a worker runs the job (the shared
+    /// counters otherwise).
+    tally: Option<&'a Tally>,
 }
 
 impl Observer for LaneObserver<'_> {
     fn record(&self, outcome: JobOutcome) {
         let c = &self.shared.lanes[self.lane].counters;
         let counter = match outcome {
-            JobOutcome::Completed => Some(&c.completed),
+            JobOutcome::Completed => match self.tally {
+                Some(tally) => {
+                    tally.completed(self.lane);
+                    None
+                }
+                None => Some(&c.completed),
+            },
             JobOutcome::Panicked => Some(&c.panicked),
             JobOutcome::Retrying => Some(&c.retried),
             JobOutcome::DeadLettered => Some(&c.dead_lettered),
@@ -70,9 +80,11 @@ impl Observer for LaneObserver<'_> {
 }
 
 impl Shared {
-    /// Claims the next job the picker chooses, unless `shutdown_now` ran.
+    /// Claims the next job the picker chooses, unless `shutdown_now` ran;
+    /// counts it dispatched in `tally` (the worker's), or in the lane's
+    /// shared counters.
     #[inline]
-    pub(super) fn next_task(&self) -> Option<(usize, Task)> {
+    pub(super) fn next_task(&self, tally: Option<&Tally>) -> Option<(usize, Task)> {
         if self.is_stopped() {
             return None;
         }
@@ -100,7 +112,12 @@ impl Shared {
             if chosen.ages() {
                 chosen.new_head(now_ns());
             }
-            chosen.counters.dispatched.fetch_add(1, Ordering::Relaxed);
+            match tally {
+                Some(tally) => tally.dispatched(lane),
+                None => {
+                    chosen.counters.dispatched.fetch_add(1, Ordering::Relaxed);
+                }
+            }
             return Some((lane, task));
         }
     }
@@ -138,8 +155,14 @@ impl Shared {
     /// carries the end of one job to the dispatch of the next that the
     /// same worker takes straight away (feature `metrics`).
     #[inline]
-    pub(super) fn execute(self: &Arc<Self>, index: usize, task: Task, recent: &Recent) {
-        if let Some(retry) = self.run_task(index, task, recent) {
+    pub(super) fn execute(
+        self: &Arc<Self>,
+        index: usize,
+        task: Task,
+        recent: &Recent,
+        tally: Option<&Tally>,
+    ) {
+        if let Some(retry) = self.run_task(index, task, recent, tally) {
             self.retry(index, retry);
         }
         if self.lanes[index].finished_running() {
@@ -151,7 +174,13 @@ impl Shared {
     /// Runs a task: expiry check, hooks, the job. Returns a retry it asks
     /// for.
     #[inline]
-    pub(super) fn run_task(&self, index: usize, task: Task, recent: &Recent) -> Option<Retry> {
+    pub(super) fn run_task(
+        &self,
+        index: usize,
+        task: Task,
+        recent: &Recent,
+        tally: Option<&Tally>,
+    ) -> Option<Retry> {
         let enqueued_ns = task.meta().map_or(0, JobMeta::enqueued_ns);
         if enqueued_ns == 0 {
             task.run(&LaneObserver {
@@ -160,9 +189,10 @@ impl Shared {
                 info: None,
                 started_ns: 0,
                 recent,
+                tally,
             })
         } else {
-            self.run_timed(index, task, enqueued_ns, recent)
+            self.run_timed(index, task, enqueued_ns, recent, tally)
         }
     }
 
@@ -175,6 +205,7 @@ impl Shared {
         mut task: Task,
         enqueued_ns: u64,
         recent: &Recent,
+        tally: Option<&Tally>,
     ) -> Option<Retry> {
         // Before the deadline and the hooks: a cancelled job neither
         // expires nor calls them.
@@ -225,6 +256,7 @@ impl Shared {
             info: Some(&info),
             started_ns: now,
             recent,
+            tally,
         })
     }
 
@@ -251,6 +283,7 @@ impl Shared {
                 info: None,
                 started_ns: 0,
                 recent: &Recent::new(),
+                tally: None,
             });
             return;
         }

@@ -224,8 +224,8 @@ impl Shared {
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
                 return Err(NoSlot::Full);
             }
-            match self.next_task() {
-                Some((index, task)) => self.execute(index, task, &Recent::new()),
+            match self.next_task(None) {
+                Some((index, task)) => self.execute(index, task, &Recent::new(), None),
                 // Every queued job is running (or capped): one of them
                 // frees a slot.
                 None => yield_now(),
@@ -277,14 +277,14 @@ impl Shared {
         // work could race a shutdown that has already let the workers go.
         let mut index = index;
         let recent = Recent::new();
-        let mut next = self.run_task(index, task, &recent);
+        let mut next = self.run_task(index, task, &recent, None);
         while let Some(retry) = next {
             index = self.retry_lane(index, &retry);
             let counters = &self.lanes[index].counters;
             counters.requeued.fetch_add(1, Ordering::Relaxed);
             counters.dispatched.fetch_add(1, Ordering::Relaxed);
             retry.task.requeued();
-            next = self.run_task(index, retry.task, &recent);
+            next = self.run_task(index, retry.task, &recent, None);
         }
         handle
     }

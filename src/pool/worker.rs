@@ -3,6 +3,7 @@
 //! `sleep/README.md`).
 
 use super::Shared;
+use super::tally::Tally;
 use crate::job::task::Task;
 use crate::observe::facade::Recent;
 use crate::sleep::Wake;
@@ -140,7 +141,7 @@ impl Shared {
             // Rule 7: busy before the claim; kept while spinning, so only
             // the way to sleep or out pays for clearing it.
             slot.set_busy(true);
-            if let Some(found) = self.next_task() {
+            if let Some(found) = self.next_task(Some(&slot.tally)) {
                 return Some(found);
             }
             if self.is_stopped() || self.drained() {
@@ -225,14 +226,17 @@ pub(crate) struct WorkerSlot {
     /// does not wait for it; a worker going to sleep ignores it when it
     /// decides whether to wake the waiters.
     pub(crate) waits_for_idle: AtomicBool,
+    /// The jobs this worker dispatched and completed, per lane.
+    pub(crate) tally: Tally,
 }
 
 impl WorkerSlot {
-    fn new() -> WorkerSlot {
+    fn new(lanes: usize) -> WorkerSlot {
         WorkerSlot {
             thread: thread::current().id(),
             busy: CachePadded::new(AtomicBool::new(false)),
             waits_for_idle: AtomicBool::new(false),
+            tally: Tally::new(lanes),
         }
     }
 
@@ -279,7 +283,13 @@ impl Drop for WorkerExit<'_> {
         if let Some(hook) = &self.shared.thread_settings.on_stop {
             call_quietly(|| hook());
         }
-        lock(&self.shared.workers).retain(|w| !Arc::ptr_eq(w, &self.slot));
+        {
+            // One lock for both, so a reader counts this worker's jobs
+            // once: in its tally or in the shared counters.
+            let mut workers = lock(&self.shared.workers);
+            self.slot.tally.fold_into(&self.shared.lanes);
+            workers.retain(|w| !Arc::ptr_eq(w, &self.slot));
+        }
         match self.place {
             Place::Retired => {}
             Place::Idle => {
@@ -299,7 +309,7 @@ fn worker_main(shared: Arc<Shared>) {
     if let Some(hook) = &shared.thread_settings.on_start {
         call_quietly(|| hook());
     }
-    let slot = Arc::new(WorkerSlot::new());
+    let slot = Arc::new(WorkerSlot::new(shared.lanes.len()));
     lock(&shared.workers).push(Arc::clone(&slot));
     let mut exit = WorkerExit {
         shared: &shared,
@@ -315,9 +325,10 @@ fn worker_main(shared: Arc<Shared>) {
         exit.place = Place::Busy;
         shared.instruments.worker_busy();
         let recent = Recent::new();
-        shared.execute(lane, task, &recent);
-        while let Some((lane, task)) = shared.next_task() {
-            shared.execute(lane, task, &recent);
+        let tally = Some(&slot.tally);
+        shared.execute(lane, task, &recent, tally);
+        while let Some((lane, task)) = shared.next_task(tally) {
+            shared.execute(lane, task, &recent, tally);
         }
         shared.idle.fetch_add(1, Ordering::SeqCst);
         exit.place = Place::Idle;
