@@ -118,6 +118,17 @@ fn counters_add_up_once_every_handle_has_resolved() {
         assert_eq!(lane.completed + lane.panicked, 5_000, "{lane:?}");
     }
     assert_eq!(m.lanes.iter().map(|l| l.panicked).sum::<u64>(), 10);
+    let handle = exec.handle();
     exec.shutdown_timeout(std::time::Duration::from_secs(60))
         .unwrap();
+    // Each worker kept its own count of the jobs it dispatched and
+    // completed, and folded it into the lane's as it exited: the same
+    // totals, counted once.
+    let after = handle.metrics();
+    assert_eq!(after.threads.live, 0);
+    for (lane, before) in after.lanes.iter().zip(&m.lanes) {
+        assert_eq!(lane.dispatched, before.dispatched, "{lane:?}");
+        assert_eq!(lane.completed, before.completed, "{lane:?}");
+        assert_eq!(lane.submitted, 5_000);
+    }
 }
