@@ -78,6 +78,9 @@ impl Workload for Queued {
         let done = Latch::leak(QUEUED);
         block_workers(pool, self.threads, gate);
         let mut lanes = spec.lanes();
+        // Cells an earlier pool's jobs freed are kept for reuse: give them
+        // back first, so every queued job's cell counts here.
+        priority_executor::release_spare_cells();
         let before = LIVE.load(Ordering::SeqCst);
         for _ in 0..QUEUED {
             pool.spawn(lanes.next_lane(), move || done.count_down());
