@@ -14,7 +14,10 @@
 //!   `shutdown_now`) write it. A worker claims a job by incrementing it
 //!   while it is below `opened`, before its pop; the pop then finds a job,
 //!   waiting a moment if the producer is between its increment and its
-//!   push.
+//!   push. Beside it, `seen` keeps the last value of `opened` a worker
+//!   read: while `claimed` is below it, a claim needs no read of `opened`,
+//!   so during a backlog the producers' line is not pulled to the workers'
+//!   cores for every job.
 //! - `opened - claimed` is the lane's *ready* count: the `queued` figure of
 //!   the metrics and what the sleep protocol re-checks. The two counts sit
 //!   on separate cache lines, so a producer's increment does not wait for
@@ -41,6 +44,14 @@ use config::{LaneConfig, RejectionPolicy};
 use crossbeam_utils::CachePadded;
 use std::time::Instant;
 
+/// A lane's worker side: the jobs claimed, and the count of `opened` a
+/// worker last read. A claim below that count needs no read of `opened`:
+/// a count once read stays reached, as `opened` only grows.
+struct Claims {
+    claimed: AtomicUsize,
+    seen: AtomicUsize,
+}
+
 /// Why a producer could not get a slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum NoSlot {
@@ -66,7 +77,7 @@ pub(crate) struct Lane {
     head_since_ns: AtomicU64,
     queue: Queue<Task>,
     opened: CachePadded<AtomicUsize>,
-    claimed: CachePadded<AtomicUsize>,
+    claims: CachePadded<Claims>,
     occupied: CachePadded<AtomicUsize>,
     space_waiters: AtomicUsize,
     space: Mutex<()>,
@@ -118,7 +129,10 @@ impl Lane {
             head_since_ns: AtomicU64::new(0),
             queue: Queue::new(),
             opened: CachePadded::new(AtomicUsize::new(0)),
-            claimed: CachePadded::new(AtomicUsize::new(0)),
+            claims: CachePadded::new(Claims {
+                claimed: AtomicUsize::new(0),
+                seen: AtomicUsize::new(0),
+            }),
             occupied: CachePadded::new(AtomicUsize::new(0)),
             space_waiters: AtomicUsize::new(0),
             space: Mutex::new(()),
@@ -211,7 +225,7 @@ impl Lane {
         // follows cannot be ordered before this increment (Dekker pair with
         // a worker's registration then re-check, see sleep/README.md).
         let before = self.opened.fetch_add(1, Ordering::SeqCst);
-        if self.ages() && before & COUNT == self.claimed.load(Ordering::Relaxed) {
+        if self.ages() && before & COUNT == self.claims.claimed.load(Ordering::Relaxed) {
             self.head_since_ns.store(now_ns(), Ordering::Relaxed);
         }
         before & CLOSED == 0
@@ -223,7 +237,7 @@ impl Lane {
     pub(crate) fn open_slots(&self, n: usize) -> bool {
         // ORDERING: as in `open_slot`.
         let before = self.opened.fetch_add(n, Ordering::SeqCst);
-        if self.ages() && before & COUNT == self.claimed.load(Ordering::Relaxed) {
+        if self.ages() && before & COUNT == self.claims.claimed.load(Ordering::Relaxed) {
             self.head_since_ns.store(now_ns(), Ordering::Relaxed);
         }
         before & CLOSED == 0
@@ -296,7 +310,7 @@ impl Lane {
     /// `order`: `claimed` first, so the difference is never negative.
     #[inline]
     fn ready(&self, order: Ordering) -> usize {
-        let claimed = self.claimed.load(order);
+        let claimed = self.claims.claimed.load(order);
         (self.opened.load(order) & COUNT).wrapping_sub(claimed) & COUNT
     }
 
@@ -392,18 +406,31 @@ impl Lane {
     /// must call [`Lane::take_claimed`].
     #[inline]
     pub(crate) fn try_claim(&self) -> bool {
-        // ORDERING: Acquire on both counts, as on the one shared count they
+        let claims = &*self.claims;
+        // ORDERING: Acquire on the counts, as on the one shared count they
         // replace. The claim itself is a release (rule 7: it heads the
         // release sequence of `claimed`, whose every change is a
         // read-modify-write, so an idle check that reads the count after
         // this claim sees the worker's busy mark).
-        let mut claimed = self.claimed.load(Ordering::Acquire);
+        let mut claimed = claims.claimed.load(Ordering::Acquire);
+        // ORDERING: Relaxed: `seen` is only a hint of how far `opened` had
+        // come; a claim is decided by the compare-exchange on `claimed`.
+        let mut opened = claims.seen.load(Ordering::Relaxed);
         loop {
-            // `claimed` never passes `opened`, so equal means none ready.
-            if self.opened.load(Ordering::Acquire) & COUNT == claimed {
-                return false;
+            // `claimed` never passes `opened`: at or past the last count
+            // seen, the view is used up and `opened` is read again (its
+            // line is the producers'; reading it only then keeps it in
+            // their cache while a backlog lasts).
+            if opened <= claimed {
+                opened = self.opened.load(Ordering::Acquire) & COUNT;
+                if opened == claimed {
+                    return false;
+                }
+                // Another worker may store an older count over this one:
+                // that only sends the next claim here again.
+                claims.seen.store(opened, Ordering::Relaxed);
             }
-            match self.claimed.compare_exchange_weak(
+            match claims.claimed.compare_exchange_weak(
                 claimed,
                 claimed + 1,
                 Ordering::AcqRel,
