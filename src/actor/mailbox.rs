@@ -40,10 +40,11 @@ pub(crate) struct Letter<M> {
     pub(crate) ttl: Option<u32>,
 }
 
-/// The instance side's counters (see `README.md`, rule 18).
+/// The instance side's counters (see `README.md`, rule 18); the count of
+/// performs, the one that moves with every letter, is kept per instance
+/// ([`PerInstance`](super::shared::PerInstance) in the stage's `Core`).
 #[derive(Default)]
 pub(crate) struct Counters {
-    pub(crate) performed: AtomicU64,
     pub(crate) faulted: AtomicU64,
     pub(crate) dead_lettered: AtomicU64,
     pub(crate) sent_back: AtomicU64,
