@@ -227,3 +227,77 @@ impl<M> Lane<M> {
         self.taken.load(Ordering::Relaxed) as u64
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lane(capacity: Capacity) -> Lane<u32> {
+        Lane::new(LaneSpec {
+            priority: Priority::MEDIUM,
+            weight: 1,
+            capacity,
+        })
+    }
+
+    fn push(lane: &Lane<u32>, msg: u32) {
+        lane.queue.push(Entry::Letter(Letter {
+            msg,
+            priority: Priority::MEDIUM,
+            sent_back: 0,
+            ttl: None,
+        }));
+    }
+
+    fn popped(lane: &Lane<u32>) -> Option<u32> {
+        match lane.pop()? {
+            Entry::Letter(l) => Some(l.msg),
+            Entry::Stop | Entry::Kill => None,
+        }
+    }
+
+    #[test]
+    fn a_bounded_lane_refuses_past_capacity_until_a_pop_frees_a_slot() {
+        let lane = lane(Capacity::Bounded(2));
+        for n in 0..2 {
+            assert!(lane.try_reserve().is_ok());
+            push(&lane, n);
+        }
+        // The senders' view of `taken` is stale (0): it says full, the
+        // re-read of `taken` agrees.
+        assert!(lane.try_reserve() == Err(NoSlot::Full));
+        assert_eq!(popped(&lane), Some(0));
+        // The view says full again; the re-read finds the freed slot.
+        assert!(lane.try_reserve().is_ok());
+        push(&lane, 2);
+        assert!(lane.try_reserve() == Err(NoSlot::Full));
+        assert_eq!(
+            (lane.queued(), lane.dispatched(), lane.accepted()),
+            (2, 1, 3)
+        );
+    }
+
+    #[test]
+    fn a_closed_lane_refuses_senders_but_not_send_backs_and_sweeps_to_empty() {
+        let lane = lane(Capacity::Unbounded);
+        assert!(lane.try_reserve().is_ok());
+        push(&lane, 0);
+        lane.close();
+        assert!(lane.try_reserve() == Err(NoSlot::Closed));
+        assert!(!lane.force_reserve(false));
+        // A refused sender took its increment back: the length is exact.
+        assert_eq!(lane.queued(), 1);
+        assert!(lane.force_reserve(true));
+        push(&lane, 1);
+        let mut swept = Vec::new();
+        lane.sweep_into(|e| {
+            if let Entry::Letter(l) = e {
+                swept.push(l.msg);
+            }
+        });
+        assert_eq!(swept, vec![0, 1]);
+        assert!(!lane.has_reserved());
+        // The send-back is not a new acceptance.
+        assert_eq!((lane.dispatched(), lane.accepted()), (2, 1));
+    }
+}
