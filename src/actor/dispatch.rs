@@ -9,6 +9,7 @@ use super::mailbox::{Letter, Mailbox};
 use crate::lane::picker::Schedule;
 use crate::priority::Priority;
 use crate::sync::lock;
+use std::sync::OnceLock;
 use std::sync::atomic::Ordering;
 
 /// What an instance gets from [`Mailbox::next`].
@@ -60,42 +61,47 @@ impl<M> Mailbox<M> {
     /// done with the letter it dispatched last. Letters a `stop` or `kill`
     /// turns away are appended to `dead`, in order, for the caller to hand
     /// out.
+    ///
+    /// The caller's last letter counts as in flight until this dispatch
+    /// either hands it a new letter, which takes its place (the count
+    /// stays), or does anything else (then it is let go first).
     pub(crate) fn next(&self, finished: bool, dead: &mut Vec<DeadLetter<M>>) -> Next<M> {
         let mut take = lock(&self.take);
-        if finished {
-            // `in_flight` changes only under the take lock: no
-            // read-modify-write needed.
-            let n = self.in_flight.load(Ordering::Relaxed) - 1;
-            self.in_flight.store(n, Ordering::Release);
-            if n == 0 && take.phase != Phase::Running {
-                // Instances waiting for the last perform to end.
-                self.bump();
-            }
-        }
+        let mut finished = finished;
         loop {
             let above = match take.phase {
-                Phase::Closed(reason) => return Next::Closed(reason),
+                Phase::Closed(reason) => {
+                    self.let_go(take.phase, &mut finished);
+                    return Next::Closed(reason);
+                }
                 Phase::Stopping(p) => Some(p),
                 Phase::Running | Phase::Draining => None,
             };
             match self.pick(&mut take, above) {
                 Some((_, Entry::Letter(letter))) => {
-                    let n = self.in_flight.load(Ordering::Relaxed);
-                    self.in_flight.store(n + 1, Ordering::Release);
+                    if !finished {
+                        // `in_flight` changes only under the take lock: no
+                        // read-modify-write needed.
+                        let n = self.in_flight.load(Ordering::Relaxed);
+                        self.in_flight.store(n + 1, Ordering::Release);
+                    }
                     return Next::Letter(letter);
                 }
                 Some((at, Entry::Stop)) => {
+                    self.let_go(take.phase, &mut finished);
                     self.close_door();
                     self.sweep(Some(at), DeadReason::Stopped, dead);
                     self.set_phase(&mut take, Phase::Stopping(at));
                 }
                 Some((_, Entry::Kill)) => {
+                    self.let_go(take.phase, &mut finished);
                     self.close_door();
                     self.sweep(None, DeadReason::Killed, dead);
                     self.set_phase(&mut take, Phase::Closed(Reason::Killed));
                     return Next::Closed(Reason::Killed);
                 }
                 None => {
+                    self.let_go(take.phase, &mut finished);
                     let end = match take.phase {
                         Phase::Draining => Reason::Drained,
                         Phase::Stopping(_) => Reason::Stopped,
@@ -112,6 +118,22 @@ impl<M> Mailbox<M> {
                     return Next::Closed(end);
                 }
             }
+        }
+    }
+
+    /// Lets the caller's last letter go, if `finished` says it has one
+    /// (under the take lock).
+    fn let_go(&self, phase: Phase, finished: &mut bool) {
+        if !std::mem::take(finished) {
+            return;
+        }
+        // `in_flight` changes only under the take lock: no
+        // read-modify-write needed.
+        let n = self.in_flight.load(Ordering::Relaxed) - 1;
+        self.in_flight.store(n, Ordering::Release);
+        if n == 0 && phase != Phase::Running {
+            // Instances waiting for the last perform to end.
+            self.bump();
         }
     }
 
@@ -152,8 +174,8 @@ impl<M> Mailbox<M> {
             )?;
             return got;
         }
-        for i in 0..take.order.len() {
-            if let Some(l) = lane(i)
+        for &slot in &take.order {
+            if let Some(l) = self.slots.get(slot).and_then(OnceLock::get)
                 && allowed(l)
                 && let Some(e) = l.pop()
             {

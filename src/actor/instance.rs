@@ -200,7 +200,7 @@ fn process<A: Actor>(
         };
         let error = match performed {
             Ok(Ok(())) => {
-                core.mb.counters.performed.fetch_add(1, Ordering::Relaxed);
+                core.performed.add_one(index);
                 return;
             }
             Ok(Err(e)) => {

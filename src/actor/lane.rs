@@ -1,5 +1,25 @@
-//! One lane of a mailbox: the FIFO queue of one priority and its count,
-//! whose top bit closes it (the door, see `mailbox.rs`).
+//! One lane of a mailbox: the FIFO queue of one priority and its two
+//! counts, split by writer as the executor's lanes are (`src/lane/mod.rs`):
+//!
+//! - `opened` counts the slots senders took, plus the `CLOSED` bit (the
+//!   door, see `mailbox.rs`); only senders (and `close`) write it. Taking a
+//!   slot is one read-modify-write of `opened` that also sees whether the
+//!   lane is closed, so a letter is accepted if and only if its slot was
+//!   taken before the door closed. A sender refused at a closed door takes
+//!   its increment back.
+//! - `taken` counts the entries popped (dispatched or swept); only the
+//!   holder of the take lock writes it, so a load and a store suffice.
+//! - `opened - taken` is the lane's length: entries queued or with a slot
+//!   taken and not pushed yet. The counts sit on separate cache lines, so a
+//!   sender's slot does not wait for the line a pop just wrote (with one
+//!   shared count every letter moved that line from sender to instance and
+//!   back). A reader loads `taken` first, then `opened`: an entry is popped
+//!   only after its slot was taken and kept, so `taken` never passes the
+//!   kept slots, and the difference is never negative.
+//! - A bounded lane's senders keep `taken_seen`, the last `taken` one of
+//!   them read, on their own line: it is never above `taken` (which only
+//!   grows), so `opened - taken_seen` is never below the length, and a
+//!   sender reads the instances' line only when that view says full.
 
 use super::config::LaneSpec;
 use super::mailbox::Letter;
@@ -9,7 +29,7 @@ use crossbeam_queue::SegQueue;
 use crossbeam_utils::{Backoff, CachePadded};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-/// Set in a lane's `len` once the stage accepts no new message.
+/// Set in a lane's `opened` once the stage accepts no new message.
 pub(crate) const CLOSED: usize = 1 << (usize::BITS - 1);
 pub(crate) const COUNT: usize = !CLOSED;
 
@@ -27,16 +47,25 @@ pub(crate) enum Entry<M> {
     Kill,
 }
 
+/// The senders' line.
+#[derive(Default)]
+struct Opened {
+    /// Slots taken (kept or about to be taken back), and `CLOSED`.
+    count: AtomicUsize,
+    /// The last `taken` a sender read (bounded lanes).
+    taken_seen: AtomicUsize,
+}
+
 pub(crate) struct Lane<M> {
     pub(crate) priority: Priority,
     pub(crate) weight: u32,
     pub(crate) capacity: Capacity,
     pub(crate) queue: SegQueue<Entry<M>>,
-    /// Entries queued or with a slot taken, and the `CLOSED` bit; bounded
-    /// lanes keep the count below capacity.
-    len: CachePadded<AtomicUsize>,
-    /// Entries popped (dispatched or swept). Written under the take lock.
-    dispatched: AtomicU64,
+    /// Written by senders only (module docs).
+    opened: CachePadded<Opened>,
+    /// Entries popped (dispatched or swept). Written under the take lock
+    /// only (module docs).
+    taken: CachePadded<AtomicUsize>,
     /// Entries pushed past the door: control entries and send-backs.
     forced: AtomicU64,
     pub(crate) space: Signal,
@@ -49,8 +78,8 @@ impl<M> Lane<M> {
             weight: spec.weight,
             capacity: spec.capacity,
             queue: SegQueue::new(),
-            len: CachePadded::new(AtomicUsize::new(0)),
-            dispatched: AtomicU64::new(0),
+            opened: CachePadded::new(Opened::default()),
+            taken: CachePadded::new(AtomicUsize::new(0)),
             forced: AtomicU64::new(0),
             space: Signal::default(),
         }
@@ -61,27 +90,41 @@ impl<M> Lane<M> {
     pub(crate) fn try_reserve(&self) -> Result<(), NoSlot> {
         let Capacity::Bounded(cap) = self.capacity else {
             // ORDERING: SeqCst: the idle instances' check and the closing
-            // sweep read `len` (signal.rs, module docs).
-            let before = self.len.fetch_add(1, Ordering::SeqCst);
+            // sweep read `opened` (signal.rs, module docs).
+            let before = self.opened.count.fetch_add(1, Ordering::SeqCst);
             if before & CLOSED != 0 {
-                self.len.fetch_sub(1, Ordering::SeqCst);
+                self.opened.count.fetch_sub(1, Ordering::SeqCst);
                 return Err(NoSlot::Closed);
             }
             return Ok(());
         };
-        let mut cur = self.len.load(Ordering::SeqCst);
+        // ORDERING: SeqCst, so that a sender waiting for space, which arms
+        // `space` before it calls this, sees a `close` or a pop whose
+        // notifier did not see it armed (signal.rs). `taken_seen` is only
+        // a hint: Relaxed.
+        let mut cur = self.opened.count.load(Ordering::SeqCst);
+        let mut seen = self.opened.taken_seen.load(Ordering::Relaxed);
         loop {
             if cur & CLOSED != 0 {
                 return Err(NoSlot::Closed);
             }
-            if cur >= cap {
-                return Err(NoSlot::Full);
+            // Where the exchange below succeeds, `cur` is the count then and
+            // `seen <= taken <= cur`: the view is never below the length.
+            if (cur & COUNT).saturating_sub(seen) >= cap {
+                seen = self.taken.load(Ordering::SeqCst);
+                self.opened.taken_seen.store(seen, Ordering::Relaxed);
+                if (cur & COUNT).saturating_sub(seen) >= cap {
+                    return Err(NoSlot::Full);
+                }
             }
-            // ORDERING: SeqCst pairs with the space waiters' count (signal.rs).
-            match self
-                .len
-                .compare_exchange_weak(cur, cur + 1, Ordering::SeqCst, Ordering::SeqCst)
-            {
+            // ORDERING: SeqCst, the notifier's side of the ready signal's
+            // Dekker pair (signal.rs).
+            match self.opened.count.compare_exchange_weak(
+                cur,
+                cur + 1,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
                 Ok(_) => return Ok(()),
                 Err(actual) => cur = actual,
             }
@@ -91,37 +134,49 @@ impl<M> Lane<M> {
     /// Takes a slot whatever the capacity (control entries, send-backs);
     /// past a closed door only if `past_closed`.
     pub(crate) fn force_reserve(&self, past_closed: bool) -> bool {
-        let before = self.len.fetch_add(1, Ordering::SeqCst);
+        // ORDERING: SeqCst, as in `try_reserve`.
+        let before = self.opened.count.fetch_add(1, Ordering::SeqCst);
         if before & CLOSED != 0 && !past_closed {
-            self.len.fetch_sub(1, Ordering::SeqCst);
+            self.opened.count.fetch_sub(1, Ordering::SeqCst);
             return false;
         }
         self.forced.fetch_add(1, Ordering::Relaxed);
         true
     }
 
-    pub(crate) fn unreserve(&self) {
-        self.len.fetch_sub(1, Ordering::SeqCst);
-        if self.capacity != Capacity::Unbounded {
-            self.space.notify_one();
-        }
-    }
-
     /// Closes the lane to senders; wakes those blocked on it (refused).
     pub(crate) fn close(&self) {
-        self.len.fetch_or(CLOSED, Ordering::SeqCst);
+        self.opened.count.fetch_or(CLOSED, Ordering::SeqCst);
         self.space.notify_all();
     }
 
-    /// Pops the head entry. Only under the take lock, so `dispatched`
-    /// has one writer.
+    /// Pops the head entry. Only under the take lock, so `taken` has one
+    /// writer.
     #[inline]
     pub(crate) fn pop(&self) -> Option<Entry<M>> {
         let entry = self.queue.pop()?;
-        let n = self.dispatched.load(Ordering::Relaxed);
-        self.dispatched.store(n + 1, Ordering::Relaxed);
-        self.unreserve();
+        let n = self.taken.load(Ordering::Relaxed);
+        if self.capacity == Capacity::Unbounded {
+            // ORDERING: Release: a reader that sees this count (Acquire or
+            // stronger) then sees the slot of the entry popped in `opened`,
+            // so the length it derives is never negative.
+            self.taken.store(n + 1, Ordering::Release);
+        } else {
+            // ORDERING: SeqCst: the freed slot is what a sender waiting for
+            // space checks; this store, then the waiters' count, is the
+            // notifier's side of their Dekker pair (signal.rs).
+            self.taken.store(n + 1, Ordering::SeqCst);
+            self.space.notify_one();
+        }
         Some(entry)
+    }
+
+    /// Entries queued or with a slot taken: `taken` first (module docs).
+    /// SeqCst loads, for the checks of the Dekker pairs (signal.rs).
+    #[inline]
+    fn length(&self) -> usize {
+        let taken = self.taken.load(Ordering::SeqCst);
+        (self.opened.count.load(Ordering::SeqCst) & COUNT).saturating_sub(taken)
     }
 
     /// Is an entry queued (a peek at the queue itself)?
@@ -131,31 +186,31 @@ impl<M> Lane<M> {
     }
 
     /// Is an entry queued or about to be (a slot is reserved)? What an
-    /// instance checks before sleeping: `len` is raised by a SeqCst
+    /// instance checks before sleeping: `opened` is raised by a SeqCst
     /// read-modify-write before every push (signal.rs).
     #[inline]
     pub(crate) fn has_reserved(&self) -> bool {
-        self.len.load(Ordering::SeqCst) & COUNT != 0
+        self.length() != 0
     }
 
     /// Entries queued (or with a slot taken).
     pub(crate) fn queued(&self) -> usize {
-        self.len.load(Ordering::Relaxed) & COUNT
+        self.length()
     }
 
-    /// Letters accepted by a send: every entry popped or still queued,
-    /// less those pushed past the door. Exact while the lane is quiet;
-    /// costs the senders nothing.
+    /// Letters accepted by a send: every slot taken and kept, less those
+    /// pushed past the door. Exact while the lane is quiet; costs the
+    /// senders nothing.
     pub(crate) fn accepted(&self) -> u64 {
-        (self.dispatched() + self.queued() as u64)
-            .saturating_sub(self.forced.load(Ordering::Relaxed))
+        let opened = self.opened.count.load(Ordering::SeqCst) & COUNT;
+        (opened as u64).saturating_sub(self.forced.load(Ordering::Relaxed))
     }
 
-    /// Pops every entry at the moment `len` says is there, waiting for
+    /// Pops every entry at the moment the counts say is there, waiting for
     /// pushes still under way.
     pub(crate) fn sweep_into(&self, mut each: impl FnMut(Entry<M>)) {
         let backoff = Backoff::new();
-        while self.len.load(Ordering::SeqCst) & COUNT != 0 {
+        while self.length() != 0 {
             match self.pop() {
                 Some(entry) => {
                     each(entry);
@@ -169,6 +224,80 @@ impl<M> Lane<M> {
     }
 
     pub(crate) fn dispatched(&self) -> u64 {
-        self.dispatched.load(Ordering::Relaxed)
+        self.taken.load(Ordering::Relaxed) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lane(capacity: Capacity) -> Lane<u32> {
+        Lane::new(LaneSpec {
+            priority: Priority::MEDIUM,
+            weight: 1,
+            capacity,
+        })
+    }
+
+    fn push(lane: &Lane<u32>, msg: u32) {
+        lane.queue.push(Entry::Letter(Letter {
+            msg,
+            priority: Priority::MEDIUM,
+            sent_back: 0,
+            ttl: None,
+        }));
+    }
+
+    fn popped(lane: &Lane<u32>) -> Option<u32> {
+        match lane.pop()? {
+            Entry::Letter(l) => Some(l.msg),
+            Entry::Stop | Entry::Kill => None,
+        }
+    }
+
+    #[test]
+    fn a_bounded_lane_refuses_past_capacity_until_a_pop_frees_a_slot() {
+        let lane = lane(Capacity::Bounded(2));
+        for n in 0..2 {
+            assert!(lane.try_reserve().is_ok());
+            push(&lane, n);
+        }
+        // The senders' view of `taken` is stale (0): it says full, the
+        // re-read of `taken` agrees.
+        assert!(lane.try_reserve() == Err(NoSlot::Full));
+        assert_eq!(popped(&lane), Some(0));
+        // The view says full again; the re-read finds the freed slot.
+        assert!(lane.try_reserve().is_ok());
+        push(&lane, 2);
+        assert!(lane.try_reserve() == Err(NoSlot::Full));
+        assert_eq!(
+            (lane.queued(), lane.dispatched(), lane.accepted()),
+            (2, 1, 3)
+        );
+    }
+
+    #[test]
+    fn a_closed_lane_refuses_senders_but_not_send_backs_and_sweeps_to_empty() {
+        let lane = lane(Capacity::Unbounded);
+        assert!(lane.try_reserve().is_ok());
+        push(&lane, 0);
+        lane.close();
+        assert!(lane.try_reserve() == Err(NoSlot::Closed));
+        assert!(!lane.force_reserve(false));
+        // A refused sender took its increment back: the length is exact.
+        assert_eq!(lane.queued(), 1);
+        assert!(lane.force_reserve(true));
+        push(&lane, 1);
+        let mut swept = Vec::new();
+        lane.sweep_into(|e| {
+            if let Entry::Letter(l) = e {
+                swept.push(l.msg);
+            }
+        });
+        assert_eq!(swept, vec![0, 1]);
+        assert!(!lane.has_reserved());
+        // The send-back is not a new acceptance.
+        assert_eq!((lane.dispatched(), lane.accepted()), (2, 1));
     }
 }

@@ -3,17 +3,18 @@
 //! keeps are numbered in `README.md` beside this file.
 //!
 //! - Senders never lock: they pick the lane, take a slot (one atomic
-//!   operation on the lane's `len`, which also says whether the lane is
-//!   closed and, if bounded, full), and push.
+//!   operation on the lane's `opened` count, which also says whether the
+//!   lane is closed and, if bounded, full), and push.
 //! - Instances dispatch under the *take lock*: choosing the lane, popping,
 //!   and acting on `stop` and `kill` are one step, so no instance can
 //!   dispatch a letter after another instance dispatched the `stop` ahead
 //!   of it. Performing happens outside the lock.
-//! - Closing the door sets the top bit of every lane's `len`. A letter is
-//!   accepted if its slot was taken before that; `len` counts it from then
-//!   until it is popped, so a sweep that pops until `len` is zero (waiting
-//!   for pushes still under way) leaves nothing accepted behind, and a
-//!   stage ends only when every lane's `len` is zero.
+//! - Closing the door sets the top bit of every lane's `opened`. A letter
+//!   is accepted if its slot was taken before that; the lane's length
+//!   (`opened - taken`, see `lane.rs`) counts it from then until it is
+//!   popped, so a sweep that pops until the length is zero (waiting for
+//!   pushes still under way) leaves nothing accepted behind, and a stage
+//!   ends only when every lane's length is zero.
 
 use super::config::{LaneSpec, MAX_LANES, MailboxConfig, Unlisted};
 use super::dispatch::{Phase, Take};
@@ -39,10 +40,11 @@ pub(crate) struct Letter<M> {
     pub(crate) ttl: Option<u32>,
 }
 
-/// The instance side's counters (see `README.md`, rule 18).
+/// The instance side's counters (see `README.md`, rule 18); the count of
+/// performs, the one that moves with every letter, is kept per instance
+/// ([`PerInstance`](super::shared::PerInstance) in the stage's `Core`).
 #[derive(Default)]
 pub(crate) struct Counters {
-    pub(crate) performed: AtomicU64,
     pub(crate) faulted: AtomicU64,
     pub(crate) dead_lettered: AtomicU64,
     pub(crate) sent_back: AtomicU64,

@@ -9,8 +9,9 @@ use super::mailbox::Mailbox;
 use super::metrics::{MailboxLaneMetrics, StageMetrics};
 use crate::sync::{Condvar, Mutex, lock};
 use crate::util::call_quietly;
+use crossbeam_utils::CachePadded;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A user callback (a sink).
 pub(crate) type Callback<T> = Arc<dyn Fn(T) + Send + Sync>;
@@ -44,6 +45,35 @@ impl<T> Sink<T> {
     }
 }
 
+/// One count per instance, each on its own cache line and written only by
+/// its instance's thread, summed when read: a count that moves with every
+/// letter costs its instance no read-modify-write, and N instances do not
+/// pass one line between them.
+pub(crate) struct PerInstance(Box<[CachePadded<AtomicU64>]>);
+
+impl PerInstance {
+    pub(crate) fn new(instances: usize) -> PerInstance {
+        PerInstance((0..instances).map(|_| CachePadded::default()).collect())
+    }
+
+    /// Adds one to instance `index`'s count. Only that instance's thread
+    /// calls this, so a load and a store suffice.
+    #[inline]
+    pub(crate) fn add_one(&self, index: usize) {
+        if let Some(count) = self.0.get(index) {
+            // ORDERING: Relaxed: a figure of the metrics. A reader after the
+            // stage ended is ordered after the instance's last add by the
+            // `life` lock its exit took; a reader before gets a figure of
+            // the moment.
+            count.store(count.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn sum(&self) -> u64 {
+        self.0.iter().map(|c| c.load(Ordering::Relaxed)).sum()
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct Life {
     /// Instances that finished `init`, and of those, that failed it.
@@ -62,6 +92,8 @@ pub(crate) struct Core<I> {
     pub(crate) faults: Sink<Fault<I>>,
     pub(crate) dead: Sink<DeadLetter<I>>,
     pub(crate) instances: usize,
+    /// Letters performed, per instance.
+    pub(crate) performed: PerInstance,
     pub(crate) life: Mutex<Life>,
     pub(crate) changed: Condvar,
     /// The next stage of a pipeline: it gets the drain marker when this
@@ -183,7 +215,7 @@ impl<I> Core<I> {
             sent: accepted + handed_back,
             accepted,
             handed_back,
-            performed: c.performed.load(Ordering::Relaxed),
+            performed: self.performed.sum(),
             faulted: c.faulted.load(Ordering::Relaxed),
             dead_lettered: c.dead_lettered.load(Ordering::Relaxed),
             sent_back: c.sent_back.load(Ordering::Relaxed),

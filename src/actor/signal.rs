@@ -11,10 +11,10 @@
 //! a notifier that sees a waiter takes the lock, so it cannot notify
 //! between the waiter's check and its wait.
 //!
-//! That needs the condition itself to be made true by a SeqCst
-//! read-modify-write and read with SeqCst loads: every caller's is (a
-//! lane's `len`, the door, the generation count). No fence is needed, so
-//! the hot path pays for none.
+//! That needs the condition itself to be made true by a SeqCst write (a
+//! read-modify-write or a store) and read with SeqCst loads: every
+//! caller's is (a lane's `opened` and `taken` counts, the door, the
+//! generation count). No fence is needed, so the hot path pays for none.
 //!
 //! A notify takes a *pending* wake-up: the count drops by one, so while a
 //! producer outruns a sleeping consumer only its first push pays for the

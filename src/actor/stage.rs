@@ -12,7 +12,7 @@ use super::letters::{DeadLetter, Fault};
 use super::mailbox::Mailbox;
 use super::metrics::StageMetrics;
 use super::priority::{Prioritized, PriorityGenerator};
-use super::shared::{Callback, Core, Exit, Life, Link, Sink};
+use super::shared::{Callback, Core, Exit, Life, Link, PerInstance, Sink};
 use super::strategy::Strategy;
 use crate::error::BuildError;
 use crate::executor::Executor;
@@ -244,6 +244,7 @@ impl<A: Actor> StageBuilder<A> {
             faults: Sink::new(self.on_fault),
             dead: Sink::new(self.on_dead_letter),
             instances: n,
+            performed: PerInstance::new(n),
             life: Mutex::new(Life::default()),
             changed: Condvar::new(),
             next,
