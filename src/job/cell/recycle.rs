@@ -280,10 +280,31 @@ mod imp {
                 if spare.is_empty() {
                     *spare = try_depot(class)?.pop()?;
                 }
-                spare.pop().map(|Spare(ptr)| ptr)
+                let taken = spare.pop().map(|Spare(ptr)| ptr);
+                if let Some(Spare(next)) = spare.last() {
+                    prefetch_for_write(*next);
+                }
+                taken
             })
             .ok()
             .flatten()
+    }
+
+    /// Asks for the cell the next job of this thread will get: it was
+    /// freed on another core, and writing the new job into it would wait
+    /// for its line; fetched now, it is here by then.
+    #[inline]
+    fn prefetch_for_write(cell: NonNull<u8>) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_MM_HINT_ET0, _mm_prefetch};
+            // SAFETY: a prefetch is a hint: it reads and writes nothing and
+            // never faults, whatever the address (and this one is a spare
+            // cell's, allocated and unused).
+            unsafe { _mm_prefetch::<_MM_HINT_ET0>(cell.as_ptr().cast::<i8>().cast_const()) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = cell;
     }
 
     /// Keeps a cell of `class` nothing uses any more. `false`: it was not
