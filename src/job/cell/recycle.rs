@@ -27,7 +27,7 @@
 //!
 //! So memory kept for reuse is bounded: per class, at most [`LOCAL_MAX`]
 //! cells a thread and [`DEPOT_BATCHES`] × [`BATCH`] in the depot (3 MiB of
-//! the usual 48-byte cells), about what the allocator itself would keep of
+//! the usual 40-byte cells, 48 bytes each from glibc), about what the allocator itself would keep of
 //! a freed backlog.
 //!
 //! Under loom cells come from the allocator directly: the cache is a mutex
