@@ -27,8 +27,8 @@
 //!
 //! So memory kept for reuse is bounded: per class, at most [`LOCAL_MAX`]
 //! cells a thread and [`DEPOT_BATCHES`] × [`BATCH`] in the depot (3 MiB of
-//! the usual 40-byte cells, 48 bytes each from glibc), about what the allocator itself would keep of
-//! a freed backlog.
+//! the usual 40-byte cells, 48 bytes each from glibc), about what the
+//! allocator itself would keep of a freed backlog.
 //!
 //! Under loom cells come from the allocator directly: the cache is a mutex
 //! and thread-locals, not a lock-free protocol of its own, and loom's
