@@ -278,6 +278,8 @@ impl Lane {
     /// push is dispatched, handed back, discarded or still queued, and
     /// retries and tombstones are pushes but not submissions. Exact while
     /// the lane is quiet; may be off by the jobs in motion while it is not.
+    /// `dispatched` is the lane's total, its shared counter and the
+    /// workers' own counts together (`pool/tally.rs`).
     pub(crate) fn submitted(&self, dispatched: u64) -> u64 {
         let c = &self.counters;
         // Counts tombstones too; they are taken off below.
