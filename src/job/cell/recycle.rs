@@ -336,6 +336,18 @@ mod imp {
             .unwrap_or(false)
     }
 
+    /// Spare cells of `class` this thread holds.
+    #[cfg(test)]
+    pub(super) fn spare_len(class: usize) -> usize {
+        LOCAL.with(|local| local.borrow().classes[class].len())
+    }
+
+    /// Batches of `class` in the depot.
+    #[cfg(test)]
+    pub(super) fn depot_len(class: usize) -> usize {
+        depot(class).len()
+    }
+
     pub(super) fn release_spare() {
         let _ = LOCAL.try_with(|local| {
             if let Ok(mut local) = local.try_borrow_mut() {
@@ -368,4 +380,87 @@ mod imp {
     }
 
     pub(super) fn release_spare() {}
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::collections::HashSet;
+    use std::rc::Rc;
+
+    /// 120 bytes: a class no job cell of the other tests uses, so the
+    /// shared depot holds only this test's cells of it.
+    struct Big([u64; 15]);
+
+    fn address<T>(cell: &Recycled<T>) -> usize {
+        cell.0.as_ptr() as usize
+    }
+
+    #[test]
+    fn cells_freed_on_another_thread_come_back_through_the_depot() {
+        let class = class_of(Layout::new::<Big>()).expect("a kept class");
+        let depot_before = imp::depot_len(class);
+        let cells: Vec<Recycled<Big>> = (0..2 * BATCH)
+            .map(|_| Recycled::new(Big([0; 15])))
+            .collect();
+        let freed: HashSet<usize> = cells.iter().map(address).collect();
+        // The other thread keeps them, then passes them on as it exits.
+        std::thread::spawn(move || drop(cells))
+            .join()
+            .expect("the thread only drops");
+        assert_eq!(imp::depot_len(class), depot_before + 2);
+        // This thread takes one batch and hands out its cells.
+        let again: Vec<Recycled<Big>> = (0..BATCH).map(|_| Recycled::new(Big([1; 15]))).collect();
+        assert_eq!(imp::depot_len(class), depot_before + 1);
+        assert_eq!(imp::spare_len(class), 0);
+        assert!(again.iter().all(|cell| freed.contains(&address(cell))));
+        assert!(again.iter().all(|cell| (**cell).0 == [1; 15]));
+    }
+
+    #[test]
+    fn release_spare_gives_this_threads_cells_back() {
+        let class = class_of(Layout::new::<[u64; 13]>()).expect("a kept class");
+        drop(
+            (0..10)
+                .map(|_| Recycled::new([0u64; 13]))
+                .collect::<Vec<_>>(),
+        );
+        assert!(imp::spare_len(class) >= 10);
+        release_spare();
+        assert_eq!(imp::spare_len(class), 0);
+    }
+
+    struct Counted(Rc<Cell<usize>>);
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.set(self.0.get() + 1);
+        }
+    }
+
+    #[test]
+    fn a_value_is_dropped_once_or_given_back_whole() {
+        let drops = Rc::new(Cell::new(0));
+        drop(Recycled::new(Counted(drops.clone())));
+        assert_eq!(drops.get(), 1);
+        let value = Recycled::new(Counted(drops.clone())).into_inner();
+        assert_eq!(drops.get(), 1);
+        drop(value);
+        assert_eq!(drops.get(), 2);
+    }
+
+    #[repr(align(64))]
+    struct Aligned(u8);
+
+    #[test]
+    fn over_aligned_and_large_values_bypass_the_classes() {
+        assert_eq!(class_of(Layout::new::<Aligned>()), None);
+        assert_eq!(class_of(Layout::new::<[u8; 4096]>()), None);
+        let aligned = Recycled::new(Aligned(7));
+        assert_eq!(address(&aligned) % 64, 0);
+        assert_eq!((*aligned).0, 7);
+        let large = Recycled::new([3u8; 4096]);
+        assert_eq!(large[4095], 3);
+    }
 }
