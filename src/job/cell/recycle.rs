@@ -393,12 +393,23 @@ mod tests {
     /// shared depot holds only this test's cells of it.
     struct Big([u64; 15]);
 
+    /// Held by the tests that look at the depot or empty it, which the
+    /// test harness would otherwise run at the same time.
+    static DEPOT_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn depot_tests() -> std::sync::MutexGuard<'static, ()> {
+        DEPOT_TESTS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     fn address<T>(cell: &Recycled<T>) -> usize {
         cell.0.as_ptr() as usize
     }
 
     #[test]
     fn cells_freed_on_another_thread_come_back_through_the_depot() {
+        let _serial = depot_tests();
         let class = class_of(Layout::new::<Big>()).expect("a kept class");
         let depot_before = imp::depot_len(class);
         let cells: Vec<Recycled<Big>> = (0..2 * BATCH)
@@ -420,6 +431,7 @@ mod tests {
 
     #[test]
     fn release_spare_gives_this_threads_cells_back() {
+        let _serial = depot_tests();
         let class = class_of(Layout::new::<[u64; 13]>()).expect("a kept class");
         drop(
             (0..10)
