@@ -7,11 +7,12 @@ use super::actor::Reason;
 use super::letters::{DeadLetter, DeadReason, Fault};
 use super::mailbox::Mailbox;
 use super::metrics::{MailboxLaneMetrics, StageMetrics};
+use crate::sync::owned::OwnedCount;
 use crate::sync::{Condvar, Mutex, lock};
 use crate::util::call_quietly;
 use crossbeam_utils::CachePadded;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 /// A user callback (a sink).
 pub(crate) type Callback<T> = Arc<dyn Fn(T) + Send + Sync>;
@@ -46,10 +47,12 @@ impl<T> Sink<T> {
 }
 
 /// One count per instance, each on its own cache line and written only by
-/// its instance's thread, summed when read: a count that moves with every
-/// letter costs its instance no read-modify-write, and N instances do not
-/// pass one line between them.
-pub(crate) struct PerInstance(Box<[CachePadded<AtomicU64>]>);
+/// its instance's thread ([`OwnedCount`]), summed when read: a count that
+/// moves with every letter costs its instance no read-modify-write, and N
+/// instances do not pass one line between them. A reader after the stage
+/// ended is ordered after each instance's last add by the `life` lock its
+/// exit took; a reader before gets a figure of the moment.
+pub(crate) struct PerInstance(Box<[CachePadded<OwnedCount>]>);
 
 impl PerInstance {
     pub(crate) fn new(instances: usize) -> PerInstance {
@@ -57,20 +60,14 @@ impl PerInstance {
     }
 
     /// Adds one to instance `index`'s count. Only that instance's thread
-    /// calls this, so a load and a store suffice.
+    /// calls this.
     #[inline]
     pub(crate) fn add_one(&self, index: usize) {
-        if let Some(count) = self.0.get(index) {
-            // ORDERING: Relaxed: a figure of the metrics. A reader after the
-            // stage ended is ordered after the instance's last add by the
-            // `life` lock its exit took; a reader before gets a figure of
-            // the moment.
-            count.store(count.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-        }
+        self.0[index].add_one();
     }
 
     pub(crate) fn sum(&self) -> u64 {
-        self.0.iter().map(|c| c.load(Ordering::Relaxed)).sum()
+        self.0.iter().map(|c| c.get()).sum()
     }
 }
 

@@ -2,7 +2,7 @@
 //! run it between the hooks, record its outcome, and queue a retry again.
 
 use super::Shared;
-use super::tally::Tally;
+use super::tally::{self, Tally};
 use super::timer::{self, Entry};
 use crate::clock::now_ns;
 use crate::hooks::{DeadLetter, ExpiredJob, JobInfo, JobOutcome};
@@ -34,13 +34,10 @@ impl Observer for LaneObserver<'_> {
     fn record(&self, outcome: JobOutcome) {
         let c = &self.shared.lanes[self.lane].counters;
         let counter = match outcome {
-            JobOutcome::Completed => match self.tally {
-                Some(tally) => {
-                    tally.completed(self.lane);
-                    None
-                }
-                None => Some(&c.completed),
-            },
+            JobOutcome::Completed => {
+                tally::completed(self.tally, &self.shared.lanes, self.lane);
+                None
+            }
             JobOutcome::Panicked => Some(&c.panicked),
             JobOutcome::Retrying => Some(&c.retried),
             JobOutcome::DeadLettered => Some(&c.dead_lettered),
@@ -112,12 +109,7 @@ impl Shared {
             if chosen.ages() {
                 chosen.new_head(now_ns());
             }
-            match tally {
-                Some(tally) => tally.dispatched(lane),
-                None => {
-                    chosen.counters.dispatched.fetch_add(1, Ordering::Relaxed);
-                }
-            }
+            tally::dispatched(tally, lanes, lane);
             return Some((lane, task));
         }
     }

@@ -11,6 +11,7 @@
 //!
 //! [loom]: https://docs.rs/loom
 
+pub(crate) mod owned;
 pub(crate) mod queue;
 
 use std::time::{Duration, Instant};
