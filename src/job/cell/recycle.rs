@@ -389,9 +389,18 @@ mod tests {
     use std::collections::HashSet;
     use std::rc::Rc;
 
-    /// 120 bytes: a class no job cell of the other tests uses, so the
-    /// shared depot holds only this test's cells of it.
-    struct Big([u64; 15]);
+    /// 16 bytes: smaller than any job cell (a cell holds its state word and
+    /// an `Option<Waker>` at least, see `a_job_cell_is_larger_than_the_test_class`),
+    /// so the shared depot holds only this test's cells of its class,
+    /// whatever the other tests run at the same time.
+    struct Small([u64; 2]);
+
+    #[test]
+    fn a_job_cell_is_larger_than_the_test_class() {
+        let least =
+            size_of::<std::sync::atomic::AtomicUsize>() + size_of::<Option<std::task::Waker>>();
+        assert!(least > size_of::<Small>());
+    }
 
     /// Held by the tests that look at the depot or empty it, which the
     /// test harness would otherwise run at the same time.
@@ -410,10 +419,10 @@ mod tests {
     #[test]
     fn cells_freed_on_another_thread_come_back_through_the_depot() {
         let _serial = depot_tests();
-        let class = class_of(Layout::new::<Big>()).expect("a kept class");
+        let class = class_of(Layout::new::<Small>()).expect("a kept class");
         let depot_before = imp::depot_len(class);
-        let cells: Vec<Recycled<Big>> = (0..2 * BATCH)
-            .map(|_| Recycled::new(Big([0; 15])))
+        let cells: Vec<Recycled<Small>> = (0..2 * BATCH)
+            .map(|_| Recycled::new(Small([0; 2])))
             .collect();
         let freed: HashSet<usize> = cells.iter().map(address).collect();
         // The other thread keeps them, then passes them on as it exits.
@@ -422,11 +431,12 @@ mod tests {
             .expect("the thread only drops");
         assert_eq!(imp::depot_len(class), depot_before + 2);
         // This thread takes one batch and hands out its cells.
-        let again: Vec<Recycled<Big>> = (0..BATCH).map(|_| Recycled::new(Big([1; 15]))).collect();
+        let again: Vec<Recycled<Small>> =
+            (0..BATCH).map(|_| Recycled::new(Small([1; 2]))).collect();
         assert_eq!(imp::depot_len(class), depot_before + 1);
         assert_eq!(imp::spare_len(class), 0);
         assert!(again.iter().all(|cell| freed.contains(&address(cell))));
-        assert!(again.iter().all(|cell| (**cell).0 == [1; 15]));
+        assert!(again.iter().all(|cell| (**cell).0 == [1; 2]));
     }
 
     #[test]
