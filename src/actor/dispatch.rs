@@ -90,13 +90,13 @@ impl<M> Mailbox<M> {
                 Some((at, Entry::Stop)) => {
                     self.let_go(take.phase, &mut finished);
                     self.close_door();
-                    self.sweep(Some(at), DeadReason::Stopped, dead);
+                    self.sweep(&mut take, Some(at), DeadReason::Stopped, dead);
                     self.set_phase(&mut take, Phase::Stopping(at));
                 }
                 Some((_, Entry::Kill)) => {
                     self.let_go(take.phase, &mut finished);
                     self.close_door();
-                    self.sweep(None, DeadReason::Killed, dead);
+                    self.sweep(&mut take, None, DeadReason::Killed, dead);
                     self.set_phase(&mut take, Phase::Closed(Reason::Killed));
                     return Next::Closed(Reason::Killed);
                 }
@@ -162,7 +162,8 @@ impl<M> Mailbox<M> {
                 take.order.len(),
                 |i| lane(i).is_some_and(|l| allowed(l) && l.has_entries()),
                 |i| match lane(i) {
-                    Some(l) if allowed(l) => match l.pop() {
+                    // SAFETY: the take lock is held (`take`).
+                    Some(l) if allowed(l) => match unsafe { l.pop() } {
                         Some(e) => {
                             got = Some((l.priority, e));
                             true
@@ -177,7 +178,8 @@ impl<M> Mailbox<M> {
         for &slot in &take.order {
             if let Some(l) = self.slots.get(slot).and_then(OnceLock::get)
                 && allowed(l)
-                && let Some(e) = l.pop()
+                // SAFETY: the take lock is held (`take`).
+                && let Some(e) = unsafe { l.pop() }
             {
                 return Some((l.priority, e));
             }
@@ -187,7 +189,14 @@ impl<M> Mailbox<M> {
 
     /// Empties the lanes at or below `at` (all with `None`), highest first
     /// and FIFO within a lane, into `dead`. Control entries are dropped.
-    fn sweep(&self, at: Option<Priority>, reason: DeadReason, dead: &mut Vec<DeadLetter<M>>) {
+    /// `_take`: the take lock is held (lanes have one reader at a time).
+    fn sweep(
+        &self,
+        _take: &mut Take,
+        at: Option<Priority>,
+        reason: DeadReason,
+        dead: &mut Vec<DeadLetter<M>>,
+    ) {
         // Every live lane, also one created since the last pick.
         let mut lanes: Vec<&Lane<M>> = self.lanes().collect();
         lanes.sort_by_key(|l| std::cmp::Reverse(l.priority));
@@ -195,15 +204,18 @@ impl<M> Mailbox<M> {
             if at.is_some_and(|p| lane.priority > p) {
                 continue;
             }
-            lane.sweep_into(|entry| {
-                if let Entry::Letter(l) = entry {
-                    dead.push(DeadLetter {
-                        message: l.msg,
-                        priority: l.priority,
-                        reason,
-                    });
-                }
-            });
+            // SAFETY: the take lock is held (`_take`).
+            unsafe {
+                lane.sweep_into(|entry| {
+                    if let Entry::Letter(l) = entry {
+                        dead.push(DeadLetter {
+                            message: l.msg,
+                            priority: l.priority,
+                            reason,
+                        });
+                    }
+                });
+            }
         }
     }
 
@@ -255,7 +267,7 @@ impl<M> Mailbox<M> {
             return false;
         }
         self.close_door();
-        self.sweep(None, DeadReason::Idle, dead);
+        self.sweep(&mut take, None, DeadReason::Idle, dead);
         self.set_phase(&mut take, Phase::Closed(Reason::Idle));
         true
     }
@@ -264,8 +276,8 @@ impl<M> Mailbox<M> {
     /// back while a `kill` or `stop` was dispatched) becomes a dead letter,
     /// so nothing accepted is ever stranded.
     pub(crate) fn sweep_rest(&self, reason: DeadReason, dead: &mut Vec<DeadLetter<M>>) {
-        let _take = lock(&self.take);
-        self.sweep(None, reason, dead);
+        let mut take = lock(&self.take);
+        self.sweep(&mut take, None, reason, dead);
     }
 
     /// Ends the stage at once: no instance survived `init` (rule 13).
@@ -275,7 +287,7 @@ impl<M> Mailbox<M> {
             return;
         }
         self.close_door();
-        self.sweep(None, DeadReason::FailedInit, dead);
+        self.sweep(&mut take, None, DeadReason::FailedInit, dead);
         self.set_phase(&mut take, Phase::Closed(Reason::FailedInit));
     }
 }

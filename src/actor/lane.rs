@@ -20,14 +20,36 @@
 //!   them read, on their own line: it is never above `taken` (which only
 //!   grows), so `opened - taken_seen` is never below the length, and a
 //!   sender reads the instances' line only when that view says full.
+//!
+//! Where the entries are kept:
+//!
+//! - A bounded lane of up to [`RING_MAX`] entries keeps them in a ring
+//!   addressed by the slot count (`sync/ring.rs`): the sender's slot *is*
+//!   its ticket, the `opened` it counted, and the instance holding the take
+//!   lock reads ticket `taken` next. A letter costs the sender the one
+//!   compare-exchange of `opened` and a store; the queue adds no
+//!   read-modify-write of its own on either side and allocates nothing.
+//!   Entries pushed past the capacity (control entries, send-backs) go to
+//!   a side list with their tickets, and the reader takes ticket `taken`
+//!   from there when the ring does not have it. Every slot is taken with a
+//!   compare-exchange that never takes it back, so no ticket is lost or
+//!   handed out twice.
+//! - Unbounded lanes and larger bounded ones keep a segmented queue that
+//!   grows as needed; there a refused sender takes its increment back.
 
 use super::config::LaneSpec;
 use super::mailbox::Letter;
 use super::signal::Signal;
 use crate::priority::{Capacity, Priority};
+use crate::sync::ring::Ring;
+use crate::sync::{Mutex, lock};
 use crossbeam_queue::SegQueue;
 use crossbeam_utils::{Backoff, CachePadded};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// Bounded lanes of up to this many entries keep them in a ring allocated
+/// with the lane (module docs); larger ones grow as they fill.
+pub(crate) const RING_MAX: usize = 1 << 16;
 
 /// Set in a lane's `opened` once the stage accepts no new message.
 pub(crate) const CLOSED: usize = 1 << (usize::BITS - 1);
@@ -47,6 +69,52 @@ pub(crate) enum Entry<M> {
     Kill,
 }
 
+/// A slot taken in a lane: its ticket, and whether it was taken past the
+/// capacity. Handed back to [`Lane::push`].
+#[derive(Clone, Copy)]
+pub(crate) struct Ticket {
+    n: usize,
+    forced: bool,
+}
+
+/// Where a lane keeps its entries (module docs).
+enum Store<M> {
+    Ring { ring: Ring<Entry<M>>, past: Past<M> },
+    Queue(SegQueue<Entry<M>>),
+}
+
+/// A ring lane's entries pushed past the capacity, with their tickets, in
+/// any order. Rare: control entries and send-backs.
+struct Past<M> {
+    count: AtomicUsize,
+    entries: Mutex<Vec<(usize, Entry<M>)>>,
+}
+
+impl<M> Past<M> {
+    fn put(&self, ticket: usize, entry: Entry<M>) {
+        lock(&self.entries).push((ticket, entry));
+        // ORDERING: Release, so the reader that sees the count finds the
+        // entry (it takes the lock anyway; this keeps the peek honest).
+        self.count.fetch_add(1, Ordering::Release);
+    }
+
+    fn holds(&self, ticket: usize) -> bool {
+        self.count.load(Ordering::Acquire) != 0
+            && lock(&self.entries).iter().any(|(t, _)| *t == ticket)
+    }
+
+    fn take(&self, ticket: usize) -> Option<Entry<M>> {
+        if self.count.load(Ordering::Acquire) == 0 {
+            return None;
+        }
+        let mut entries = lock(&self.entries);
+        let at = entries.iter().position(|(t, _)| *t == ticket)?;
+        let (_, entry) = entries.swap_remove(at);
+        self.count.fetch_sub(1, Ordering::Relaxed);
+        Some(entry)
+    }
+}
+
 /// The senders' line.
 #[derive(Default)]
 struct Opened {
@@ -60,7 +128,7 @@ pub(crate) struct Lane<M> {
     pub(crate) priority: Priority,
     pub(crate) weight: u32,
     pub(crate) capacity: Capacity,
-    pub(crate) queue: SegQueue<Entry<M>>,
+    store: Store<M>,
     /// Written by senders only (module docs).
     opened: CachePadded<Opened>,
     /// Entries popped (dispatched or swept). Written under the take lock
@@ -77,7 +145,16 @@ impl<M> Lane<M> {
             priority: spec.priority,
             weight: spec.weight,
             capacity: spec.capacity,
-            queue: SegQueue::new(),
+            store: match spec.capacity {
+                Capacity::Bounded(cap) if cap <= RING_MAX => Store::Ring {
+                    ring: Ring::new(cap),
+                    past: Past {
+                        count: AtomicUsize::new(0),
+                        entries: Mutex::new(Vec::new()),
+                    },
+                },
+                _ => Store::Queue(SegQueue::new()),
+            },
             opened: CachePadded::new(Opened::default()),
             taken: CachePadded::new(AtomicUsize::new(0)),
             forced: AtomicU64::new(0),
@@ -87,16 +164,21 @@ impl<M> Lane<M> {
 
     /// Takes a slot: refused if the lane is closed or (bounded) full.
     #[inline]
-    pub(crate) fn try_reserve(&self) -> Result<(), NoSlot> {
+    pub(crate) fn try_reserve(&self) -> Result<Ticket, NoSlot> {
         let Capacity::Bounded(cap) = self.capacity else {
             // ORDERING: SeqCst: the idle instances' check and the closing
             // sweep read `opened` (signal.rs, module docs).
             let before = self.opened.count.fetch_add(1, Ordering::SeqCst);
             if before & CLOSED != 0 {
+                // An unbounded lane's tickets address nothing: giving the
+                // increment back loses no slot.
                 self.opened.count.fetch_sub(1, Ordering::SeqCst);
                 return Err(NoSlot::Closed);
             }
-            return Ok(());
+            return Ok(Ticket {
+                n: before & COUNT,
+                forced: false,
+            });
         };
         // ORDERING: SeqCst, so that a sender waiting for space, which arms
         // `space` before it calls this, sees a `close` or a pop whose
@@ -125,23 +207,52 @@ impl<M> Lane<M> {
                 Ordering::SeqCst,
                 Ordering::SeqCst,
             ) {
-                Ok(_) => return Ok(()),
+                Ok(_) => {
+                    return Ok(Ticket {
+                        n: cur & COUNT,
+                        forced: false,
+                    });
+                }
                 Err(actual) => cur = actual,
             }
         }
     }
 
     /// Takes a slot whatever the capacity (control entries, send-backs);
-    /// past a closed door only if `past_closed`.
-    pub(crate) fn force_reserve(&self, past_closed: bool) -> bool {
+    /// past a closed door only if `past_closed`. A compare-exchange, so a
+    /// refusal takes no ticket (module docs).
+    pub(crate) fn force_reserve(&self, past_closed: bool) -> Option<Ticket> {
         // ORDERING: SeqCst, as in `try_reserve`.
-        let before = self.opened.count.fetch_add(1, Ordering::SeqCst);
-        if before & CLOSED != 0 && !past_closed {
-            self.opened.count.fetch_sub(1, Ordering::SeqCst);
-            return false;
+        let mut cur = self.opened.count.load(Ordering::SeqCst);
+        loop {
+            if cur & CLOSED != 0 && !past_closed {
+                return None;
+            }
+            match self.opened.count.compare_exchange_weak(
+                cur,
+                cur + 1,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => break,
+                Err(actual) => cur = actual,
+            }
         }
         self.forced.fetch_add(1, Ordering::Relaxed);
-        true
+        Some(Ticket {
+            n: cur & COUNT,
+            forced: true,
+        })
+    }
+
+    /// Puts an entry in the slot `ticket` took.
+    #[inline]
+    pub(crate) fn push(&self, ticket: Ticket, entry: Entry<M>) {
+        match &self.store {
+            Store::Ring { past, .. } if ticket.forced => past.put(ticket.n, entry),
+            Store::Ring { ring, .. } => ring.write(ticket.n, entry),
+            Store::Queue(queue) => queue.push(entry),
+        }
     }
 
     /// Closes the lane to senders; wakes those blocked on it (refused).
@@ -150,12 +261,32 @@ impl<M> Lane<M> {
         self.space.notify_all();
     }
 
-    /// Pops the head entry. Only under the take lock, so `taken` has one
-    /// writer.
+    /// Pops the head entry.
+    ///
+    /// # Safety
+    ///
+    /// The caller holds its mailbox's take lock (the `&mut Take` that
+    /// `pick` and `sweep` in `dispatch.rs` are given): a ring lane has one
+    /// reader at a time, and `taken`, which only the reader writes, is the
+    /// first ticket not yet read.
     #[inline]
-    pub(crate) fn pop(&self) -> Option<Entry<M>> {
-        let entry = self.queue.pop()?;
+    pub(crate) unsafe fn pop(&self) -> Option<Entry<M>> {
         let n = self.taken.load(Ordering::Relaxed);
+        let entry = match &self.store {
+            // SAFETY: the caller's (above): one reader, and ticket `n` is
+            // the next; a ticket found on the side list was never written
+            // to the ring.
+            Store::Ring { ring, past } => match unsafe { ring.read(n) } {
+                Some(entry) => entry,
+                None => {
+                    let entry = past.take(n)?;
+                    // SAFETY: as above.
+                    unsafe { ring.skip(n) };
+                    entry
+                }
+            },
+            Store::Queue(queue) => queue.pop()?,
+        };
         if self.capacity == Capacity::Unbounded {
             // ORDERING: Release: a reader that sees this count (Acquire or
             // stronger) then sees the slot of the entry popped in `opened`,
@@ -179,10 +310,17 @@ impl<M> Lane<M> {
         (self.opened.count.load(Ordering::SeqCst) & COUNT).saturating_sub(taken)
     }
 
-    /// Is an entry queued (a peek at the queue itself)?
+    /// Is an entry queued, ready to pop (a peek at the store itself)?
+    /// Under the take lock, as `pop`.
     #[inline]
     pub(crate) fn has_entries(&self) -> bool {
-        !self.queue.is_empty()
+        match &self.store {
+            Store::Ring { ring, past } => {
+                let n = self.taken.load(Ordering::Relaxed);
+                ring.is_written(n) || past.holds(n)
+            }
+            Store::Queue(queue) => !queue.is_empty(),
+        }
     }
 
     /// Is an entry queued or about to be (a slot is reserved)? What an
@@ -208,10 +346,15 @@ impl<M> Lane<M> {
 
     /// Pops every entry at the moment the counts say is there, waiting for
     /// pushes still under way.
-    pub(crate) fn sweep_into(&self, mut each: impl FnMut(Entry<M>)) {
+    ///
+    /// # Safety
+    ///
+    /// As for [`Lane::pop`].
+    pub(crate) unsafe fn sweep_into(&self, mut each: impl FnMut(Entry<M>)) {
         let backoff = Backoff::new();
         while self.length() != 0 {
-            match self.pop() {
+            // SAFETY: the caller's.
+            match unsafe { self.pop() } {
                 Some(entry) => {
                     each(entry);
                     backoff.reset();
@@ -240,37 +383,59 @@ mod tests {
         })
     }
 
-    fn push(lane: &Lane<u32>, msg: u32) {
-        lane.queue.push(Entry::Letter(Letter {
+    fn letter(msg: u32) -> Entry<u32> {
+        Entry::Letter(Letter {
             msg,
             priority: Priority::MEDIUM,
             sent_back: 0,
             ttl: None,
-        }));
+        })
+    }
+
+    fn push(lane: &Lane<u32>, ticket: Ticket, msg: u32) {
+        lane.push(ticket, letter(msg));
     }
 
     fn popped(lane: &Lane<u32>) -> Option<u32> {
-        match lane.pop()? {
+        // SAFETY: the test's thread is the lane's only reader.
+        match unsafe { lane.pop() }? {
             Entry::Letter(l) => Some(l.msg),
             Entry::Stop | Entry::Kill => None,
         }
+    }
+
+    fn reserve(lane: &Lane<u32>) -> Result<Ticket, NoSlot> {
+        lane.try_reserve()
+    }
+
+    fn swept(lane: &Lane<u32>) -> Vec<u32> {
+        let mut swept = Vec::new();
+        // SAFETY: the test's thread is the lane's only reader.
+        unsafe {
+            lane.sweep_into(|e| {
+                if let Entry::Letter(l) = e {
+                    swept.push(l.msg);
+                }
+            });
+        }
+        swept
     }
 
     #[test]
     fn a_bounded_lane_refuses_past_capacity_until_a_pop_frees_a_slot() {
         let lane = lane(Capacity::Bounded(2));
         for n in 0..2 {
-            assert!(lane.try_reserve().is_ok());
-            push(&lane, n);
+            let t = reserve(&lane).ok().expect("room");
+            push(&lane, t, n);
         }
         // The senders' view of `taken` is stale (0): it says full, the
         // re-read of `taken` agrees.
-        assert!(lane.try_reserve() == Err(NoSlot::Full));
+        assert!(matches!(reserve(&lane), Err(NoSlot::Full)));
         assert_eq!(popped(&lane), Some(0));
         // The view says full again; the re-read finds the freed slot.
-        assert!(lane.try_reserve().is_ok());
-        push(&lane, 2);
-        assert!(lane.try_reserve() == Err(NoSlot::Full));
+        let t = reserve(&lane).ok().expect("a slot was freed");
+        push(&lane, t, 2);
+        assert!(matches!(reserve(&lane), Err(NoSlot::Full)));
         assert_eq!(
             (lane.queued(), lane.dispatched(), lane.accepted()),
             (2, 1, 3)
@@ -278,26 +443,52 @@ mod tests {
     }
 
     #[test]
+    fn entries_past_the_capacity_keep_their_turn_in_a_ring_lane() {
+        // A ring of 4: tickets 0 to 3, two of them forced.
+        let lane = lane(Capacity::Bounded(4));
+        let a = reserve(&lane).ok().expect("room");
+        let forced = lane.force_reserve(false).expect("open");
+        let b = reserve(&lane).ok().expect("room");
+        let late = lane.force_reserve(false).expect("open");
+        // Pushed out of order: the ticket order is what comes out.
+        push(&lane, late, 4);
+        push(&lane, b, 3);
+        push(&lane, forced, 2);
+        assert!(!lane.has_entries());
+        push(&lane, a, 1);
+        assert!(lane.has_entries());
+        assert_eq!(popped(&lane), Some(1));
+        assert_eq!(popped(&lane), Some(2));
+        // Ticket 4 reuses ticket 0's slot, ticket 5 the forced ticket 1's,
+        // which the reader passed over.
+        for msg in [5, 6] {
+            let t = reserve(&lane).ok().expect("room again");
+            push(&lane, t, msg);
+        }
+        assert!(matches!(reserve(&lane), Err(NoSlot::Full)));
+        assert_eq!(swept(&lane), vec![3, 4, 5, 6]);
+        // Forced entries are not new acceptances.
+        assert_eq!((lane.dispatched(), lane.accepted()), (6, 4));
+    }
+
+    #[test]
     fn a_closed_lane_refuses_senders_but_not_send_backs_and_sweeps_to_empty() {
-        let lane = lane(Capacity::Unbounded);
-        assert!(lane.try_reserve().is_ok());
-        push(&lane, 0);
-        lane.close();
-        assert!(lane.try_reserve() == Err(NoSlot::Closed));
-        assert!(!lane.force_reserve(false));
-        // A refused sender took its increment back: the length is exact.
-        assert_eq!(lane.queued(), 1);
-        assert!(lane.force_reserve(true));
-        push(&lane, 1);
-        let mut swept = Vec::new();
-        lane.sweep_into(|e| {
-            if let Entry::Letter(l) = e {
-                swept.push(l.msg);
-            }
-        });
-        assert_eq!(swept, vec![0, 1]);
-        assert!(!lane.has_reserved());
-        // The send-back is not a new acceptance.
-        assert_eq!((lane.dispatched(), lane.accepted()), (2, 1));
+        for capacity in [Capacity::Unbounded, Capacity::Bounded(4)] {
+            let lane = lane(capacity);
+            let t = reserve(&lane).ok().expect("open");
+            push(&lane, t, 0);
+            lane.close();
+            assert!(matches!(reserve(&lane), Err(NoSlot::Closed)));
+            assert!(lane.force_reserve(false).is_none());
+            // A refused sender took no slot, or gave its increment back:
+            // the length is exact.
+            assert_eq!(lane.queued(), 1);
+            let t = lane.force_reserve(true).expect("send-backs pass");
+            push(&lane, t, 1);
+            assert_eq!(swept(&lane), vec![0, 1]);
+            assert!(!lane.has_reserved());
+            // The send-back is not a new acceptance.
+            assert_eq!((lane.dispatched(), lane.accepted()), (2, 1));
+        }
     }
 }

@@ -19,7 +19,7 @@
 use super::config::{LaneSpec, MAX_LANES, MailboxConfig, Unlisted};
 use super::dispatch::{Phase, Take};
 use super::error::SendError;
-use super::lane::{Entry, Lane, NoSlot};
+use super::lane::{Entry, Lane, NoSlot, Ticket};
 use super::priority::PriorityGenerator;
 use super::signal::Signal;
 use crate::lane::picker::{Picker, Schedule};
@@ -212,11 +212,11 @@ impl<M> Mailbox<M> {
                 message: msg,
             }));
         };
-        match lane.try_reserve() {
-            Ok(()) => {}
+        let ticket = match lane.try_reserve() {
+            Ok(ticket) => ticket,
             Err(NoSlot::Closed) => return Err(self.refuse_stopped(msg)),
             Err(NoSlot::Full) => match self.reserve_slow(lane, wait) {
-                Ok(()) => {}
+                Ok(ticket) => ticket,
                 Err(NoSlot::Closed) => return Err(self.refuse_stopped(msg)),
                 Err(NoSlot::Full) => {
                     return Err(self.refuse(SendError::Full {
@@ -226,20 +226,23 @@ impl<M> Mailbox<M> {
                     }));
                 }
             },
-        }
-        lane.queue.push(Entry::Letter(Letter {
-            msg,
-            priority,
-            sent_back: 0,
-            ttl: None,
-        }));
+        };
+        lane.push(
+            ticket,
+            Entry::Letter(Letter {
+                msg,
+                priority,
+                sent_back: 0,
+                ttl: None,
+            }),
+        );
         self.ready.notify_one();
         Ok(())
     }
 
     /// A full bounded lane: wait for a slot as `wait` allows.
     #[cold]
-    fn reserve_slow(&self, lane: &Lane<M>, wait: Wait) -> Result<(), NoSlot> {
+    fn reserve_slow(&self, lane: &Lane<M>, wait: Wait) -> Result<Ticket, NoSlot> {
         let deadline = match wait {
             Wait::No => return Err(NoSlot::Full),
             Wait::Forever => None,
@@ -255,7 +258,7 @@ impl<M> Mailbox<M> {
         let mut outcome = Err(NoSlot::Full);
         lane.space.wait(deadline, || {
             outcome = lane.try_reserve();
-            outcome != Err(NoSlot::Full)
+            !matches!(outcome, Err(NoSlot::Full))
         });
         outcome
     }
@@ -278,11 +281,10 @@ impl<M> Mailbox<M> {
         let Some(lane) = self.lane_for_internal(priority) else {
             return false;
         };
-        if !lane.force_reserve(false) {
+        let Some(ticket) = lane.force_reserve(false) else {
             return false;
-        }
-        lane.queue
-            .push(if kill { Entry::Kill } else { Entry::Stop });
+        };
+        lane.push(ticket, if kill { Entry::Kill } else { Entry::Stop });
         self.ready.notify_one();
         true
     }
@@ -292,8 +294,9 @@ impl<M> Mailbox<M> {
     /// instance while the letter counts as in flight.
     pub(crate) fn send_back(&self, letter: Letter<M>) {
         if let Some(lane) = self.lane_for_internal(letter.priority) {
-            lane.force_reserve(true);
-            lane.queue.push(Entry::Letter(letter));
+            if let Some(ticket) = lane.force_reserve(true) {
+                lane.push(ticket, Entry::Letter(letter));
+            }
             self.counters.sent_back.fetch_add(1, Ordering::Relaxed);
             self.ready.notify_one();
         }

@@ -13,6 +13,8 @@
 
 pub(crate) mod owned;
 pub(crate) mod queue;
+#[cfg(any(feature = "actor", loom))]
+pub(crate) mod ring;
 
 use std::time::{Duration, Instant};
 
