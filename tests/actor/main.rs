@@ -22,6 +22,7 @@ mod kill_overtakes_stop;
 mod panics;
 mod pipeline_drain;
 mod priorities;
+mod ring_lanes;
 mod strategies;
 mod strict_order;
 mod weighted_order;
