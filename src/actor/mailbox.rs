@@ -250,6 +250,11 @@ impl<M> Mailbox<M> {
         };
         let backoff = Backoff::new();
         while !backoff.is_completed() {
+            // A run of free slots, not the first one (`lane.rs`).
+            if !lane.has_room_for_a_run() {
+                backoff.snooze();
+                continue;
+            }
             match lane.try_reserve() {
                 Err(NoSlot::Full) => backoff.snooze(),
                 outcome => return outcome,
