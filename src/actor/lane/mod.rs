@@ -168,23 +168,15 @@ impl<M> Lane<M> {
     /// refusal takes no ticket (module docs).
     pub(crate) fn force_reserve(&self, past_closed: bool) -> Option<Ticket> {
         // ORDERING: SeqCst, as in `try_reserve`.
-        let mut cur = self.opened.count.load(Ordering::SeqCst);
-        loop {
-            if cur & CLOSED != 0 && !past_closed {
-                return None;
-            }
-            match self.opened.count.compare_exchange_weak(
-                cur,
-                cur + 1,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            ) {
-                Ok(_) => break,
-                Err(actual) => cur = actual,
-            }
-        }
+        let before = self
+            .opened
+            .count
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |cur| {
+                (cur & CLOSED == 0 || past_closed).then_some(cur + 1)
+            })
+            .ok()?;
         self.forced.fetch_add(1, Ordering::Relaxed);
-        Some(Ticket::new(cur & COUNT, true))
+        Some(Ticket::new(before & COUNT, true))
     }
 
     /// Puts an entry in the slot `ticket` took.
