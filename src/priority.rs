@@ -107,6 +107,20 @@ impl Capacity {
             Capacity::Unbounded => None,
         }
     }
+
+    /// With `used` slots taken, is a *run* of slots free: a quarter of the
+    /// capacity, at least one? What a sender that found a bounded lane full
+    /// waits for while it spins, before it sleeps (the executor's lanes and
+    /// the mailboxes' alike). Resuming at the first free slot makes the
+    /// sender and the consumer take turns job by job, each turn a full lane
+    /// and a wait, the lane's cache lines moving between the cores every
+    /// time; waiting for a run lets the sender fill it in one go.
+    pub(crate) fn has_room_for_a_run(self, used: usize) -> bool {
+        match self {
+            Capacity::Bounded(cap) => used.saturating_add((cap / 4).max(1)) <= cap,
+            Capacity::Unbounded => true,
+        }
+    }
 }
 
 impl fmt::Display for Capacity {
@@ -115,5 +129,26 @@ impl fmt::Display for Capacity {
             Capacity::Bounded(n) => write!(f, "{n}"),
             Capacity::Unbounded => f.write_str("unbounded"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Capacity;
+
+    #[test]
+    fn a_run_is_a_quarter_of_the_capacity_and_at_least_one_slot() {
+        let room = |cap: usize, used: usize| Capacity::Bounded(cap).has_room_for_a_run(used);
+        // 1024: a run is 256 slots.
+        assert!(room(1024, 768));
+        assert!(!room(1024, 769));
+        // 3: a run is one slot, as for 1.
+        assert!(room(3, 2));
+        assert!(!room(3, 3));
+        assert!(room(1, 0));
+        assert!(!room(1, 1));
+        // Never an overflow, and an unbounded lane always has room.
+        assert!(!room(8, usize::MAX));
+        assert!(Capacity::Unbounded.has_room_for_a_run(usize::MAX));
     }
 }

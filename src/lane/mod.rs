@@ -27,9 +27,11 @@
 //!   the difference is never negative, and it is at least the ready count
 //!   of any moment between the two loads (never a job too few).
 //! - `occupied` (bounded lanes only) counts slots in use: a producer
-//!   reserves one before it pushes, a worker frees it after its pop. Blocked
-//!   producers wait on `space`; a worker takes that lock only when
-//!   `space_waiters` says someone waits.
+//!   reserves one before it pushes, a worker frees it after its pop. A
+//!   producer that finds the lane full spins a moment for a *run* of free
+//!   slots (a quarter of the capacity) before it sleeps; blocked producers
+//!   wait on `space`; a worker takes that lock only when `space_waiters`
+//!   says someone waits.
 
 pub(crate) mod config;
 pub(crate) mod picker;
@@ -172,6 +174,40 @@ impl Lane {
                 Err(actual) => cur = actual,
             }
         }
+    }
+
+    /// Before [`reserve_blocking`](Lane::reserve_blocking) sleeps: spins a
+    /// moment for a run of free slots ([`Capacity::has_room_for_a_run`]),
+    /// and takes one then. `None`: the spin ended with the lane still
+    /// full. Not under loom, whose models check the sleep protocol (the
+    /// spin only calls `try_reserve`, as a producer's first attempt does).
+    #[cold]
+    pub(crate) fn reserve_spinning(
+        &self,
+        deadline: Option<Instant>,
+        closed: impl Fn() -> bool,
+    ) -> Option<Result<(), NoSlot>> {
+        if cfg!(loom) {
+            return None;
+        }
+        let backoff = crossbeam_utils::Backoff::new();
+        while !backoff.is_completed() {
+            if closed() {
+                return Some(Err(NoSlot::Closed));
+            }
+            if self
+                .capacity
+                .has_room_for_a_run(self.occupied.load(Ordering::Relaxed))
+                && self.try_reserve()
+            {
+                return Some(Ok(()));
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Some(Err(NoSlot::Full));
+            }
+            backoff.snooze();
+        }
+        None
     }
 
     /// Takes a slot, waiting while the lane is full until `deadline` (or for

@@ -201,6 +201,9 @@ impl Shared {
         if self.is_own_worker() {
             return self.reserve_helping(lane, deadline);
         }
+        if let Some(outcome) = lane.reserve_spinning(deadline, || self.is_closed()) {
+            return outcome;
+        }
         lane.reserve_blocking(deadline, || self.is_closed())
     }
 

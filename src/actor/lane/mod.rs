@@ -188,11 +188,8 @@ impl<M> Lane<M> {
     /// Is a run of slots free (module docs), or the lane closed? What a
     /// sender that found the lane full waits for while it spins.
     pub(crate) fn has_room_for_a_run(&self) -> bool {
-        let Capacity::Bounded(cap) = self.capacity else {
-            return true;
-        };
-        let run = (cap / 4).max(1);
-        self.opened.count.load(Ordering::Relaxed) & CLOSED != 0 || self.length() + run <= cap
+        self.opened.count.load(Ordering::Relaxed) & CLOSED != 0
+            || self.capacity.has_room_for_a_run(self.length())
     }
 
     /// Closes the lane to senders; wakes those blocked on it (refused).
