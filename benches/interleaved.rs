@@ -16,7 +16,9 @@ mod pools;
 
 use std::time::Duration;
 
-use pools::{Latch, Pool, Spec, Workload, flood_once, median, thread_counts, throughput_specs};
+use pools::{
+    Latch, Pool, Spec, Workload, flood_once, median, paired, thread_counts, throughput_specs,
+};
 
 const ROUNDS: usize = 41;
 
@@ -134,13 +136,4 @@ fn main() {
             }
         }
     }
-}
-
-/// The median and the 10th and 90th percentiles of `a[r] / b[r]` over the
-/// rounds `r`.
-fn paired(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
-    let mut ratios: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
-    ratios.sort_by(f64::total_cmp);
-    let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
-    (at(0.5), at(0.1), at(0.9))
 }

@@ -216,6 +216,15 @@ pub fn median<T: PartialOrd + Copy>(xs: &mut [T]) -> T {
     xs[xs.len() / 2]
 }
 
+/// The median and the 10th and 90th percentiles of `a[r] / b[r]` over the
+/// rounds `r`.
+pub fn paired(a: &[f64], b: &[f64]) -> (f64, f64, f64) {
+    let mut ratios: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
+    ratios.sort_by(f64::total_cmp);
+    let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.1), at(0.9))
+}
+
 /// Every pool of the throughput comparison, with the lane mix its producer
 /// sends.
 pub fn throughput_specs() -> Vec<Spec> {
