@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-const JOBS: usize = 200_000;
+const JOBS: usize = 500_000;
 const CAPACITY: usize = 1024;
 const ROUNDS: usize = 21;
 const LANE: Priority = Priority(1);
