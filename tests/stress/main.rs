@@ -18,6 +18,9 @@
 mod common;
 mod support;
 
+#[cfg(all(feature = "actor", not(loom)))]
+mod actors;
+
 use common::quiet_panics;
 use priority_executor::{Capacity, EnqueueError, Executor, JobError, JobHandle, Priority};
 use std::cell::Cell;
