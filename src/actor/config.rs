@@ -60,6 +60,12 @@ pub(crate) struct LaneSpec {
 /// | `priority.poison-pill` | [`stop_priority`](MailboxConfig::stop_priority) |
 /// | `priority.kill-pill` | [`kill_priority`](MailboxConfig::kill_priority) |
 ///
+/// A bounded lane of up to 65 536 entries allocates its slots when the
+/// lane is made (declared lanes with the stage, others on first use):
+/// its capacity, rounded up to a power of two, times the size of a queued
+/// message plus 24 bytes or so. Larger bounded lanes, and unbounded ones,
+/// grow as they fill.
+///
 /// # Examples
 ///
 /// ```

@@ -11,7 +11,7 @@
 //!   of it. Performing happens outside the lock.
 //! - Closing the door sets the top bit of every lane's `opened`. A letter
 //!   is accepted if its slot was taken before that; the lane's length
-//!   (`opened - taken`, see `lane.rs`) counts it from then until it is
+//!   (`opened - taken`, see `lane/`) counts it from then until it is
 //!   popped, so a sweep that pops until the length is zero (waiting for
 //!   pushes still under way) leaves nothing accepted behind, and a stage
 //!   ends only when every lane's length is zero.
@@ -227,15 +227,14 @@ impl<M> Mailbox<M> {
                 }
             },
         };
-        lane.push(
-            ticket,
-            Entry::Letter(Letter {
-                msg,
-                priority,
-                sent_back: 0,
-                ttl: None,
-            }),
-        );
+        let letter = Entry::Letter(Letter {
+            msg,
+            priority,
+            sent_back: 0,
+            ttl: None,
+        });
+        // SAFETY: the ticket was just taken from this lane.
+        unsafe { lane.push(ticket, letter) };
         self.ready.notify_one();
         Ok(())
     }
@@ -250,7 +249,7 @@ impl<M> Mailbox<M> {
         };
         let backoff = Backoff::new();
         while !backoff.is_completed() {
-            // A run of free slots, not the first one (`lane.rs`).
+            // A run of free slots, not the first one (`lane/`).
             if !lane.has_room_for_a_run() {
                 backoff.snooze();
                 continue;
@@ -286,10 +285,12 @@ impl<M> Mailbox<M> {
         let Some(lane) = self.lane_for_internal(priority) else {
             return false;
         };
-        let Some(ticket) = lane.force_reserve(false) else {
+        let Some(ticket) = lane.force_reserve() else {
             return false;
         };
-        lane.push(ticket, if kill { Entry::Kill } else { Entry::Stop });
+        let entry = if kill { Entry::Kill } else { Entry::Stop };
+        // SAFETY: the ticket was just taken from this lane.
+        unsafe { lane.push(ticket, entry) };
         self.ready.notify_one();
         true
     }
@@ -299,9 +300,9 @@ impl<M> Mailbox<M> {
     /// instance while the letter counts as in flight.
     pub(crate) fn send_back(&self, letter: Letter<M>) {
         if let Some(lane) = self.lane_for_internal(letter.priority) {
-            if let Some(ticket) = lane.force_reserve(true) {
-                lane.push(ticket, Entry::Letter(letter));
-            }
+            let ticket = lane.reserve_past_door();
+            // SAFETY: the ticket was just taken from this lane.
+            unsafe { lane.push(ticket, Entry::Letter(letter)) };
             self.counters.sent_back.fetch_add(1, Ordering::Relaxed);
             self.ready.notify_one();
         }

@@ -178,8 +178,8 @@ impl Lane {
 
     /// Before [`reserve_blocking`](Lane::reserve_blocking) sleeps: spins a
     /// moment for a run of free slots ([`Capacity::has_room_for_a_run`]),
-    /// and takes one then. `None`: the spin ended with the lane still
-    /// full. Not under loom, whose models check the sleep protocol (the
+    /// and takes one then. `None`: the spin ended (or the deadline passed)
+    /// without a run free. Not under loom, whose models check the sleep protocol (the
     /// spin only calls `try_reserve`, as a producer's first attempt does).
     #[cold]
     pub(crate) fn reserve_spinning(
@@ -203,7 +203,8 @@ impl Lane {
                 return Some(Ok(()));
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
-                return Some(Err(NoSlot::Full));
+                // `reserve_blocking` takes any free slot before it gives up.
+                return None;
             }
             backoff.snooze();
         }

@@ -1,7 +1,7 @@
 //! A bounded ring whose slots are addressed by tickets the caller hands
 //! out: ticket `t` lives in slot `t % len`. The caller gives each ticket to
 //! one writer (a bounded mailbox lane's `opened` count does, see
-//! `src/actor/lane.rs`) and reads the tickets in order from one reader at a
+//! `src/actor/lane/`) and reads the tickets in order from one reader at a
 //! time, so a push is one store into the slot and one stamp, with no
 //! compare-exchange of its own, and a pop is a load, a read and a stamp.
 //!
@@ -15,8 +15,11 @@
 //!   `t + len`, freeing the slot for the ticket `len` later.
 //!
 //! A writer waits until its slot is free. With a capacity check before the
-//! ticket is handed out (`ticket - read < len`) it never does, except for
-//! the instant between the reader's stamp and the count the check read.
+//! ticket is handed out (`ticket - read < len`) the slot's previous ticket
+//! has been read by then, and the writer waits at most until the reader's
+//! stamp reaches it: the reader stores the stamp before its count, but a
+//! check that read the count through a relaxed hint has no happens-before
+//! with the stamp, so the writer may see the old stamp for a moment.
 //! `len` is a power of two, at least 2, so the three states differ.
 //!
 //! Checked by the loom model at the end of this file
@@ -74,11 +77,15 @@ impl<T> Ring<T> {
         self.mask + 1
     }
 
-    /// Puts ticket `ticket`'s value in. The ticket must be the caller's
-    /// alone, and the ticket `len` before it read or skipped, or about to
-    /// be (else this waits for it).
+    /// Puts ticket `ticket`'s value in, once the ticket `len` before it
+    /// has been read or skipped (it waits for that).
+    ///
+    /// # Safety
+    ///
+    /// The ticket is the caller's alone: no other thread writes it, and
+    /// this thread writes it once.
     #[inline]
-    pub(crate) fn write(&self, ticket: usize, value: T) {
+    pub(crate) unsafe fn write(&self, ticket: usize, value: T) {
         let slot = self.slot(ticket);
         // ORDERING: Acquire, paired with the reader's Release store that
         // freed the slot: its read of the previous value happens before
@@ -87,8 +94,8 @@ impl<T> Ring<T> {
             spin_hint();
         }
         // SAFETY: the stamp says the slot is free for `ticket`, which is
-        // ours alone: the reader does not touch the value until the stamp
-        // below, and no other writer has this ticket.
+        // ours alone (the caller's promise): the reader does not touch the
+        // value until the stamp below, and no other writer has this ticket.
         slot.value.with_mut(|p| unsafe { (*p).write(value) });
         // ORDERING: Release publishes the value to the reader's Acquire.
         slot.stamp.store(ticket.wrapping_add(1), Ordering::Release);
@@ -171,7 +178,8 @@ mod tests {
         let ring = Ring::new(3);
         assert_eq!(ring.len(), 4);
         for t in 0..10usize {
-            ring.write(t, t * 10);
+            // SAFETY: one thread writes each ticket once.
+            unsafe { ring.write(t, t * 10) };
             // SAFETY: this thread is the only reader; `t` is next.
             assert_eq!(unsafe { ring.read(t) }, Some(t * 10));
         }
@@ -180,7 +188,8 @@ mod tests {
         assert!(!ring.is_written(10));
         // SAFETY: as above.
         assert_eq!(unsafe { ring.read(10) }, None);
-        ring.write(11, 110);
+        // SAFETY: as above.
+        unsafe { ring.write(11, 110) };
         // SAFETY: as above; ticket 10's value was kept elsewhere.
         unsafe { ring.skip(10) };
         assert!(ring.is_written(11));
@@ -201,7 +210,8 @@ mod tests {
         let drops = Arc::new(AtomicUsize::new(0));
         let ring = Ring::new(4);
         for t in 0..4 {
-            ring.write(t, Counted(drops.clone()));
+            // SAFETY: one thread writes each ticket once.
+            unsafe { ring.write(t, Counted(drops.clone())) };
         }
         // 0 and 1 are read (and dropped here), which frees their slots for
         // tickets 4 and 5; 2 to 5 stay in the ring.
@@ -210,7 +220,8 @@ mod tests {
             drop(unsafe { ring.read(t) });
         }
         for t in 4..6 {
-            ring.write(t, Counted(drops.clone()));
+            // SAFETY: as above.
+            unsafe { ring.write(t, Counted(drops.clone())) };
         }
         assert_eq!(drops.load(Ordering::Relaxed), 2);
         drop(ring);
@@ -244,16 +255,21 @@ mod model {
             let a = {
                 let ring = ring.clone();
                 thread::spawn(move || {
-                    ring.write(0, 100);
+                    // SAFETY: tickets 0 and 2 have this one writer.
+                    unsafe { ring.write(0, 100) };
                     // Slot 0 again: waits until ticket 0 is read.
-                    ring.write(2, 102);
+                    // SAFETY: as above.
+                    unsafe { ring.write(2, 102) };
                 })
             };
             let b = {
                 let ring = ring.clone();
                 // Ticket 1's value is kept elsewhere: slot 1 is skipped,
                 // then reused by ticket 3.
-                thread::spawn(move || ring.write(3, 103))
+                thread::spawn(move || {
+                    // SAFETY: ticket 3 has this one writer.
+                    unsafe { ring.write(3, 103) }
+                })
             };
             assert_eq!(read_next(&ring, 0), 100);
             // SAFETY: the only reader; ticket 1 is next and never written.

@@ -5,8 +5,10 @@
 //!   door, see `mailbox.rs`); only senders (and `close`) write it. Taking a
 //!   slot is one read-modify-write of `opened` that also sees whether the
 //!   lane is closed, so a letter is accepted if and only if its slot was
-//!   taken before the door closed. A sender refused at a closed door takes
-//!   its increment back.
+//!   taken before the door closed. On an unbounded lane the operation is
+//!   an increment, and a sender refused at a closed door takes it back; on
+//!   a bounded lane it is a compare-exchange, and a refused sender takes
+//!   nothing.
 //! - `taken` counts the entries popped (dispatched or swept); only the
 //!   holder of the take lock writes it, so a load and a store suffice.
 //! - `opened - taken` is the lane's length: entries queued or with a slot
@@ -31,9 +33,12 @@
 //!   read-modify-write of its own on either side and allocates nothing.
 //!   Entries pushed past the capacity (control entries, send-backs) go to
 //!   a side list with their tickets, and the reader takes ticket `taken`
-//!   from there when the ring does not have it. Every slot is taken with a
-//!   compare-exchange that never takes it back, so no ticket is lost or
-//!   handed out twice.
+//!   from there when the ring does not have it. A slot is taken by a
+//!   compare-exchange, or by an increment that is never refused (a letter
+//!   sent back): none is ever given back, so no ticket is lost or handed
+//!   out twice. A lost ticket would stop the lane at that ticket for good;
+//!   the ring is allocated whole with the lane (the capacity's slots, each
+//!   8 bytes more than an entry).
 //! - Unbounded lanes and larger bounded ones keep a segmented queue that
 //!   grows as needed; there a refused sender takes its increment back.
 //!
@@ -45,7 +50,8 @@
 //! lines moving between the cores. In a pipeline of four threads on two
 //! cores that turn-taking came once every 3 to 7 letters, and cost a third
 //! of the run's CPU time. Once asleep, a sender is woken by the first pop
-//! and takes the first free slot, so the wait is never longer than before.
+//! and takes the first free slot, so a wait is longer than before by at
+//! most the spin.
 
 use crate::actor::config::LaneSpec;
 use crate::actor::mailbox::Letter;
@@ -163,26 +169,42 @@ impl<M> Lane<M> {
         }
     }
 
-    /// Takes a slot whatever the capacity (control entries, send-backs);
-    /// past a closed door only if `past_closed`. A compare-exchange, so a
-    /// refusal takes no ticket (module docs).
-    pub(crate) fn force_reserve(&self, past_closed: bool) -> Option<Ticket> {
+    /// Takes a slot whatever the capacity, for a control entry: refused
+    /// once the door is closed. A compare-exchange, so a refusal takes no
+    /// ticket (module docs).
+    pub(crate) fn force_reserve(&self) -> Option<Ticket> {
         // ORDERING: SeqCst, as in `try_reserve`.
         let before = self
             .opened
             .count
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |cur| {
-                (cur & CLOSED == 0 || past_closed).then_some(cur + 1)
+                (cur & CLOSED == 0).then_some(cur + 1)
             })
             .ok()?;
         self.forced.fetch_add(1, Ordering::Relaxed);
         Some(Ticket::new(before & COUNT, true))
     }
 
+    /// Takes a slot whatever the capacity and the door, for a letter sent
+    /// back: it was accepted long ago. Never refused, so one increment.
+    pub(crate) fn reserve_past_door(&self) -> Ticket {
+        // ORDERING: SeqCst, as in `try_reserve`.
+        let before = self.opened.count.fetch_add(1, Ordering::SeqCst);
+        self.forced.fetch_add(1, Ordering::Relaxed);
+        Ticket::new(before & COUNT, true)
+    }
+
     /// Puts an entry in the slot `ticket` took.
+    ///
+    /// # Safety
+    ///
+    /// `ticket` was taken from this lane (a ring lane's tickets are its
+    /// slots: another lane's would race that lane's own writer). It is
+    /// pushed once, which `Ticket` not being `Copy` sees to.
     #[inline]
-    pub(crate) fn push(&self, ticket: Ticket, entry: Entry<M>) {
-        self.store.push(ticket, entry);
+    pub(crate) unsafe fn push(&self, ticket: Ticket, entry: Entry<M>) {
+        // SAFETY: the caller's.
+        unsafe { self.store.push(ticket, entry) };
     }
 
     /// Is a run of slots free (module docs), or the lane closed? What a

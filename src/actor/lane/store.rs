@@ -15,8 +15,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub(crate) const RING_MAX: usize = 1 << 16;
 
 /// A slot taken in a lane: its ticket, and whether it was taken past the
-/// capacity. Handed back to [`Lane::push`].
-#[derive(Clone, Copy)]
+/// capacity. Handed back to [`Lane::push`](super::Lane::push), which
+/// consumes it: not `Copy`, so a ticket is pushed once.
 pub(crate) struct Ticket {
     n: usize,
     forced: bool,
@@ -81,11 +81,18 @@ impl<M> Store<M> {
     }
 
     /// Puts an entry in the slot `ticket` took.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Lane::push`](super::Lane::push): `ticket` is this store's,
+    /// pushed once.
     #[inline]
-    pub(super) fn push(&self, ticket: Ticket, entry: Entry<M>) {
+    pub(super) unsafe fn push(&self, ticket: Ticket, entry: Entry<M>) {
         match self {
             Store::Ring { past, .. } if ticket.forced => past.put(ticket.n, entry),
-            Store::Ring { ring, .. } => ring.write(ticket.n, entry),
+            // SAFETY: the caller's: the ticket is this ring's and no other
+            // writer has it.
+            Store::Ring { ring, .. } => unsafe { ring.write(ticket.n, entry) },
             Store::Queue(queue) => queue.push(entry),
         }
     }

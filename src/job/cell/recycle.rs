@@ -389,17 +389,19 @@ mod tests {
     use std::collections::HashSet;
     use std::rc::Rc;
 
-    /// 16 bytes: smaller than any job cell (a cell holds its state word and
-    /// an `Option<Waker>` at least, see `a_job_cell_is_larger_than_the_test_class`),
-    /// so the shared depot holds only this test's cells of its class,
-    /// whatever the other tests run at the same time.
+    /// 16 bytes: smaller than any job cell (see the next test), so the
+    /// shared depot holds only this test's cells of its class, whatever the
+    /// other tests run at the same time.
     struct Small([u64; 2]);
 
     #[test]
     fn a_job_cell_is_larger_than_the_test_class() {
-        let least =
-            size_of::<std::sync::atomic::AtomicUsize>() + size_of::<Option<std::task::Waker>>();
-        assert!(least > size_of::<Small>());
+        fn cell_size<F: FnOnce() + Send + 'static>(_: &F) -> usize {
+            size_of::<super::super::JobCell<crate::job::body::Once<F>, super::super::NoMeta>>()
+        }
+        // The smallest job there is: a closure that captures nothing and
+        // returns nothing, with no deadline or timestamp.
+        assert!(cell_size(&|| {}) > size_of::<Small>());
     }
 
     /// Held by the tests that look at the depot or empty it, which the
