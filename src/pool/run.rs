@@ -2,7 +2,7 @@
 //! run it between the hooks, record its outcome, and queue a retry again.
 
 use super::Shared;
-use super::tally::{self, Tally};
+use super::tally::{self, Count, Tally};
 use super::timer::{self, Entry};
 use crate::clock::now_ns;
 use crate::hooks::{DeadLetter, ExpiredJob, JobInfo, JobOutcome};
@@ -35,7 +35,7 @@ impl Observer for LaneObserver<'_> {
         let c = &self.shared.lanes[self.lane].counters;
         let counter = match outcome {
             JobOutcome::Completed => {
-                tally::completed(self.tally, &self.shared.lanes, self.lane);
+                tally::count(self.tally, &self.shared.lanes, self.lane, Count::Completed);
                 None
             }
             JobOutcome::Panicked => Some(&c.panicked),
@@ -109,7 +109,7 @@ impl Shared {
             if chosen.ages() {
                 chosen.new_head(now_ns());
             }
-            tally::dispatched(tally, lanes, lane);
+            tally::count(tally, lanes, lane, Count::Dispatched);
             return Some((lane, task));
         }
     }

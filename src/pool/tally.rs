@@ -55,31 +55,32 @@ impl Tally {
     }
 }
 
-/// Counts a job of lane `index` dispatched: in the worker's `tally`, or,
-/// run by no worker, in the lane's shared counter.
-#[inline]
-pub(crate) fn dispatched(tally: Option<&Tally>, lanes: &[Lane], index: usize) {
-    match tally {
-        Some(tally) => tally.lanes[index].dispatched.add_one(),
-        None => {
-            lanes[index]
-                .counters
-                .dispatched
-                .fetch_add(1, Ordering::Relaxed);
-        }
-    }
+/// What a tally counts of a lane's jobs.
+#[derive(Clone, Copy)]
+pub(crate) enum Count {
+    Dispatched,
+    Completed,
 }
 
-/// Counts a job of lane `index` completed, as [`dispatched`].
+/// Counts a job of lane `index` as `what`: in the worker's `tally`, or,
+/// run by no worker, in the lane's shared counter.
 #[inline]
-pub(crate) fn completed(tally: Option<&Tally>, lanes: &[Lane], index: usize) {
+pub(crate) fn count(tally: Option<&Tally>, lanes: &[Lane], index: usize, what: Count) {
     match tally {
-        Some(tally) => tally.lanes[index].completed.add_one(),
+        Some(tally) => {
+            let t = &tally.lanes[index];
+            match what {
+                Count::Dispatched => t.dispatched.add_one(),
+                Count::Completed => t.completed.add_one(),
+            }
+        }
         None => {
-            lanes[index]
-                .counters
-                .completed
-                .fetch_add(1, Ordering::Relaxed);
+            let c = &lanes[index].counters;
+            let shared = match what {
+                Count::Dispatched => &c.dispatched,
+                Count::Completed => &c.completed,
+            };
+            shared.fetch_add(1, Ordering::Relaxed);
         }
     }
 }

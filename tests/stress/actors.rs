@@ -11,7 +11,7 @@
 //! once: performed, dead-lettered, or handed back to its sender; and the
 //! stage's counters must balance.
 
-use super::support::{Rng, Watchdog};
+use super::support::{Rng, seeded_rounds};
 use priority_executor::actor::{
     Actor, ActorError, MailboxConfig, Outbox, PriorityGenerator, Stage, StageMetrics, Strategy,
 };
@@ -193,28 +193,17 @@ fn round(seed: u64) -> StageMetrics {
 
 #[test]
 fn every_letter_ends_once_whatever_ends_the_stage() {
-    let seed = std::env::var("STRESS_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(super::support::time_seed);
-    let rounds = std::env::var("STRESS_ROUNDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(DEFAULT_ROUNDS);
-    println!("STRESS_SEED={seed} STRESS_ROUNDS={rounds}");
-    let mut rng = Rng::new(seed);
     let (mut sent_back, mut dead) = (0, 0);
-    for r in 0..rounds {
-        let round_seed = rng.next_u64();
-        let watchdog = Watchdog::start(
-            Duration::from_secs(60),
-            format!("actor stress round {r} (STRESS_SEED={seed}, round seed {round_seed}) hung"),
-        );
-        let m = round(round_seed);
-        watchdog.finish();
-        sent_back += m.sent_back;
-        dead += m.dead_lettered;
-    }
+    seeded_rounds(
+        "actor stress",
+        DEFAULT_ROUNDS,
+        Duration::from_secs(60),
+        |seed, _| {
+            let m = round(seed);
+            sent_back += m.sent_back;
+            dead += m.dead_lettered;
+        },
+    );
     // The rounds reached what they are for: letters sent back past the
     // capacity, and letters turned away by an end.
     assert!(

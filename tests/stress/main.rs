@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicUsize, Ordering, fence};
 use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::Duration;
-use support::{Rng, Watchdog, threads_named};
+use support::{Rng, threads_named};
 
 const PRODUCERS: usize = 4;
 const JOBS_PER_PRODUCER: usize = 250;
@@ -441,25 +441,14 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
 #[test]
 fn exactly_once_under_random_load_and_shutdown_now() {
     quiet_panics(PANIC_MESSAGE);
-    let seed = std::env::var("STRESS_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(support::time_seed);
-    let rounds = std::env::var("STRESS_ROUNDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(DEFAULT_ROUNDS);
-    println!("STRESS_SEED={seed} STRESS_ROUNDS={rounds}");
-    let mut rng = Rng::new(seed);
     let mut totals = Totals::default();
-    for r in 0..rounds {
-        let round_seed = rng.next_u64();
-        let watchdog = Watchdog::start(
-            Duration::from_secs(60),
-            format!("stress round {r} (STRESS_SEED={seed}, round seed {round_seed}) hung"),
-        );
-        round(round_seed, r, &mut totals);
-        watchdog.finish();
-    }
+    support::seeded_rounds(
+        "stress",
+        DEFAULT_ROUNDS,
+        Duration::from_secs(60),
+        |seed, r| {
+            round(seed, r, &mut totals);
+        },
+    );
     println!("{totals:?}");
 }

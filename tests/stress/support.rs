@@ -43,6 +43,37 @@ pub fn time_seed() -> u64 {
         .unwrap_or(0x5EED)
 }
 
+/// Runs `round` `STRESS_ROUNDS` times (`default` if unset), each time
+/// with its round number and a seed drawn from `STRESS_SEED` (the time if
+/// unset; printed, so a failure replays), under a watchdog of `limit` that
+/// names `what`, the round and the seeds if the round hangs.
+pub fn seeded_rounds(
+    what: &str,
+    default: usize,
+    limit: Duration,
+    mut round: impl FnMut(u64, usize),
+) {
+    let seed = std::env::var("STRESS_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(time_seed);
+    let rounds = std::env::var("STRESS_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default);
+    println!("STRESS_SEED={seed} STRESS_ROUNDS={rounds}");
+    let mut rng = Rng::new(seed);
+    for r in 0..rounds {
+        let round_seed = rng.next_u64();
+        let watchdog = Watchdog::start(
+            limit,
+            format!("{what} round {r} (STRESS_SEED={seed}, round seed {round_seed}) hung"),
+        );
+        round(round_seed, r);
+        watchdog.finish();
+    }
+}
+
 /// The threads of this process whose name starts with `prefix`, as
 /// `(tid, name, state)`. Linux names are cut to 15 bytes, so keep prefixes
 /// short.

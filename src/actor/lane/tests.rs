@@ -33,6 +33,12 @@ fn popped(lane: &Lane<u32>) -> Option<u32> {
     }
 }
 
+/// Takes a slot (`why` says why one must be free) and pushes `msg`.
+fn send(lane: &Lane<u32>, msg: u32, why: &str) {
+    let t = reserve(lane).ok().expect(why);
+    push(lane, t, msg);
+}
+
 fn reserve(lane: &Lane<u32>) -> Result<Ticket, NoSlot> {
     lane.try_reserve()
 }
@@ -54,16 +60,14 @@ fn swept(lane: &Lane<u32>) -> Vec<u32> {
 fn a_bounded_lane_refuses_past_capacity_until_a_pop_frees_a_slot() {
     let lane = make(Capacity::Bounded(2));
     for n in 0..2 {
-        let t = reserve(&lane).ok().expect("room");
-        push(&lane, t, n);
+        send(&lane, n, "room");
     }
     // The senders' view of `taken` is stale (0): it says full, the
     // re-read of `taken` agrees.
     assert!(matches!(reserve(&lane), Err(NoSlot::Full)));
     assert_eq!(popped(&lane), Some(0));
     // The view says full again; the re-read finds the freed slot.
-    let t = reserve(&lane).ok().expect("a slot was freed");
-    push(&lane, t, 2);
+    send(&lane, 2, "a slot was freed");
     assert!(matches!(reserve(&lane), Err(NoSlot::Full)));
     assert_eq!(
         (lane.queued(), lane.dispatched(), lane.accepted()),
@@ -91,8 +95,7 @@ fn entries_past_the_capacity_keep_their_turn_in_a_ring_lane() {
     // Ticket 4 reuses ticket 0's slot, ticket 5 the forced ticket 1's,
     // which the reader passed over.
     for msg in [5, 6] {
-        let t = reserve(&lane).ok().expect("room again");
-        push(&lane, t, msg);
+        send(&lane, msg, "room again");
     }
     assert!(matches!(reserve(&lane), Err(NoSlot::Full)));
     assert_eq!(swept(&lane), vec![3, 4, 5, 6]);
@@ -104,8 +107,7 @@ fn entries_past_the_capacity_keep_their_turn_in_a_ring_lane() {
 fn a_closed_lane_refuses_senders_but_not_send_backs_and_sweeps_to_empty() {
     for capacity in [Capacity::Unbounded, Capacity::Bounded(4)] {
         let lane = make(capacity);
-        let t = reserve(&lane).ok().expect("open");
-        push(&lane, t, 0);
+        send(&lane, 0, "open");
         lane.close();
         assert!(matches!(reserve(&lane), Err(NoSlot::Closed)));
         assert!(lane.force_reserve().is_none());
@@ -125,8 +127,7 @@ fn a_closed_lane_refuses_senders_but_not_send_backs_and_sweeps_to_empty() {
 fn a_sender_that_found_the_lane_full_waits_for_a_run_of_free_slots() {
     let lane = make(Capacity::Bounded(8));
     for n in 0..8 {
-        let t = reserve(&lane).ok().expect("room");
-        push(&lane, t, n);
+        send(&lane, n, "room");
     }
     // A run is a quarter of 8: one free slot is not enough, two are.
     assert!(!lane.has_room_for_a_run());
@@ -135,8 +136,7 @@ fn a_sender_that_found_the_lane_full_waits_for_a_run_of_free_slots() {
     assert_eq!(popped(&lane), Some(1));
     assert!(lane.has_room_for_a_run());
     // A closed lane has nothing to wait for.
-    let t = reserve(&lane).ok().expect("room");
-    push(&lane, t, 8);
+    send(&lane, 8, "room");
     assert!(!lane.has_room_for_a_run());
     lane.close();
     assert!(lane.has_room_for_a_run());
