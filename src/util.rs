@@ -24,9 +24,10 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
 pub(crate) fn drop_quietly<T>(value: T) {
     if std::mem::needs_drop::<T>()
         && let Err(payload) = catch_unwind(AssertUnwindSafe(move || drop(value)))
+        && let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload)))
     {
         // A payload whose own drop panics is leaked rather than risked.
-        std::mem::forget(payload);
+        std::mem::forget(again);
     }
 }
 

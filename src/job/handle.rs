@@ -16,7 +16,10 @@ use std::task::{Context, Poll};
 /// or `.await` it.
 ///
 /// Dropping the handle detaches: the job still runs and its result is
-/// dropped.
+/// dropped. Whichever side lets go last, the handle or the worker, drops an
+/// unread result, and a panic in its destructor is caught and swallowed
+/// there (as tokio's `JoinHandle` does): it never reaches the thread that
+/// drops the handle, and never the worker.
 ///
 /// # Examples
 ///
@@ -37,12 +40,14 @@ pub struct JobHandle<T> {
 }
 
 // SAFETY: the handle is the one handle-side hold on a job, which is
-// `Send + Sync` (`Completion`'s bounds) whatever `T` is, as an
-// `Arc<dyn Completion<T>>` would be; the result crosses threads only as
-// `T: Send` (a job's output).
-unsafe impl<T> Send for JobHandle<T> {}
-// SAFETY: as above; `&JobHandle` only reaches the job's `&self` methods.
-unsafe impl<T> Sync for JobHandle<T> {}
+// `Send + Sync` (`Completion`'s bounds), as an `Arc<dyn Completion<T>>`
+// would be. Moving the handle moves the right to take the result, a `T`
+// made on another thread: so only for `T: Send` (every constructor asks
+// for it too; the bound says it in the type).
+unsafe impl<T: Send> Send for JobHandle<T> {}
+// SAFETY: as above; `&JobHandle` only reaches the job's `&self` methods,
+// none of which hands out a `&T`.
+unsafe impl<T: Send> Sync for JobHandle<T> {}
 
 impl<T> JobHandle<T> {
     /// The handle for a hold on a job.

@@ -36,6 +36,10 @@
 //! exits: while the pool is busy it trails by about a millisecond, and
 //! once the workers have exited it is exact.
 //!
+//! The recorder is application code: a call into it that panics is
+//! caught, that one record is lost, and the job, its handle and the
+//! thread that recorded go on.
+//!
 //! Executors with the same name share their series, as one replaced by a
 //! reload of `executors.toml` does with its successor while it drains: the
 //! counters and histograms add up, the thread gauges count both pools'
@@ -80,6 +84,16 @@ mod on {
         describe_histogram, gauge, histogram,
     };
     use std::time::Duration;
+
+    /// Runs one call into the recorder. The recorder is the application's
+    /// code and may panic: the panic is caught here, so it never unwinds
+    /// through the pool's bookkeeping (a worker holding a job it took, a
+    /// producer between publishing a job and waking a worker). That one
+    /// record is lost; the job, its handle and the thread go on.
+    #[inline]
+    fn guarded(record: impl FnOnce()) {
+        crate::util::call_quietly(record);
+    }
 
     /// Every job needs its enqueue time (for the wait histogram).
     pub(crate) const STAMPS_JOBS: bool = true;
@@ -185,27 +199,27 @@ mod on {
 
         #[inline]
         pub(crate) fn submitted(&self, lane: usize) {
-            self.lanes[lane].submitted.increment(1);
+            guarded(|| self.lanes[lane].submitted.increment(1));
         }
 
         pub(crate) fn rejected(&self, lane: usize) {
-            self.lanes[lane].rejected.increment(1);
+            guarded(|| self.lanes[lane].rejected.increment(1));
         }
 
         pub(crate) fn expired(&self, lane: usize) {
-            self.lanes[lane].expired.increment(1);
+            guarded(|| self.lanes[lane].expired.increment(1));
         }
 
         pub(crate) fn discarded(&self, lane: usize) {
-            self.lanes[lane].discarded.increment(1);
+            guarded(|| self.lanes[lane].discarded.increment(1));
         }
 
         pub(crate) fn handed_back(&self, lane: usize) {
-            self.lanes[lane].handed_back.increment(1);
+            guarded(|| self.lanes[lane].handed_back.increment(1));
         }
 
         pub(crate) fn cancelled(&self, lane: usize) {
-            self.lanes[lane].cancelled.increment(1);
+            guarded(|| self.lanes[lane].cancelled.increment(1));
         }
 
         /// An attempt of a job of lane `index` starts at `now` after
@@ -220,7 +234,7 @@ mod on {
             now: u64,
             recent: &Recent,
         ) {
-            self.lanes[index].wait.record(waited);
+            guarded(|| self.lanes[index].wait.record(waited));
             if now.saturating_sub(recent.gauged.get()) >= QUEUED_EVERY_NS {
                 recent.gauged.set(now);
                 self.refresh_queued(lanes);
@@ -243,49 +257,61 @@ mod on {
                 JobOutcome::Suspended => None,
             };
             if let Some(counter) = counter {
-                counter.increment(1);
+                guarded(|| counter.increment(1));
             }
             if started_ns == 0 {
                 return 0;
             }
             let now = now_ns();
-            m.run
-                .record(Duration::from_nanos(now.saturating_sub(started_ns)));
+            guarded(|| {
+                m.run
+                    .record(Duration::from_nanos(now.saturating_sub(started_ns)));
+            });
             now
         }
 
         /// A worker thread started (idle, about to look for work).
         pub(crate) fn worker_started(&self) {
-            self.live.increment(1.0);
-            self.idle.increment(1.0);
+            guarded(|| {
+                self.live.increment(1.0);
+                self.idle.increment(1.0);
+            });
         }
 
         /// A worker took a job after being idle.
         #[inline]
         pub(crate) fn worker_busy(&self) {
-            self.idle.decrement(1.0);
-            self.running.increment(1.0);
+            guarded(|| {
+                self.idle.decrement(1.0);
+                self.running.increment(1.0);
+            });
         }
 
         /// A worker found no more work: the queue gauges are read again too.
         #[inline]
         pub(crate) fn worker_idle(&self, lanes: &[Lane]) {
-            self.running.decrement(1.0);
-            self.idle.increment(1.0);
+            guarded(|| {
+                self.running.decrement(1.0);
+                self.idle.increment(1.0);
+            });
             self.refresh_queued(lanes);
         }
 
         /// An idle worker exited.
         pub(crate) fn worker_exited(&self, lanes: &[Lane]) {
-            self.idle.decrement(1.0);
-            self.live.decrement(1.0);
+            guarded(|| {
+                self.idle.decrement(1.0);
+                self.live.decrement(1.0);
+            });
             self.refresh_queued(lanes);
         }
 
         fn refresh_queued(&self, lanes: &[Lane]) {
-            for (m, lane) in self.lanes.iter().zip(lanes) {
-                m.queued.set(lane.queued() as f64);
-            }
+            guarded(|| {
+                for (m, lane) in self.lanes.iter().zip(lanes) {
+                    m.queued.set(lane.queued() as f64);
+                }
+            });
         }
     }
 

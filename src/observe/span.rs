@@ -61,16 +61,18 @@ mod on {
         attempt: u32,
         waited: Duration,
     ) -> Span {
-        tracing::info_span!(
-            target: "priority_executor",
-            parent: &meta.parent,
-            "job",
-            executor,
-            priority = priority.0,
-            attempt,
-            wait_ns = u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX),
-            sequence = tracing::field::Empty,
-        )
+        guarded(|| {
+            tracing::info_span!(
+                target: "priority_executor",
+                parent: &meta.parent,
+                "job",
+                executor,
+                priority = priority.0,
+                attempt,
+                wait_ns = u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX),
+                sequence = tracing::field::Empty,
+            )
+        })
     }
 
     /// Names the sequence a job runs, in the span of its attempt.
@@ -83,14 +85,30 @@ mod on {
     #[cfg_attr(any(not(feature = "actor"), loom), allow(dead_code))]
     #[inline]
     pub(crate) fn perform(stage: &str, instance: usize, priority: Priority, attempt: u32) -> Span {
-        tracing::info_span!(
-            target: "priority_executor",
-            "perform",
-            stage,
-            instance,
-            priority = priority.0,
-            attempt,
-        )
+        guarded(|| {
+            tracing::info_span!(
+                target: "priority_executor",
+                "perform",
+                stage,
+                instance,
+                priority = priority.0,
+                attempt,
+            )
+        })
+    }
+
+    /// Makes a span through the subscriber, the application's code: if it
+    /// panics, the attempt runs in no span rather than unwinding a worker
+    /// that holds a job.
+    #[inline]
+    fn guarded(make: impl FnOnce() -> Span) -> Span {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(make)) {
+            Ok(span) => span,
+            Err(payload) => {
+                crate::util::drop_quietly(payload);
+                Span::none()
+            }
+        }
     }
 }
 

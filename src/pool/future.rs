@@ -38,7 +38,6 @@ use crate::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::sync::{Arc, Condvar, Mutex, lock};
 use crate::util::{drop_quietly, panic_message};
 use std::future::Future;
-use std::mem::ManuallyDrop;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::ptr::NonNull;
@@ -90,6 +89,11 @@ pub(crate) struct FutureJob<F: Future> {
     /// Polled off the pool after `shutdown_now` handed it back: counted as
     /// handed back then, so not counted again if later cancelled.
     handed_back: AtomicBool,
+    /// The job's own allocation, for the worker that polls it: `run` is
+    /// reached through a shared reference, which carries no right to the
+    /// `Arc`'s counts, so the waker and a re-queued task are made from
+    /// this, never from `&self`.
+    this: Weak<FutureJob<F>>,
 }
 
 /// A future allocated for a lane, not yet queued (see [`Submission`]).
@@ -101,7 +105,7 @@ where
     F::Output: Send + 'static,
 {
     pub(crate) fn new(future: F, pool: Weak<Shared>, lane: usize, meta: JobMeta) -> Self {
-        NewFuture(Arc::new(FutureJob {
+        NewFuture(Arc::new_cyclic(|this| FutureJob {
             state: AtomicUsize::new(SCHEDULED),
             body: Mutex::new(Body::Fresh(future)),
             result: Mutex::new(ResultSlot {
@@ -114,6 +118,7 @@ where
             lane,
             meta,
             handed_back: AtomicBool::new(false),
+            this: this.clone(),
         }))
     }
 }
@@ -299,11 +304,11 @@ where
     }
 
     fn run(&self, observer: &dyn Observer) -> Option<Again> {
-        // SAFETY: a `FutureJob` only ever lives in an `Arc` (`NewFuture`),
-        // and the task running it holds one of its references for the whole
-        // call; `ManuallyDrop` leaves that count as it is.
-        let this = ManuallyDrop::new(unsafe { Arc::from_raw(std::ptr::from_ref(self)) });
-        this.poll_once(observer);
+        // The task running it holds a strong reference for the whole call,
+        // so the upgrade cannot fail; should it, there is nothing to poll.
+        if let Some(this) = self.this.upgrade() {
+            this.poll_once(observer);
+        }
         None
     }
 
@@ -443,8 +448,10 @@ where
             _ => None,
         };
         drop(slot);
-        drop(waker);
-        drop(unread);
+        // User code (a waker's, an output's destructor): a panic is
+        // swallowed, whichever side lets go last.
+        drop_quietly(waker);
+        drop_quietly(unread);
     }
 }
 

@@ -11,7 +11,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
-use common::{hold_worker, quiet_panics};
+use common::{hold_worker, quiet_panics, wait_until};
 use priority_executor::{
     Capacity, Executor, JobOptions, LaneConfig, Priority, RejectionPolicy, RetryPolicy,
 };
@@ -74,6 +74,15 @@ fn exec() -> Executor {
         )
         .build()
         .expect("valid executor")
+}
+
+/// An output whose destructor panics.
+struct PanicsOnDrop;
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        panic!("leaks: deliberate panic in a result's drop");
+    }
 }
 
 /// Wakes nothing: the test polls again itself.
@@ -154,6 +163,28 @@ fn every_job_cell_is_freed_once() {
         e.wait_idle();
         drop(handles);
     });
+    check(
+        "result whose destructor panics, handle dropped after",
+        |e| {
+            for _ in 0..10 {
+                let handle = e.enqueue(HIGH, || PanicsOnDrop).unwrap();
+                let future = e.spawn_future(HIGH, async { PanicsOnDrop }).unwrap();
+                wait_until("both results ready", || {
+                    handle.is_finished() && future.is_finished()
+                });
+                // The panic is swallowed where the result is dropped, and the
+                // cell is freed all the same.
+                let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+                    drop(handle);
+                    drop(future);
+                }));
+                assert!(
+                    dropped.is_ok(),
+                    "dropping a handle re-raised the output's panic"
+                );
+            }
+        },
+    );
     check("polled, then dropped while the job runs", |e| {
         let waker = Waker::from(Arc::new(Nothing));
         let mut cx = Context::from_waker(&waker);

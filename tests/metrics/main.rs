@@ -11,4 +11,5 @@ mod common;
 
 mod every_counter;
 mod known_run;
+mod panicking_recorder;
 mod support;

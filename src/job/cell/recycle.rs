@@ -33,6 +33,12 @@
 //! Under loom cells come from the allocator directly: the cache is a mutex
 //! and thread-locals, not a lock-free protocol of its own, and loom's
 //! models are about the cell's state word.
+//!
+//! Built with `--cfg priority_executor_no_recycle` (in `RUSTFLAGS`), cells
+//! come from and go back to the allocator directly as well, so that Miri,
+//! sanitizers, valgrind and a fuzzer's leak check see every cell's free:
+//! a recycled cell is never handed back to the allocator, and a use after
+//! its reuse would look like a use of live memory.
 
 use std::alloc::Layout;
 use std::ptr::NonNull;
@@ -42,13 +48,13 @@ const CLASSES: usize = 16;
 /// Size step between classes, and the largest alignment kept.
 const GRAIN: usize = 8;
 /// Cells passed between a thread and the depot at once.
-#[cfg_attr(loom, allow(dead_code))]
+#[cfg_attr(any(loom, priority_executor_no_recycle), allow(dead_code))]
 const BATCH: usize = 32;
 /// Cells a thread keeps per class while the depot is busy.
-#[cfg_attr(loom, allow(dead_code))]
+#[cfg_attr(any(loom, priority_executor_no_recycle), allow(dead_code))]
 const LOCAL_MAX: usize = 8 * BATCH;
 /// Batches the depot keeps per class.
-#[cfg_attr(loom, allow(dead_code))]
+#[cfg_attr(any(loom, priority_executor_no_recycle), allow(dead_code))]
 const DEPOT_BATCHES: usize = 2048;
 
 /// The class of a layout, if its cells are kept.
@@ -193,7 +199,7 @@ pub(crate) fn release_spare() {
     imp::release_spare();
 }
 
-#[cfg(not(loom))]
+#[cfg(not(any(loom, priority_executor_no_recycle)))]
 mod imp {
     use super::{BATCH, CLASSES, DEPOT_BATCHES, LOCAL_MAX, class_layout};
     use std::cell::RefCell;
@@ -365,7 +371,7 @@ mod imp {
     }
 }
 
-#[cfg(loom)]
+#[cfg(any(loom, priority_executor_no_recycle))]
 mod imp {
     use std::ptr::NonNull;
 
@@ -382,7 +388,7 @@ mod imp {
     pub(super) fn release_spare() {}
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(any(loom, priority_executor_no_recycle))))]
 mod tests {
     use super::*;
     use std::cell::Cell;

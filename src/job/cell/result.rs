@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::sync::thread;
+use crate::util::drop_quietly;
 use std::sync::Arc;
 use std::task::{Poll, Wake};
 
@@ -236,7 +237,10 @@ impl<B: Body, M: Meta> JobCell<B, M> {
                 let stage = self
                     .stage
                     .with_mut(|stage| unsafe { std::mem::replace(&mut *stage, Stage::Running) });
-                drop(stage);
+                // The unread result is user code: its destructor may panic,
+                // and the hold below must be let go of all the same. The
+                // panic is swallowed, as when the task side drops it.
+                drop_quietly(stage);
             }
             TAKEN => {}
             _ => {
@@ -245,7 +249,7 @@ impl<B: Body, M: Meta> JobCell<B, M> {
                 // handle's.
                 // SAFETY: as above.
                 let waker = self.waker.with_mut(|w| unsafe { (*w).take() });
-                drop(waker);
+                drop_quietly(waker);
             }
         }
         // ORDERING: AcqRel, as in `release_task`.

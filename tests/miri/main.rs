@@ -1,0 +1,307 @@
+//! Every `unsafe` path of the crate, driven through its public API with
+//! counts small enough for Miri (`scripts/miri` runs this binary under
+//! Stacked and Tree Borrows, with and without the cell cache). Outside
+//! Miri it runs as an ordinary, quick test.
+//!
+//! The paths: a job cell joined, detached before and after its result,
+//! polled then dropped, cancelled; a future woken during its own poll and
+//! re-queued, one parked and woken from another thread, one dropped
+//! pending; outputs over-aligned, zero-sized and large; handles that
+//! outlive the thread that enqueued them; cells freed on threads that
+//! exit; jobs handed back by `shutdown_now`, run and dropped on other
+//! threads; a bounded mailbox lane (its ring) with send-backs past the
+//! capacity, then a drain.
+
+#[path = "../common/mod.rs"]
+#[allow(dead_code)]
+mod common;
+
+use common::{Gate, hold_worker, quiet_panics};
+use priority_executor::{Capacity, Executor, JobError, Priority};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread;
+
+const HIGH: Priority = Priority(2);
+const LOW: Priority = Priority(1);
+
+fn pool(threads: usize) -> Executor {
+    Executor::builder()
+        .name("miri")
+        .core_threads(threads)
+        .max_threads(threads)
+        .lane(HIGH, Capacity::Unbounded)
+        .lane(LOW, Capacity::Bounded(2))
+        .build()
+        .expect("valid executor")
+}
+
+/// Wakes nothing: the test polls again itself.
+struct Nothing;
+
+impl Wake for Nothing {
+    fn wake(self: Arc<Self>) {}
+}
+
+fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
+    let waker = Waker::from(Arc::new(Nothing));
+    Pin::new(future).poll(&mut Context::from_waker(&waker))
+}
+
+#[test]
+fn handles_joined_detached_polled_and_cancelled() {
+    let exec = pool(1);
+    // Joined, and detached after the result is ready.
+    assert_eq!(exec.enqueue(HIGH, || 6 * 7).unwrap().join(), Ok(42));
+    let ready = exec.enqueue(HIGH, || vec![1u8; 3]).unwrap();
+    common::wait_until("result ready", || ready.is_finished());
+    drop(ready);
+
+    // Detached before it runs, polled then dropped while it waits, and
+    // cancelled while queued, all behind a held worker.
+    let gate = hold_worker(&exec, HIGH);
+    drop(exec.enqueue(HIGH, || String::from("detached")).unwrap());
+    let mut polled = exec.enqueue(HIGH, || String::from("polled")).unwrap();
+    assert!(poll_once(&mut polled).is_pending());
+    drop(polled);
+    let cancelled = exec.enqueue(LOW, || String::from("cancelled")).unwrap();
+    assert!(cancelled.cancel());
+    assert_eq!(cancelled.join(), Err(JobError::Cancelled));
+    let mut later = exec.enqueue(HIGH, || String::from("later")).unwrap();
+    assert!(poll_once(&mut later).is_pending());
+    drop(gate);
+    assert_eq!(later.join().as_deref(), Ok("later"));
+    exec.wait_idle();
+}
+
+/// Pending once after waking itself: woken during its own poll.
+struct WokenDuringPoll(bool);
+
+impl Future for WokenDuringPoll {
+    type Output = u32;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u32> {
+        if self.0 {
+            Poll::Ready(7)
+        } else {
+            self.0 = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+}
+
+/// Pending until the test wakes the waker it left.
+struct Parked(Arc<Mutex<(bool, Option<Waker>)>>);
+
+impl Future for Parked {
+    type Output = &'static str;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<&'static str> {
+        let mut state = self.0.lock().unwrap();
+        if state.0 {
+            Poll::Ready("woken")
+        } else {
+            state.1 = Some(cx.waker().clone());
+            Poll::Pending
+        }
+    }
+}
+
+#[test]
+fn futures_woken_during_their_poll_parked_and_dropped() {
+    let exec = pool(2);
+    for _ in 0..2 {
+        let handle = exec.spawn_future(HIGH, WokenDuringPoll(false)).unwrap();
+        assert_eq!(handle.join(), Ok(7));
+    }
+    // Detached while it re-queues itself.
+    drop(exec.spawn_future(HIGH, WokenDuringPoll(false)).unwrap());
+
+    // Parked, then woken from another thread.
+    let shared = Arc::new(Mutex::new((false, None::<Waker>)));
+    let handle = exec.spawn_future(HIGH, Parked(shared.clone())).unwrap();
+    common::wait_until("parked", || shared.lock().unwrap().1.is_some());
+    let waker = thread::spawn(move || {
+        let mut state = shared.lock().unwrap();
+        state.0 = true;
+        state.1.take()
+    })
+    .join()
+    .unwrap();
+    waker.expect("a waker").wake();
+    assert_eq!(handle.join(), Ok("woken"));
+
+    // A future still parked when the handle and the executor go.
+    let never = Arc::new(Mutex::new((false, None::<Waker>)));
+    let parked = exec.spawn_future(HIGH, Parked(never.clone())).unwrap();
+    common::wait_until("parked", || never.lock().unwrap().1.is_some());
+    drop(parked);
+    drop(exec);
+    // Whatever it holds is freed once its waker is let go of.
+    drop(never.lock().unwrap().1.take());
+}
+
+#[repr(align(64))]
+#[derive(Debug, PartialEq)]
+struct OverAligned(u8);
+
+#[test]
+fn outputs_over_aligned_zero_sized_and_large() {
+    let exec = pool(1);
+    assert_eq!(
+        exec.enqueue(HIGH, || OverAligned(3)).unwrap().join(),
+        Ok(OverAligned(3))
+    );
+    assert_eq!(exec.enqueue(HIGH, || ()).unwrap().join(), Ok(()));
+    let large = exec.enqueue(HIGH, || [7u64; 64]).unwrap().join().unwrap();
+    assert!(large.iter().all(|&x| x == 7));
+    let future = exec.spawn_future(HIGH, async { OverAligned(9) }).unwrap();
+    assert_eq!(future.join(), Ok(OverAligned(9)));
+    drop(exec.enqueue(HIGH, || OverAligned(1)).unwrap());
+    exec.wait_idle();
+}
+
+#[test]
+fn handles_outlive_the_thread_that_enqueued_and_cells_freed_on_exiting_threads() {
+    let exec = Arc::new(pool(2));
+    let producer = {
+        let exec = exec.clone();
+        thread::spawn(move || {
+            (0..4u32)
+                .map(|i| exec.enqueue(HIGH, move || i * 2).unwrap())
+                .collect::<Vec<_>>()
+        })
+    };
+    let handles = producer.join().unwrap();
+    let results: Vec<u32> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    assert_eq!(results, [0, 2, 4, 6]);
+    // A thread that frees cells (dropping finished handles) and exits
+    // takes its spare cells with it to the shared cache.
+    let (tx, rx) = mpsc::channel();
+    for i in 0..4u32 {
+        tx.send(exec.enqueue(HIGH, move || vec![i; 2]).unwrap())
+            .unwrap();
+    }
+    drop(tx);
+    thread::spawn(move || {
+        for handle in rx {
+            assert_eq!(handle.join().unwrap().len(), 2);
+        }
+    })
+    .join()
+    .unwrap();
+    // And the workers exit with theirs.
+    Arc::into_inner(exec).expect("last owner").shutdown();
+    priority_executor::release_spare_cells();
+}
+
+#[test]
+fn handed_back_jobs_run_and_dropped_on_other_threads() {
+    let exec = pool(1);
+    let gate = Gate::default();
+    let (started_tx, started) = mpsc::channel();
+    let held = {
+        let gate = gate.clone();
+        exec.enqueue(HIGH, move || {
+            started_tx.send(()).unwrap();
+            gate.wait();
+        })
+        .unwrap()
+    };
+    started.recv().unwrap();
+    let handles: Vec<_> = (0..4u32)
+        .map(|i| exec.enqueue(HIGH, move || i).unwrap())
+        .collect();
+    let pending = exec.shutdown_now();
+    gate.open();
+    held.join().ok();
+    assert_eq!(pending.len(), 4);
+    let runner = thread::spawn(move || {
+        for (i, job) in pending.into_iter().enumerate() {
+            if i % 2 == 0 {
+                job.run();
+            } else {
+                drop(job);
+            }
+        }
+    });
+    runner.join().unwrap();
+    let results: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+    assert_eq!(
+        results,
+        [
+            Ok(0),
+            Err(JobError::Cancelled),
+            Ok(2),
+            Err(JobError::Cancelled)
+        ]
+    );
+}
+
+/// An output whose destructor panics.
+struct PanicsOnDrop;
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        panic!("miri: deliberate panic in a result's drop");
+    }
+}
+
+#[test]
+fn a_result_whose_destructor_panics_is_freed() {
+    quiet_panics("miri: deliberate panic");
+    let exec = pool(1);
+    let handle = exec.enqueue(HIGH, || PanicsOnDrop).unwrap();
+    common::wait_until("result ready", || handle.is_finished());
+    drop(handle);
+    exec.wait_idle();
+}
+
+#[cfg(feature = "actor")]
+mod mailbox {
+    use priority_executor::Capacity;
+    use priority_executor::actor::{Actor, ActorError, MailboxConfig, Outbox, Stage, Strategy};
+    use std::sync::{Arc, Mutex};
+
+    struct Collect(Arc<Mutex<Vec<u32>>>);
+
+    impl Actor for Collect {
+        type In = u32;
+        type Out = ();
+
+        fn perform(&mut self, msg: u32, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+            self.0.lock().unwrap().push(msg);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_bounded_lane_with_send_backs_then_a_drain() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let stage = {
+            let seen = seen.clone();
+            Stage::builder("miri", move |_| Collect(seen.clone()))
+                .mailbox(MailboxConfig::new().default_capacity(Capacity::Bounded(2)))
+                // Every even letter is sent back once before it is performed.
+                .strategy(Strategy::predicate(|m: &u32| m % 2 == 1, 1))
+                .spawn()
+                .expect("spawn")
+        };
+        let addr = stage.addr();
+        let sender = std::thread::spawn(move || {
+            for i in 0..6u32 {
+                addr.send(i).expect("accepted");
+            }
+        });
+        sender.join().unwrap();
+        let exit = stage.drain();
+        assert_eq!(exit.metrics.performed, 6);
+        let mut seen = seen.lock().unwrap().clone();
+        seen.sort_unstable();
+        assert_eq!(seen, [0, 1, 2, 3, 4, 5]);
+    }
+}
