@@ -14,6 +14,12 @@ use tower::Layer;
 /// The body limit when none is set: 2 MiB, as axum's default.
 pub const DEFAULT_BODY_LIMIT: usize = 2 * 1024 * 1024;
 
+/// The longest `Retry-After` a `503` carries: one day. A longer
+/// [`retry_after`](PriorityLayer::retry_after) is cut to it (a client
+/// told to stay away longer than that has been told to go away, which is
+/// not what a full lane means).
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// Gives a request its priority from its head (method, URI, headers).
 pub(crate) type ClassifyFn = Arc<dyn Fn(&http::request::Parts) -> Priority + Send + Sync>;
 
@@ -211,7 +217,8 @@ impl PriorityLayer {
     }
 
     /// A request not started within `ttl` of its arrival is not run: it is
-    /// answered `504 Gateway Timeout`. Default: no limit.
+    /// answered `504 Gateway Timeout`. Default: no limit; a `ttl` too long
+    /// for the clock to reach (`Duration::MAX`) is no limit either.
     ///
     /// # Examples
     ///
@@ -222,7 +229,8 @@ impl PriorityLayer {
     }
 
     /// The `Retry-After` of a `503`, in whole seconds (rounded up, at least
-    /// 1). Default: 1 second.
+    /// 1, at most [`MAX_RETRY_AFTER`]: any longer duration, up to
+    /// `Duration::MAX`, is cut to it). Default: 1 second.
     ///
     /// # Examples
     ///
@@ -237,12 +245,20 @@ impl PriorityLayer {
     /// # Ok::<(), priority_executor::BuildError>(())
     /// ```
     pub fn retry_after(mut self, after: Duration) -> Self {
-        self.retry_after = after;
+        self.retry_after = after.min(MAX_RETRY_AFTER);
         self
     }
 
+    /// The `Retry-After` header's value: whole seconds, rounded up, from 1
+    /// to [`MAX_RETRY_AFTER`]'s.
+    pub(crate) fn retry_after_secs(&self) -> u64 {
+        let d = self.retry_after;
+        let secs = d.as_secs().saturating_add(u64::from(d.subsec_nanos() > 0));
+        secs.clamp(1, MAX_RETRY_AFTER.as_secs())
+    }
+
     /// The longest body read; a longer one is answered `413 Payload Too
-    /// Large`. Default: [`DEFAULT_BODY_LIMIT`].
+    /// Large`. Default: [`DEFAULT_BODY_LIMIT`]; `usize::MAX` is no limit.
     ///
     /// # Examples
     ///

@@ -252,13 +252,7 @@ fn answer(
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     if status == StatusCode::SERVICE_UNAVAILABLE {
-        headers.insert(RETRY_AFTER, HeaderValue::from(retry_after_secs(layer)));
+        headers.insert(RETRY_AFTER, HeaderValue::from(layer.retry_after_secs()));
     }
     (outcome, response)
-}
-
-/// Whole seconds, rounded up, at least one.
-fn retry_after_secs(layer: &PriorityLayer) -> u64 {
-    let d = layer.retry_after;
-    (d.as_secs() + u64::from(d.subsec_nanos() > 0)).max(1)
 }

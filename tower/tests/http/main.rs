@@ -3,6 +3,7 @@
 //! panic, and a graceful shutdown that answers every request in flight.
 
 mod common;
+mod edges;
 
 use axum::Router;
 use axum::routing::post_service;
