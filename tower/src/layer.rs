@@ -2,7 +2,7 @@
 //! registry's), how they get a priority, and the limits that apply.
 
 use crate::counts::{Counters, Counts};
-use crate::refused::{Refused, RefusedFn};
+use crate::refused::{Refused, RefusedHook};
 use crate::service::PriorityService;
 use crate::{BlockingHandler, headers_to_message};
 use priority_executor::{ExecutorHandle, Executors, Priority};
@@ -82,7 +82,7 @@ pub struct PriorityLayer {
     pub(crate) ttl: Option<Duration>,
     pub(crate) retry_after: Duration,
     pub(crate) body_limit: usize,
-    pub(crate) on_refused: Option<RefusedFn>,
+    pub(crate) on_refused: Option<Arc<RefusedHook>>,
     pub(crate) counters: Arc<Counters>,
 }
 
@@ -278,9 +278,20 @@ impl PriorityLayer {
 
     /// Receives every request the executor refused (full lane, shutting
     /// down, no such lane), whole, body included and unread by the handler,
-    /// after the client has been answered: to log it, spool it or replay it
-    /// elsewhere. Without it the request is dropped after its answer (and
-    /// counted).
+    /// to log it, spool it or replay it elsewhere. Without it the request
+    /// is dropped after its answer (and counted).
+    ///
+    /// The hook runs off the request path, on a thread of the layer's own
+    /// (`<executor>-on-refused`, started with the first refusal, shared by
+    /// every service of the layer, calling the hook with one request at a
+    /// time): the client's answer never waits for it, and a hook that
+    /// blocks (on a disk, a spool) holds no thread of the async runtime.
+    /// Up to [`REFUSED_BACKLOG`](crate::REFUSED_BACKLOG) refused requests
+    /// wait for a hook that falls behind; past that they are dropped after
+    /// their answer and counted in [`Counts::hook_dropped`]. A panic of the
+    /// hook is caught and counted in [`Counts::hook_panicked`]; the next
+    /// refused request is handed over as usual. The thread ends once the
+    /// layer and its services are dropped and the backlog is handed over.
     ///
     /// # Examples
     ///
@@ -297,7 +308,8 @@ impl PriorityLayer {
     /// # Ok::<(), priority_executor::BuildError>(())
     /// ```
     pub fn on_refused(mut self, f: impl Fn(Refused) + Send + Sync + 'static) -> Self {
-        self.on_refused = Some(Arc::new(f));
+        let hook = RefusedHook::new(Arc::new(f), Arc::clone(&self.counters));
+        self.on_refused = Some(Arc::new(hook));
         self
     }
 

@@ -69,7 +69,7 @@ mod service;
 pub use counts::{Counts, Outcome};
 pub use handler::BlockingHandler;
 pub use layer::{DEFAULT_BODY_LIMIT, MAX_RETRY_AFTER, PriorityLayer, UnknownExecutor};
-pub use refused::Refused;
+pub use refused::{REFUSED_BACKLOG, Refused};
 pub use service::{PriorityService, ResponseBody, ResponseFuture};
 
 use http::HeaderMap;
