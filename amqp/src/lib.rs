@@ -61,6 +61,7 @@ mod error;
 #[cfg(feature = "executors-toml")]
 mod file;
 mod metrics;
+mod outgoing;
 pub mod pipeline;
 mod publisher;
 mod runtime;
@@ -74,8 +75,9 @@ pub use error::BridgeError;
 #[cfg(feature = "executors-toml")]
 pub use file::FileConfigError;
 pub use metrics::{ConsumerMetrics, Event};
+pub use outgoing::Outgoing;
 pub use pipeline::{DrainReport, StageProcess, StageProcessBuilder, Wire, stage_priorities};
-pub use publisher::{Outgoing, Publisher};
+pub use publisher::Publisher;
 pub use table::PriorityTable;
 
 /// The headers a dead letter carries beside the original ones.
