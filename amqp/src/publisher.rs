@@ -2,7 +2,8 @@
 //! priority.
 
 use crate::config::ConsumerConfig;
-use crate::error::{BridgeError, broker_error, check_uri, connect_error, redact};
+use crate::error::{BridgeError, broker_error, connect_error, redact};
+use crate::liveness::{Liveness, open_timeout};
 use crate::outgoing::Outgoing;
 use crate::runtime::{new_runtime, wait_on};
 use crate::session::declare;
@@ -11,6 +12,7 @@ use lapin::options::{
     QueuePurgeOptions,
 };
 use lapin::types::{FieldTable, ShortString};
+use lapin::uri::AMQPUri;
 use lapin::{Channel, Connection, ConnectionProperties, PublisherConfirm};
 use std::fmt;
 use std::sync::Arc;
@@ -30,7 +32,15 @@ struct Link {
 /// instance with the jobs of a [`Bridge`](crate::Bridge), so a job
 /// publishes its result downstream before its input is acked.
 ///
-/// A lost connection is opened again on the next call.
+/// A lost connection is opened again on the next call. A broker that
+/// stops answering without closing the connection (a partition, a stalled
+/// proxy) is found out by the heartbeat, as by a
+/// [`Bridge`](crate::Bridge): the call then fails with the lost
+/// connection, and opening a new one is bounded by the connection timeout
+/// ([`PublisherBuilder`]; by default
+/// [`DEFAULT_HEARTBEAT`](crate::DEFAULT_HEARTBEAT) and
+/// [`DEFAULT_CONNECTION_TIMEOUT`](crate::DEFAULT_CONNECTION_TIMEOUT),
+/// unless the URI sets them). Every call has a time limit of 30 s besides.
 ///
 /// # Examples
 ///
@@ -47,31 +57,115 @@ struct Link {
 /// # Ok::<(), priority_executor_amqp::BridgeError>(())
 /// ```
 pub struct Publisher {
+    /// As given: errors name it (without its password).
     uri: String,
+    /// As connected to: with the heartbeat and connection timeout.
+    target: AMQPUri,
     runtime: Option<Runtime>,
     link: Arc<Mutex<Option<Link>>>,
 }
 
-impl Publisher {
-    /// Connects to the broker at `uri`.
+/// The settings of a [`Publisher`] before it connects: how it finds out
+/// that the broker stopped answering.
+///
+/// # Examples
+///
+/// ```no_run
+/// use priority_executor_amqp::{Outgoing, Publisher};
+/// use std::time::Duration;
+///
+/// let publisher = Publisher::builder("amqp://guest:guest@127.0.0.1:5672/%2f")
+///     .heartbeat(Duration::from_secs(5)) // a silent broker is found out within 10 s
+///     .connection_timeout(Duration::from_secs(3))
+///     .connect()?;
+/// publisher.publish(&Outgoing::to_queue("visa", "application 1"))?;
+/// # Ok::<(), priority_executor_amqp::BridgeError>(())
+/// ```
+#[derive(Clone)]
+pub struct PublisherBuilder {
+    uri: String,
+    liveness: Liveness,
+}
+
+impl PublisherBuilder {
+    /// The heartbeat asked of the broker (which may ask a shorter one):
+    /// a connection that has heard nothing from the broker for two
+    /// heartbeats is closed as lost, and the call waiting on it fails.
+    /// Whole seconds, rounded up, from 1 s to `u16::MAX` s (about 18
+    /// hours; a longer one is cut to it). Replaces the URI's `heartbeat`;
+    /// default: the URI's, else [`DEFAULT_HEARTBEAT`](crate::DEFAULT_HEARTBEAT).
+    pub fn heartbeat(mut self, every: Duration) -> Self {
+        self.liveness = self.liveness.heartbeat(every);
+        self
+    }
+
+    /// The time allowed to open a connection: the TCP connect, the AMQP
+    /// handshake and the confirm channel. Whole milliseconds, rounded up,
+    /// at least 1 ms. Replaces the URI's `connection_timeout`; default:
+    /// the URI's, else
+    /// [`DEFAULT_CONNECTION_TIMEOUT`](crate::DEFAULT_CONNECTION_TIMEOUT).
+    pub fn connection_timeout(mut self, limit: Duration) -> Self {
+        self.liveness = self.liveness.connection_timeout(limit);
+        self
+    }
+
+    /// Connects to the broker.
     ///
     /// # Errors
     ///
-    /// [`BridgeError::Uri`], [`BridgeError::Connect`] or
-    /// [`BridgeError::Login`], naming the URI (without its password).
-    pub fn connect(uri: impl Into<String>) -> Result<Publisher, BridgeError> {
-        let uri = uri.into();
-        check_uri(&uri)?;
+    /// [`BridgeError::Uri`], [`BridgeError::Connect`] (no broker, or none
+    /// answering within the connection timeout) or [`BridgeError::Login`],
+    /// naming the URI (without its password).
+    pub fn connect(self) -> Result<Publisher, BridgeError> {
+        let target = self.liveness.uri(&self.uri)?;
         let publisher = Publisher {
             runtime: Some(new_runtime("amqp-publisher")?),
             link: Arc::new(Mutex::new(None)),
-            uri,
+            uri: self.uri,
+            target,
         };
         publisher.run(|link, _| async move {
             let _ = link;
             Ok(())
         })?;
         Ok(publisher)
+    }
+}
+
+impl fmt::Debug for PublisherBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PublisherBuilder")
+            .field("uri", &redact(&self.uri))
+            .field("liveness", &self.liveness)
+            .finish()
+    }
+}
+
+impl Publisher {
+    /// Connects to the broker at `uri` with the default heartbeat and
+    /// connection timeout (unless the URI sets them); see
+    /// [`builder`](Publisher::builder) to set them.
+    ///
+    /// # Errors
+    ///
+    /// [`BridgeError::Uri`], [`BridgeError::Connect`] or
+    /// [`BridgeError::Login`], naming the URI (without its password).
+    pub fn connect(uri: impl Into<String>) -> Result<Publisher, BridgeError> {
+        Publisher::builder(uri).connect()
+    }
+
+    /// Starts configuring a publisher to the broker at `uri`
+    /// (`amqp://user:password@host:port/vhost`, the vhost `/` written
+    /// `%2f`).
+    ///
+    /// # Examples
+    ///
+    /// See [`PublisherBuilder`].
+    pub fn builder(uri: impl Into<String>) -> PublisherBuilder {
+        PublisherBuilder {
+            uri: uri.into(),
+            liveness: Liveness::default(),
+        }
     }
 
     /// Runs `f` with a connected confirm channel, opening one if needed,
@@ -99,6 +193,7 @@ impl Publisher {
         };
         let link = self.link.clone();
         let uri = self.uri.clone();
+        let target = self.target.clone();
         wait_on(runtime.handle(), async move {
             let work = async {
                 let channel = {
@@ -107,7 +202,7 @@ impl Publisher {
                         .as_ref()
                         .is_some_and(|l| l.channel.status().connected());
                     if !usable {
-                        *link = Some(open(&uri).await?);
+                        *link = Some(open(&uri, target).await?);
                     }
                     match link.as_ref() {
                         Some(l) => l.channel.clone(),
@@ -291,13 +386,33 @@ impl fmt::Debug for Publisher {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Publisher")
             .field("uri", &redact(&self.uri))
+            .field("heartbeat_secs", &self.target.query.heartbeat)
+            .field(
+                "connection_timeout_ms",
+                &self.target.query.connection_timeout,
+            )
             .finish_non_exhaustive()
     }
 }
 
-async fn open(uri: &str) -> Result<Link, BridgeError> {
-    let connection = Connection::connect(
-        uri,
+/// Opens a connection and a confirm channel to `target` (`uri` with its
+/// heartbeat and connection timeout), within the connection timeout: the
+/// client's own bounds only the TCP connect, not a handshake that a
+/// stalled peer never answers.
+async fn open(uri: &str, target: AMQPUri) -> Result<Link, BridgeError> {
+    let limit = open_timeout(&target);
+    match tokio::time::timeout(limit, open_link(uri, target)).await {
+        Ok(link) => link,
+        Err(_) => Err(BridgeError::Connect {
+            uri: redact(uri),
+            reason: format!("no answer within the connection timeout ({limit:?})"),
+        }),
+    }
+}
+
+async fn open_link(uri: &str, target: AMQPUri) -> Result<Link, BridgeError> {
+    let connection = Connection::connect_uri(
+        target,
         ConnectionProperties::default().with_connection_name("priority-executor-publisher".into()),
     )
     .await
