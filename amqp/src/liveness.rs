@@ -2,8 +2,9 @@
 //! heartbeat and the connection timeout, one setting for the bridge and
 //! the publisher.
 
-use crate::error::{BridgeError, redact};
+use crate::error::{BridgeError, connect_error, redact};
 use lapin::uri::AMQPUri;
+use lapin::{Connection, ConnectionProperties};
 use std::time::Duration;
 
 /// The heartbeat asked of the broker unless the URI or a builder sets
@@ -13,11 +14,10 @@ use std::time::Duration;
 /// within 20 s.
 pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(10);
 
-/// The connection timeout unless the URI or a builder sets one: 10 s. A
-/// [`Publisher`](crate::Publisher) allows that long to open a connection
-/// (TCP connect, AMQP handshake, confirm channel). A
-/// [`Bridge`](crate::Bridge) passes it to the client in the URI, and
-/// bounds the opening of each of its sessions with a limit of its own.
+/// The time allowed to open a connection (the TCP connect and the AMQP
+/// handshake) unless the URI or a builder sets one: 10 s. A peer that
+/// accepts the connection and then says nothing (a stalled proxy) is
+/// given up on after it.
 pub const DEFAULT_CONNECTION_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The heartbeat and connection timeout of a connection: each as set on a
@@ -71,8 +71,27 @@ impl Liveness {
     }
 }
 
+/// Opens a connection to `target` (`uri` as made by [`Liveness::uri`];
+/// errors name `uri`, without its password) within its connection
+/// timeout: the client applies that one to the TCP connect at most, not
+/// to a handshake that a stalled peer never answers.
+pub(crate) async fn connect(
+    uri: &str,
+    target: AMQPUri,
+    properties: ConnectionProperties,
+) -> Result<Connection, BridgeError> {
+    let limit = open_timeout(&target);
+    match tokio::time::timeout(limit, Connection::connect_uri(target, properties)).await {
+        Ok(connection) => connection.map_err(|e| connect_error(uri, e)),
+        Err(_) => Err(BridgeError::Connect {
+            uri: redact(uri),
+            reason: format!("no answer within the connection timeout ({limit:?})"),
+        }),
+    }
+}
+
 /// The connection timeout in force for a URI made by [`Liveness::uri`].
-pub(crate) fn open_timeout(uri: &AMQPUri) -> Duration {
+fn open_timeout(uri: &AMQPUri) -> Duration {
     uri.query
         .connection_timeout
         .map_or(DEFAULT_CONNECTION_TIMEOUT, Duration::from_millis)

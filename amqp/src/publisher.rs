@@ -2,8 +2,8 @@
 //! priority.
 
 use crate::config::ConsumerConfig;
-use crate::error::{BridgeError, broker_error, connect_error, redact};
-use crate::liveness::{Liveness, open_timeout};
+use crate::error::{BridgeError, broker_error, redact};
+use crate::liveness::{self, Liveness};
 use crate::outgoing::Outgoing;
 use crate::runtime::{new_runtime, wait_on};
 use crate::session::declare;
@@ -99,8 +99,8 @@ impl PublisherBuilder {
         self
     }
 
-    /// The time allowed to open a connection: the TCP connect, the AMQP
-    /// handshake and the confirm channel. Whole milliseconds, rounded up,
+    /// The time allowed to open a connection: the TCP connect and the
+    /// AMQP handshake. Whole milliseconds, rounded up,
     /// at least 1 ms. Replaces the URI's `connection_timeout`; default:
     /// the URI's, else
     /// [`DEFAULT_CONNECTION_TIMEOUT`](crate::DEFAULT_CONNECTION_TIMEOUT).
@@ -395,28 +395,12 @@ impl fmt::Debug for Publisher {
     }
 }
 
-/// Opens a connection and a confirm channel to `target` (`uri` with its
-/// heartbeat and connection timeout), within the connection timeout: the
-/// client's own bounds only the TCP connect, not a handshake that a
-/// stalled peer never answers.
+/// Opens a connection to `target` (`uri` with its heartbeat and
+/// connection timeout) and a confirm channel on it.
 async fn open(uri: &str, target: AMQPUri) -> Result<Link, BridgeError> {
-    let limit = open_timeout(&target);
-    match tokio::time::timeout(limit, open_link(uri, target)).await {
-        Ok(link) => link,
-        Err(_) => Err(BridgeError::Connect {
-            uri: redact(uri),
-            reason: format!("no answer within the connection timeout ({limit:?})"),
-        }),
-    }
-}
-
-async fn open_link(uri: &str, target: AMQPUri) -> Result<Link, BridgeError> {
-    let connection = Connection::connect_uri(
-        target,
-        ConnectionProperties::default().with_connection_name("priority-executor-publisher".into()),
-    )
-    .await
-    .map_err(|e| connect_error(uri, e))?;
+    let properties =
+        ConnectionProperties::default().with_connection_name("priority-executor-publisher".into());
+    let connection = liveness::connect(uri, target, properties).await?;
     let channel = connection
         .create_channel()
         .await

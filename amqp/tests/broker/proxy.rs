@@ -70,8 +70,9 @@ impl Proxy {
         }
     }
 
-    /// Stops passing bytes, both ways, on every connection, new ones
-    /// included; the connections stay open. What was read is held.
+    /// Stops passing bytes and closes, both ways, on every connection,
+    /// new ones included; the connections stay open. What was read is
+    /// held.
     pub fn stall(&self) {
         self.valve.set(true);
     }
@@ -89,7 +90,8 @@ impl Drop for Proxy {
     }
 }
 
-/// Copies `from` to `to` while the valve is open; closes `to` at the end.
+/// Copies `from` to `to` while the valve is open; closes `to` at the end,
+/// once the valve is open (a close does not pass a stall either).
 fn copy(mut from: TcpStream, mut to: TcpStream, valve: &Valve) {
     let mut buf = [0u8; 16 * 1024];
     loop {
@@ -102,6 +104,7 @@ fn copy(mut from: TcpStream, mut to: TcpStream, valve: &Valve) {
             break;
         }
     }
+    valve.wait_open();
     let _ = to.shutdown(Shutdown::Both);
 }
 

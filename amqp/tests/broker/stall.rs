@@ -1,11 +1,12 @@
 //! A broker that stops answering without closing the connection (a
 //! partition, a stalled proxy): the publisher's heartbeat finds the
-//! connection lost, and its connection timeout bounds the opening of a
-//! new one, long before a publish's own time limit.
+//! connection lost, and the connection timeout bounds the opening of a
+//! new one (the publisher's and the bridge's), long before their own time
+//! limits.
 
-use crate::common::unique;
+use crate::common::{executor, unique};
 use crate::proxy::proxied;
-use priority_executor_amqp::{BridgeError, ConsumerConfig, Outgoing, Publisher};
+use priority_executor_amqp::{Bridge, BridgeError, ConsumerConfig, Outgoing, Publisher};
 use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::Duration;
@@ -84,5 +85,36 @@ fn a_publish_to_a_broker_that_stopped_answering_fails_on_the_heartbeat_not_the_t
         (2..=3).contains(&len),
         "before and after, maybe during: {len}"
     );
+    publisher.delete_queue(&queue).expect("delete");
+}
+
+#[test]
+fn a_bridge_opening_through_a_stalled_proxy_gives_up_at_the_connection_timeout() {
+    let publisher = crate::broker_or_skip!();
+    let (proxy, via_proxy) = proxied();
+    let queue = unique("bridge-stall");
+    let config = ConsumerConfig::new(&queue);
+    publisher.declare(&config).expect("declare");
+    proxy.stall();
+    // The proxy accepts the TCP connection and passes nothing: only the
+    // connection timeout (1 s, from the URI) can end the opening.
+    let uri = format!("{via_proxy}?connection_timeout=1000");
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let started = Bridge::builder(uri, executor(1))
+            .consume(config, |_| Ok(()))
+            .start()
+            .map(drop);
+        let _ = tx.send(started);
+    });
+    let started = rx.recv_timeout(WATCHDOG).unwrap_or_else(|_| {
+        panic!("the bridge still waits after {WATCHDOG:?} on a proxy that answers nothing")
+    });
+    let err = started.expect_err("nothing passes: the bridge cannot start");
+    assert!(
+        matches!(err, BridgeError::Connect { .. }),
+        "the connection timeout ended the opening: {err}"
+    );
+    proxy.resume();
     publisher.delete_queue(&queue).expect("delete");
 }
