@@ -2,12 +2,13 @@
 //! `on_refused` hook that blocks or panics.
 
 use crate::common::{Gate, Http, OpenOnDrop, Server};
-use crate::{app, one_worker};
+use crate::{app, gated, one_worker};
 use http::StatusCode;
 use priority_executor::Priority;
-use priority_executor_tower::{MAX_RETRY_AFTER, Outcome, PriorityLayer};
+use priority_executor_tower::{MAX_RETRY_AFTER, Outcome, PriorityLayer, REFUSED_BACKLOG};
 use std::sync::mpsc;
 use std::time::Duration;
+use tower::Layer;
 
 /// A generous limit for what should come at once: a hang, not a timing.
 const WATCHDOG: Duration = Duration::from_secs(20);
@@ -134,4 +135,60 @@ async fn a_panicking_on_refused_hook_is_counted_and_the_next_refusal_is_handed_o
         .await
         .expect("joined")
         .expect("served");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_past_the_hooks_backlog_are_answered_and_counted_dropped() {
+    use http_body_util::Full;
+    use tower::Service;
+
+    let exec = one_worker(8);
+    let latch = Gate::default();
+    let _open = OpenOnDrop(latch.clone());
+    let (entered, in_hook) = mpsc::channel();
+    let (seen, hooked) = mpsc::channel();
+    let layer = PriorityLayer::new(exec.handle()).on_refused({
+        let latch = latch.clone();
+        move |refused| {
+            let _ = entered.send(());
+            latch.wait();
+            let _ = seen.send(refused.request.into_body());
+        }
+    });
+    exec.shutdown();
+    let mut service = layer.layer(gated(Gate::default()));
+    let mut refuse = async |body: String| {
+        let request = http::Request::post("/visa")
+            .body(Full::new(bytes::Bytes::from(body)))
+            .expect("a valid request");
+        let answer = tokio::time::timeout(WATCHDOG, service.call(request))
+            .await
+            .expect("the 503 waited for the on_refused hook")
+            .expect("infallible");
+        assert_eq!(answer.status(), StatusCode::SERVICE_UNAVAILABLE);
+    };
+
+    // The first is in the hook, held; the backlog takes the next ones.
+    refuse("held".to_owned()).await;
+    tokio::task::spawn_blocking(move || in_hook.recv_timeout(WATCHDOG))
+        .await
+        .expect("joined")
+        .expect("the hook was entered");
+    for i in 0..REFUSED_BACKLOG + 2 {
+        refuse(format!("{i}")).await;
+    }
+    let counts = layer.counts();
+    let expected = (REFUSED_BACKLOG as u64 + 3, 2);
+    assert_eq!((counts.shut_down, counts.hook_dropped), expected);
+
+    latch.open();
+    let handed = tokio::task::spawn_blocking(move || {
+        (0..=REFUSED_BACKLOG)
+            .map(|_| hooked.recv_timeout(WATCHDOG).expect("handed over"))
+            .collect::<Vec<_>>()
+    })
+    .await
+    .expect("joined");
+    assert_eq!(handed[0], "held");
+    assert_eq!(handed[REFUSED_BACKLOG], format!("{}", REFUSED_BACKLOG - 1));
 }
