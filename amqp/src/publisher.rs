@@ -100,9 +100,8 @@ impl PublisherBuilder {
     }
 
     /// The time allowed to open a connection: the TCP connect and the
-    /// AMQP handshake. Whole milliseconds, rounded up,
-    /// at least 1 ms. Replaces the URI's `connection_timeout`; default:
-    /// the URI's, else
+    /// AMQP handshake. Whole milliseconds, rounded up, at least 1 ms.
+    /// Replaces the URI's `connection_timeout`; default: the URI's, else
     /// [`DEFAULT_CONNECTION_TIMEOUT`](crate::DEFAULT_CONNECTION_TIMEOUT).
     pub fn connection_timeout(mut self, limit: Duration) -> Self {
         self.liveness = self.liveness.connection_timeout(limit);
