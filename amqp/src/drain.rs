@@ -10,7 +10,7 @@
 //! reports to the holder of marker 0 through the stage's control queue.
 
 use crate::delivery::header_text;
-use crate::publisher::Outgoing;
+use crate::outgoing::Outgoing;
 use lapin::types::FieldTable;
 
 /// The drain's epoch: the same in every marker and report of one drain.

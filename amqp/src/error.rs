@@ -114,19 +114,12 @@ pub(crate) fn check_uri(uri: &str) -> Result<(), BridgeError> {
     parse_uri(uri).map(|_| ())
 }
 
-/// The URI, with a heartbeat of 10 s and a connection timeout of 10 s
-/// unless it sets them (`?heartbeat=N&connection_timeout=MS`): the
-/// heartbeat is what finds a connection that died without a word.
+/// The URI, with the default heartbeat and connection timeout unless it
+/// sets them (`?heartbeat=S&connection_timeout=MS`, see
+/// [`DEFAULT_HEARTBEAT`](crate::DEFAULT_HEARTBEAT)): the heartbeat is what
+/// finds a connection that died without a word.
 pub(crate) fn parse_uri(uri: &str) -> Result<lapin::uri::AMQPUri, BridgeError> {
-    let mut parsed = uri
-        .parse::<lapin::uri::AMQPUri>()
-        .map_err(|reason| BridgeError::Uri {
-            uri: redact(uri),
-            reason,
-        })?;
-    parsed.query.heartbeat.get_or_insert(10);
-    parsed.query.connection_timeout.get_or_insert(10_000);
-    Ok(parsed)
+    crate::liveness::Liveness::default().uri(uri)
 }
 
 /// Sorts a connection error into the kind a user can act on.

@@ -11,7 +11,11 @@
 //! - [`Publisher`] publishes with publisher confirms, each message with its
 //!   broker priority: given, from a lane through the table, from a
 //!   `Prioritized` value ([`Outgoing::prioritized`]) or from the registry's
-//!   rules for an ESB `Message` (`Outgoing::from_message`).
+//!   rules for an ESB `Message` (`Outgoing::from_message`). Like the
+//!   bridge, it asks the broker for a heartbeat, so a broker that stops
+//!   answering without closing the connection is found out
+//!   ([`DEFAULT_HEARTBEAT`]; [`PublisherBuilder`] sets it and the
+//!   connection timeout).
 //! - With the default feature `executors-toml`, a queue's settings come
 //!   from `[amqp.NAME]` in `executors.toml`
 //!   (`ConsumerConfig::from_executors_toml`), and [`Bridge::builder_for`]
@@ -60,7 +64,9 @@ mod drain;
 mod error;
 #[cfg(feature = "executors-toml")]
 mod file;
+mod liveness;
 mod metrics;
+mod outgoing;
 pub mod pipeline;
 mod publisher;
 mod runtime;
@@ -73,9 +79,11 @@ pub use delivery::{Failure, Incoming};
 pub use error::BridgeError;
 #[cfg(feature = "executors-toml")]
 pub use file::FileConfigError;
+pub use liveness::{DEFAULT_CONNECTION_TIMEOUT, DEFAULT_HEARTBEAT};
 pub use metrics::{ConsumerMetrics, Event};
+pub use outgoing::Outgoing;
 pub use pipeline::{DrainReport, StageProcess, StageProcessBuilder, Wire, stage_priorities};
-pub use publisher::{Outgoing, Publisher};
+pub use publisher::{Publisher, PublisherBuilder};
 pub use table::PriorityTable;
 
 /// The headers a dead letter carries beside the original ones.

@@ -45,7 +45,8 @@ use crate::delivery::{Failure, Incoming};
 use crate::drain::{EPOCH_HEADER, INDEX_HEADER, Marker};
 use crate::error::BridgeError;
 use crate::metrics::ConsumerMetrics;
-use crate::publisher::{Outgoing, Publisher};
+use crate::outgoing::Outgoing;
+use crate::publisher::Publisher;
 use crate::table::PriorityTable;
 use priority_executor::actor::{
     Actor, ActorError, Addr, Context, Exit, Outbox, Reason, SendError, Stage,

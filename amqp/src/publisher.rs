@@ -2,207 +2,23 @@
 //! priority.
 
 use crate::config::ConsumerConfig;
-use crate::error::{BridgeError, broker_error, check_uri, connect_error, redact};
+use crate::error::{BridgeError, broker_error, redact};
+use crate::liveness::{self, Liveness};
+use crate::outgoing::Outgoing;
 use crate::runtime::{new_runtime, wait_on};
 use crate::session::declare;
-use crate::table::PriorityTable;
 use lapin::options::{
     BasicPublishOptions, ConfirmSelectOptions, QueueDeclareOptions, QueueDeleteOptions,
     QueuePurgeOptions,
 };
-use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
-use lapin::{BasicProperties, Channel, Connection, ConnectionProperties, PublisherConfirm};
-use priority_executor::Priority;
+use lapin::types::{FieldTable, ShortString};
+use lapin::uri::AMQPUri;
+use lapin::{Channel, Connection, ConnectionProperties, PublisherConfirm};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::runtime::Runtime;
 use tokio::sync::Mutex;
-
-/// A message to publish.
-///
-/// # Examples
-///
-/// ```
-/// use priority_executor::Priority;
-/// use priority_executor_amqp::{Outgoing, PriorityTable};
-///
-/// let table = PriorityTable::new().map(0..=4, Priority(1)).map(5..=9, Priority(10));
-/// let msg = Outgoing::to_queue("visa", "application 42")
-///     .lane(&table, Priority(10)) // broker priority 9, the highest that maps to lane 10
-///     .message_id("42")
-///     .header("PRIORITYID", "ABC");
-/// assert_eq!(msg.broker_priority(), Some(9));
-/// ```
-#[derive(Clone, Debug)]
-pub struct Outgoing {
-    exchange: String,
-    routing_key: String,
-    body: Vec<u8>,
-    priority: Option<u8>,
-    message_id: Option<String>,
-    headers: FieldTable,
-}
-
-impl Outgoing {
-    /// To the queue `queue`, through the default exchange.
-    pub fn to_queue(queue: impl Into<String>, body: impl Into<Vec<u8>>) -> Outgoing {
-        Outgoing::to_exchange("", queue, body)
-    }
-
-    /// To `exchange` with `routing_key`.
-    pub fn to_exchange(
-        exchange: impl Into<String>,
-        routing_key: impl Into<String>,
-        body: impl Into<Vec<u8>>,
-    ) -> Outgoing {
-        Outgoing {
-            exchange: exchange.into(),
-            routing_key: routing_key.into(),
-            body: body.into(),
-            priority: None,
-            message_id: None,
-            headers: FieldTable::default(),
-        }
-    }
-
-    /// The broker priority (0-255; the queue's `x-max-priority` caps it).
-    pub fn priority(mut self, priority: u8) -> Outgoing {
-        self.priority = Some(priority);
-        self
-    }
-
-    /// The broker priority that lands the message in `lane` through
-    /// `table` (the highest one mapped to it); unchanged if none is.
-    pub fn lane(mut self, table: &PriorityTable, lane: Priority) -> Outgoing {
-        if let Some(p) = table.broker_priority(lane) {
-            self.priority = Some(p);
-        }
-        self
-    }
-
-    /// The broker priority that lands `value` in the lane of its own
-    /// priority ([`Prioritized`](priority_executor::actor::Prioritized))
-    /// through `table`; unchanged if it has none (the default) or the
-    /// table maps no broker priority to it.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::Priority;
-    /// use priority_executor::actor::Prioritized;
-    /// use priority_executor_amqp::{Outgoing, PriorityTable};
-    ///
-    /// struct Visa {
-    ///     diplomatic: bool,
-    /// }
-    /// impl Prioritized for Visa {
-    ///     fn priority(&self) -> Option<Priority> {
-    ///         self.diplomatic.then_some(Priority(10))
-    ///     }
-    /// }
-    /// let table = PriorityTable::new().map(0..=4, Priority(1)).map(5..=9, Priority(10));
-    /// let urgent = Outgoing::to_queue("visa", "1").prioritized(&table, &Visa { diplomatic: true });
-    /// assert_eq!(urgent.broker_priority(), Some(9));
-    /// let plain = Outgoing::to_queue("visa", "2").prioritized(&table, &Visa { diplomatic: false });
-    /// assert_eq!(plain.broker_priority(), None); // the queue's lowest, 0
-    /// ```
-    pub fn prioritized(
-        self,
-        table: &PriorityTable,
-        value: &impl priority_executor::actor::Prioritized,
-    ) -> Outgoing {
-        match value.priority() {
-            Some(lane) => self.lane(table, lane),
-            None => self,
-        }
-    }
-
-    /// A [`Message`](priority_executor::Message) of the ESB layer to
-    /// `queue`: its body, its properties as headers, and the broker priority
-    /// that lands it in the lane the `executor`'s rules of `executors` give
-    /// it (`PRIORITYID=ABC` -> 10), through `table`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Executors, Message, Priority};
-    /// use priority_executor_amqp::{Outgoing, PriorityTable};
-    ///
-    /// let executors = Executors::from_toml_str(r#"
-    /// [executors.visa]
-    /// rules = "visa"
-    /// lanes = [{ priority = 10 }, { priority = 1 }]
-    /// [rules.visa]
-    /// when = [{ priority = 10, header = "PRIORITYID", equals = "ABC" }]
-    /// "#)?;
-    /// let table = PriorityTable::new().map(0..=4, Priority(1)).map(5..=9, Priority(10));
-    /// let msg = Message::builder().property("PRIORITYID", "ABC").body("application 7").build();
-    /// let out = Outgoing::from_message("visa", &msg, &executors, "visa", &table);
-    /// assert_eq!(out.broker_priority(), Some(9));
-    /// let plain = Outgoing::from_message("visa", &Message::new(), &executors, "visa", &table);
-    /// assert_eq!(plain.broker_priority(), Some(4)); // the lowest lane, 1
-    /// executors.shutdown();
-    /// # Ok::<(), priority_executor::ConfigError>(())
-    /// ```
-    #[cfg(feature = "executors-toml")]
-    pub fn from_message(
-        queue: impl Into<String>,
-        message: &priority_executor::Message,
-        executors: &priority_executor::Executors,
-        executor: &str,
-        table: &PriorityTable,
-    ) -> Outgoing {
-        let mut out = Outgoing::to_queue(queue, message.body().to_vec());
-        for (name, value) in message.properties() {
-            out = out.header(name, value);
-        }
-        match executors.priority_for(executor, message) {
-            Some(lane) => out.lane(table, lane),
-            None => out,
-        }
-    }
-
-    /// The broker priority set, if any.
-    pub fn broker_priority(&self) -> Option<u8> {
-        self.priority
-    }
-
-    /// The `message-id` property.
-    pub fn message_id(mut self, id: impl Into<String>) -> Outgoing {
-        self.message_id = Some(id.into());
-        self
-    }
-
-    /// A header, sent as text.
-    pub fn header(mut self, name: &str, value: impl fmt::Display) -> Outgoing {
-        self.headers.insert(
-            name.into(),
-            AMQPValue::LongString(LongString::from(value.to_string().into_bytes())),
-        );
-        self
-    }
-
-    /// The headers set so far.
-    #[cfg(test)]
-    pub(crate) fn headers(&self) -> &FieldTable {
-        &self.headers
-    }
-
-    fn properties(&self) -> BasicProperties {
-        let mut p = BasicProperties::default().with_delivery_mode(2); // persistent
-        if let Some(priority) = self.priority {
-            p = p.with_priority(priority);
-        }
-        if let Some(id) = &self.message_id {
-            p = p.with_message_id(id.as_str().into());
-        }
-        if !self.headers.inner().is_empty() {
-            p = p.with_headers(self.headers.clone());
-        }
-        p
-    }
-}
 
 struct Link {
     connection: Connection,
@@ -216,7 +32,15 @@ struct Link {
 /// instance with the jobs of a [`Bridge`](crate::Bridge), so a job
 /// publishes its result downstream before its input is acked.
 ///
-/// A lost connection is opened again on the next call.
+/// A lost connection is opened again on the next call. A broker that
+/// stops answering without closing the connection (a partition, a stalled
+/// proxy) is found out by the heartbeat, as by a
+/// [`Bridge`](crate::Bridge): the call then fails with the lost
+/// connection, and opening a new one is bounded by the connection timeout
+/// ([`PublisherBuilder`]; by default
+/// [`DEFAULT_HEARTBEAT`](crate::DEFAULT_HEARTBEAT) and
+/// [`DEFAULT_CONNECTION_TIMEOUT`](crate::DEFAULT_CONNECTION_TIMEOUT),
+/// unless the URI sets them). Every call has a time limit of 30 s besides.
 ///
 /// # Examples
 ///
@@ -233,31 +57,114 @@ struct Link {
 /// # Ok::<(), priority_executor_amqp::BridgeError>(())
 /// ```
 pub struct Publisher {
+    /// As given: errors name it (without its password).
     uri: String,
+    /// As connected to: with the heartbeat and connection timeout.
+    target: AMQPUri,
     runtime: Option<Runtime>,
     link: Arc<Mutex<Option<Link>>>,
 }
 
-impl Publisher {
-    /// Connects to the broker at `uri`.
+/// The settings of a [`Publisher`] before it connects: how it finds out
+/// that the broker stopped answering.
+///
+/// # Examples
+///
+/// ```no_run
+/// use priority_executor_amqp::{Outgoing, Publisher};
+/// use std::time::Duration;
+///
+/// let publisher = Publisher::builder("amqp://guest:guest@127.0.0.1:5672/%2f")
+///     .heartbeat(Duration::from_secs(5)) // a silent broker is found out within 10 s
+///     .connection_timeout(Duration::from_secs(3))
+///     .connect()?;
+/// publisher.publish(&Outgoing::to_queue("visa", "application 1"))?;
+/// # Ok::<(), priority_executor_amqp::BridgeError>(())
+/// ```
+#[derive(Clone)]
+pub struct PublisherBuilder {
+    uri: String,
+    liveness: Liveness,
+}
+
+impl PublisherBuilder {
+    /// The heartbeat asked of the broker (which may ask a shorter one):
+    /// a connection that has heard nothing from the broker for two
+    /// heartbeats is closed as lost, and the call waiting on it fails.
+    /// Whole seconds, rounded up, from 1 s to `u16::MAX` s (about 18
+    /// hours; a longer one is cut to it). Replaces the URI's `heartbeat`;
+    /// default: the URI's, else [`DEFAULT_HEARTBEAT`](crate::DEFAULT_HEARTBEAT).
+    pub fn heartbeat(mut self, every: Duration) -> Self {
+        self.liveness = self.liveness.heartbeat(every);
+        self
+    }
+
+    /// The time allowed to open a connection: the TCP connect and the
+    /// AMQP handshake. Whole milliseconds, rounded up, at least 1 ms.
+    /// Replaces the URI's `connection_timeout`; default: the URI's, else
+    /// [`DEFAULT_CONNECTION_TIMEOUT`](crate::DEFAULT_CONNECTION_TIMEOUT).
+    pub fn connection_timeout(mut self, limit: Duration) -> Self {
+        self.liveness = self.liveness.connection_timeout(limit);
+        self
+    }
+
+    /// Connects to the broker.
     ///
     /// # Errors
     ///
-    /// [`BridgeError::Uri`], [`BridgeError::Connect`] or
-    /// [`BridgeError::Login`], naming the URI (without its password).
-    pub fn connect(uri: impl Into<String>) -> Result<Publisher, BridgeError> {
-        let uri = uri.into();
-        check_uri(&uri)?;
+    /// [`BridgeError::Uri`], [`BridgeError::Connect`] (no broker, or none
+    /// answering within the connection timeout) or [`BridgeError::Login`],
+    /// naming the URI (without its password).
+    pub fn connect(self) -> Result<Publisher, BridgeError> {
+        let target = self.liveness.uri(&self.uri)?;
         let publisher = Publisher {
             runtime: Some(new_runtime("amqp-publisher")?),
             link: Arc::new(Mutex::new(None)),
-            uri,
+            uri: self.uri,
+            target,
         };
         publisher.run(|link, _| async move {
             let _ = link;
             Ok(())
         })?;
         Ok(publisher)
+    }
+}
+
+impl fmt::Debug for PublisherBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PublisherBuilder")
+            .field("uri", &redact(&self.uri))
+            .field("liveness", &self.liveness)
+            .finish()
+    }
+}
+
+impl Publisher {
+    /// Connects to the broker at `uri` with the default heartbeat and
+    /// connection timeout (unless the URI sets them); see
+    /// [`builder`](Publisher::builder) to set them.
+    ///
+    /// # Errors
+    ///
+    /// [`BridgeError::Uri`], [`BridgeError::Connect`] or
+    /// [`BridgeError::Login`], naming the URI (without its password).
+    pub fn connect(uri: impl Into<String>) -> Result<Publisher, BridgeError> {
+        Publisher::builder(uri).connect()
+    }
+
+    /// Starts configuring a publisher to the broker at `uri`
+    /// (`amqp://user:password@host:port/vhost`, the vhost `/` written
+    /// `%2f`).
+    ///
+    /// # Examples
+    ///
+    /// See [`PublisherBuilder`].
+    pub fn builder(uri: impl Into<String>) -> PublisherBuilder {
+        PublisherBuilder {
+            uri: uri.into(),
+            liveness: Liveness::default(),
+        }
     }
 
     /// Runs `f` with a connected confirm channel, opening one if needed,
@@ -285,6 +192,7 @@ impl Publisher {
         };
         let link = self.link.clone();
         let uri = self.uri.clone();
+        let target = self.target.clone();
         wait_on(runtime.handle(), async move {
             let work = async {
                 let channel = {
@@ -293,7 +201,7 @@ impl Publisher {
                         .as_ref()
                         .is_some_and(|l| l.channel.status().connected());
                     if !usable {
-                        *link = Some(open(&uri).await?);
+                        *link = Some(open(&uri, target).await?);
                     }
                     match link.as_ref() {
                         Some(l) => l.channel.clone(),
@@ -477,17 +385,21 @@ impl fmt::Debug for Publisher {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Publisher")
             .field("uri", &redact(&self.uri))
+            .field("heartbeat_secs", &self.target.query.heartbeat)
+            .field(
+                "connection_timeout_ms",
+                &self.target.query.connection_timeout,
+            )
             .finish_non_exhaustive()
     }
 }
 
-async fn open(uri: &str) -> Result<Link, BridgeError> {
-    let connection = Connection::connect(
-        uri,
-        ConnectionProperties::default().with_connection_name("priority-executor-publisher".into()),
-    )
-    .await
-    .map_err(|e| connect_error(uri, e))?;
+/// Opens a connection to `target` (`uri` with its heartbeat and
+/// connection timeout) and a confirm channel on it.
+async fn open(uri: &str, target: AMQPUri) -> Result<Link, BridgeError> {
+    let properties =
+        ConnectionProperties::default().with_connection_name("priority-executor-publisher".into());
+    let connection = liveness::connect(uri, target, properties).await?;
     let channel = connection
         .create_channel()
         .await
@@ -500,17 +412,6 @@ async fn open(uri: &str) -> Result<Link, BridgeError> {
         connection,
         channel,
     })
-}
-
-fn target(message: &Outgoing) -> String {
-    if message.exchange.is_empty() {
-        format!("queue {:?}", message.routing_key)
-    } else {
-        format!(
-            "exchange {:?} (routing key {:?})",
-            message.exchange, message.routing_key
-        )
-    }
 }
 
 async fn send(channel: &Channel, message: &Outgoing) -> Result<PublisherConfirm, BridgeError> {
@@ -526,22 +427,22 @@ async fn send(channel: &Channel, message: &Outgoing) -> Result<PublisherConfirm,
             message.properties(),
         )
         .await
-        .map_err(|e| broker_error(format!("publishing to {}", target(message)), e))
+        .map_err(|e| broker_error(format!("publishing to {}", message.target()), e))
 }
 
 async fn settle(confirm: PublisherConfirm, message: &Outgoing) -> Result<(), BridgeError> {
     let confirmation = confirm
         .await
-        .map_err(|e| broker_error(format!("publishing to {}", target(message)), e))?;
+        .map_err(|e| broker_error(format!("publishing to {}", message.target()), e))?;
     if confirmation.is_nack() {
         return Err(BridgeError::Broker {
-            operation: format!("publishing to {}", target(message)),
+            operation: format!("publishing to {}", message.target()),
             reason: "the broker nacked the message".to_owned(),
         });
     }
     if let Some(returned) = confirmation.take_message() {
         return Err(BridgeError::Broker {
-            operation: format!("publishing to {}", target(message)),
+            operation: format!("publishing to {}", message.target()),
             reason: format!(
                 "no queue took it ({} {}): declare the queue first",
                 returned.reply_code, returned.reply_text

@@ -5,7 +5,8 @@ use crate::bridge::{DrainFn, EventFn, HandlerFn};
 use crate::config::ConsumerConfig;
 use crate::delivery::{Failure, Incoming, Received};
 use crate::drain::Marker;
-use crate::error::{BridgeError, broker_error, connect_error, declare_error, parse_uri};
+use crate::error::{BridgeError, broker_error, declare_error, parse_uri};
+use crate::liveness;
 use crate::metrics::{Counters, Event};
 use futures_lite::StreamExt;
 use lapin::message::Delivery;
@@ -310,9 +311,7 @@ impl Session {
         let properties =
             ConnectionProperties::default().with_connection_name(ctx.name.as_str().into());
         let uri = parse_uri(&ctx.uri)?;
-        let connection = Connection::connect_uri(uri, properties)
-            .await
-            .map_err(|e| connect_error(&ctx.uri, e))?;
+        let connection = liveness::connect(&ctx.uri, uri, properties).await?;
         let channel = connection
             .create_channel()
             .await

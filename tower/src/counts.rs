@@ -164,6 +164,14 @@ pub struct Counts {
     pub too_large: u64,
     /// The client went away before the answer.
     pub abandoned: u64,
+    /// Refused requests (answered, and counted above) not handed to the
+    /// [`on_refused`](crate::PriorityLayer::on_refused) hook: its backlog
+    /// ([`REFUSED_BACKLOG`](crate::REFUSED_BACKLOG)) was full, or no
+    /// thread could be started for it. Not an outcome.
+    pub hook_dropped: u64,
+    /// Calls of the `on_refused` hook that panicked (the hook's thread
+    /// goes on with the next refused request). Not an outcome.
+    pub hook_panicked: u64,
 }
 
 impl Counts {
@@ -222,11 +230,13 @@ impl Counts {
 /// The live counters, shared by a layer and every service it made.
 #[derive(Debug)]
 pub(crate) struct Counters {
-    /// The executor's name, the `executor` label of the `metrics` feature.
-    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    /// The executor's name, the `executor` label of the `metrics` feature
+    /// and the name of the `on_refused` hook's thread.
     executor: Arc<str>,
     received: AtomicU64,
     outcomes: [AtomicU64; Outcome::ALL.len()],
+    hook_dropped: AtomicU64,
+    hook_panicked: AtomicU64,
 }
 
 impl Counters {
@@ -235,7 +245,23 @@ impl Counters {
             executor,
             received: AtomicU64::new(0),
             outcomes: Default::default(),
+            hook_dropped: AtomicU64::new(0),
+            hook_panicked: AtomicU64::new(0),
         }
+    }
+
+    pub(crate) fn executor(&self) -> &str {
+        &self.executor
+    }
+
+    pub(crate) fn hook_dropped(&self) {
+        // ORDERING: a count read on its own; it orders nothing.
+        self.hook_dropped.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn hook_panicked(&self) {
+        // ORDERING: a count read on its own; it orders nothing.
+        self.hook_panicked.fetch_add(1, Relaxed);
     }
 
     pub(crate) fn received(&self) {
@@ -274,6 +300,9 @@ impl Counters {
             bad_body: get(Outcome::BadBody),
             too_large: get(Outcome::TooLarge),
             abandoned: get(Outcome::Abandoned),
+            // ORDERING: counts read on their own; they order nothing.
+            hook_dropped: self.hook_dropped.load(Relaxed),
+            hook_panicked: self.hook_panicked.load(Relaxed),
             ..Counts::default()
         };
         counts.received = self.received.load(Relaxed);

@@ -2,7 +2,7 @@
 //! registry's), how they get a priority, and the limits that apply.
 
 use crate::counts::{Counters, Counts};
-use crate::refused::{Refused, RefusedFn};
+use crate::refused::{Refused, RefusedHook};
 use crate::service::PriorityService;
 use crate::{BlockingHandler, headers_to_message};
 use priority_executor::{ExecutorHandle, Executors, Priority};
@@ -13,6 +13,12 @@ use tower::Layer;
 
 /// The body limit when none is set: 2 MiB, as axum's default.
 pub const DEFAULT_BODY_LIMIT: usize = 2 * 1024 * 1024;
+
+/// The longest `Retry-After` a `503` carries: one day. A longer
+/// [`retry_after`](PriorityLayer::retry_after) is cut to it (a client
+/// told to stay away longer than that has been told to go away, which is
+/// not what a full lane means).
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// Gives a request its priority from its head (method, URI, headers).
 pub(crate) type ClassifyFn = Arc<dyn Fn(&http::request::Parts) -> Priority + Send + Sync>;
@@ -76,7 +82,7 @@ pub struct PriorityLayer {
     pub(crate) ttl: Option<Duration>,
     pub(crate) retry_after: Duration,
     pub(crate) body_limit: usize,
-    pub(crate) on_refused: Option<RefusedFn>,
+    pub(crate) on_refused: Option<Arc<RefusedHook>>,
     pub(crate) counters: Arc<Counters>,
 }
 
@@ -211,7 +217,8 @@ impl PriorityLayer {
     }
 
     /// A request not started within `ttl` of its arrival is not run: it is
-    /// answered `504 Gateway Timeout`. Default: no limit.
+    /// answered `504 Gateway Timeout`. Default: no limit; a `ttl` too long
+    /// for the clock to reach (`Duration::MAX`) is no limit either.
     ///
     /// # Examples
     ///
@@ -222,7 +229,8 @@ impl PriorityLayer {
     }
 
     /// The `Retry-After` of a `503`, in whole seconds (rounded up, at least
-    /// 1). Default: 1 second.
+    /// 1, at most [`MAX_RETRY_AFTER`]: any longer duration, up to
+    /// `Duration::MAX`, is cut to it). Default: 1 second.
     ///
     /// # Examples
     ///
@@ -237,12 +245,20 @@ impl PriorityLayer {
     /// # Ok::<(), priority_executor::BuildError>(())
     /// ```
     pub fn retry_after(mut self, after: Duration) -> Self {
-        self.retry_after = after;
+        self.retry_after = after.min(MAX_RETRY_AFTER);
         self
     }
 
+    /// The `Retry-After` header's value: whole seconds, rounded up, from 1
+    /// to [`MAX_RETRY_AFTER`]'s.
+    pub(crate) fn retry_after_secs(&self) -> u64 {
+        let d = self.retry_after;
+        let secs = d.as_secs().saturating_add(u64::from(d.subsec_nanos() > 0));
+        secs.clamp(1, MAX_RETRY_AFTER.as_secs())
+    }
+
     /// The longest body read; a longer one is answered `413 Payload Too
-    /// Large`. Default: [`DEFAULT_BODY_LIMIT`].
+    /// Large`. Default: [`DEFAULT_BODY_LIMIT`]; `usize::MAX` is no limit.
     ///
     /// # Examples
     ///
@@ -262,9 +278,20 @@ impl PriorityLayer {
 
     /// Receives every request the executor refused (full lane, shutting
     /// down, no such lane), whole, body included and unread by the handler,
-    /// after the client has been answered: to log it, spool it or replay it
-    /// elsewhere. Without it the request is dropped after its answer (and
-    /// counted).
+    /// to log it, spool it or replay it elsewhere. Without it the request
+    /// is dropped after its answer (and counted).
+    ///
+    /// The hook runs off the request path, on a thread of the layer's own
+    /// (`<executor>-on-refused`, started with the first refusal, shared by
+    /// every service of the layer, calling the hook with one request at a
+    /// time): the client's answer never waits for it, and a hook that
+    /// blocks (on a disk, a spool) holds no thread of the async runtime.
+    /// Up to [`REFUSED_BACKLOG`](crate::REFUSED_BACKLOG) refused requests
+    /// wait for a hook that falls behind; past that they are dropped after
+    /// their answer and counted in [`Counts::hook_dropped`]. A panic of the
+    /// hook is caught and counted in [`Counts::hook_panicked`]; the next
+    /// refused request is handed over as usual. The thread ends once the
+    /// layer and its services are dropped and the backlog is handed over.
     ///
     /// # Examples
     ///
@@ -281,7 +308,8 @@ impl PriorityLayer {
     /// # Ok::<(), priority_executor::BuildError>(())
     /// ```
     pub fn on_refused(mut self, f: impl Fn(Refused) + Send + Sync + 'static) -> Self {
-        self.on_refused = Some(Arc::new(f));
+        let hook = RefusedHook::new(Arc::new(f), Arc::clone(&self.counters));
+        self.on_refused = Some(Arc::new(hook));
         self
     }
 

@@ -68,8 +68,8 @@ mod service;
 
 pub use counts::{Counts, Outcome};
 pub use handler::BlockingHandler;
-pub use layer::{DEFAULT_BODY_LIMIT, PriorityLayer, UnknownExecutor};
-pub use refused::Refused;
+pub use layer::{DEFAULT_BODY_LIMIT, MAX_RETRY_AFTER, PriorityLayer, UnknownExecutor};
+pub use refused::{REFUSED_BACKLOG, Refused};
 pub use service::{PriorityService, ResponseBody, ResponseFuture};
 
 use http::HeaderMap;

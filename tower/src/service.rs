@@ -49,7 +49,8 @@ pub type ResponseFuture =
 /// | the body could not be read / was too long | `400` / `413` |
 ///
 /// A refused request goes, whole, to the layer's
-/// [`on_refused`](PriorityLayer::on_refused) hook. A lane's `when_full`
+/// [`on_refused`](PriorityLayer::on_refused) hook, which runs on a thread
+/// of its own: the answer never waits for it. A lane's `when_full`
 /// policy does not apply here: `block` and `caller-runs` would hold a
 /// thread of the async runtime, so a full lane always answers `503`. Give
 /// the low lane the smaller capacity and it is shed first.
@@ -215,7 +216,8 @@ fn enqueue<H: BlockingHandler>(
     }
 }
 
-/// Answers a refused request, then hands it to the `on_refused` hook.
+/// Answers a refused request, and hands it to the `on_refused` hook's
+/// thread without waiting for the hook.
 fn refused(
     layer: &PriorityLayer,
     request: Request<Bytes>,
@@ -225,7 +227,7 @@ fn refused(
 ) -> (Outcome, Response<ResponseBody>) {
     let answered = answer(layer, outcome, text.to_owned());
     if let Some(hook) = &layer.on_refused {
-        hook(Refused {
+        hook.hand_over(Refused {
             request,
             priority,
             outcome,
@@ -252,13 +254,7 @@ fn answer(
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     if status == StatusCode::SERVICE_UNAVAILABLE {
-        headers.insert(RETRY_AFTER, HeaderValue::from(retry_after_secs(layer)));
+        headers.insert(RETRY_AFTER, HeaderValue::from(layer.retry_after_secs()));
     }
     (outcome, response)
-}
-
-/// Whole seconds, rounded up, at least one.
-fn retry_after_secs(layer: &PriorityLayer) -> u64 {
-    let d = layer.retry_after;
-    (d.as_secs() + u64::from(d.subsec_nanos() > 0)).max(1)
 }

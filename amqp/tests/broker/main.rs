@@ -11,7 +11,9 @@ mod flow;
 mod kill;
 mod pipeline;
 mod priority;
+mod proxy;
 #[cfg(feature = "executors-toml")]
 mod publish_priority;
 mod reconnect;
+mod stall;
 mod stop;

@@ -1,78 +1,14 @@
 //! A lost connection is reported and retried with backoff; nothing is
 //! lost, and only what was in hand runs twice.
 
-use crate::common::{executor, unique, uri, wait_until};
+use crate::common::{executor, unique, wait_until};
+use crate::proxy::proxied;
 use priority_executor_amqp::{Bridge, ConsumerConfig, Event, Outgoing};
 use std::collections::HashMap;
-use std::io::{self, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
-
-/// A loopback TCP proxy to the broker whose connections can be cut.
-struct Proxy {
-    port: u16,
-    open: Arc<Mutex<Vec<TcpStream>>>,
-}
-
-impl Proxy {
-    fn start(upstream: String) -> io::Result<Proxy> {
-        let listener = TcpListener::bind("127.0.0.1:0")?;
-        let port = listener.local_addr()?.port();
-        let open: Arc<Mutex<Vec<TcpStream>>> = Arc::default();
-        let o = open.clone();
-        thread::spawn(move || {
-            for client in listener.incoming().flatten() {
-                let Ok(server) = TcpStream::connect(&upstream) else {
-                    continue;
-                };
-                let (Ok(c2), Ok(s2)) = (client.try_clone(), server.try_clone()) else {
-                    continue;
-                };
-                {
-                    let mut open = o.lock().unwrap();
-                    open.extend(client.try_clone());
-                    open.extend(server.try_clone());
-                }
-                let (mut c, mut s) = (client, server);
-                let (mut c2, mut s2) = (c2, s2);
-                thread::spawn(move || {
-                    let _ = io::copy(&mut c, &mut s2);
-                    let _ = s2.shutdown(Shutdown::Both);
-                });
-                thread::spawn(move || {
-                    let _ = io::copy(&mut s, &mut c2);
-                    let _ = c2.shutdown(Shutdown::Both);
-                });
-            }
-        });
-        Ok(Proxy { port, open })
-    }
-
-    /// Cuts every connection through the proxy (new ones still pass).
-    fn cut(&self) {
-        for s in self.open.lock().unwrap().drain(..) {
-            let _ = s.shutdown(Shutdown::Both);
-        }
-    }
-}
-
-/// A proxy to the broker, and the URI that goes through it.
-fn proxied() -> (Proxy, String) {
-    let real = uri();
-    let parsed: lapin::uri::AMQPUri = real.parse().expect("uri");
-    let upstream = format!("{}:{}", parsed.authority.host, parsed.authority.port);
-    let proxy = Proxy::start(upstream).expect("proxy");
-    let via_proxy = format!(
-        "amqp://{}:{}@127.0.0.1:{}/{}",
-        parsed.authority.userinfo.username,
-        parsed.authority.userinfo.password,
-        proxy.port,
-        urlencode(&parsed.vhost)
-    );
-    (proxy, via_proxy)
-}
 
 #[test]
 fn the_publisher_connects_again_after_a_loss() {
@@ -175,14 +111,4 @@ fn a_lost_connection_is_reported_and_retried_and_nothing_is_lost() {
     assert!(m.abandoned <= m.redelivered, "{m:?}");
     assert_eq!(m.acked + m.abandoned, m.delivered, "{m:?}");
     publisher.delete_queue(&queue).expect("delete");
-}
-
-fn urlencode(vhost: &str) -> String {
-    vhost
-        .bytes()
-        .map(|b| match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }

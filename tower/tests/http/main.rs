@@ -3,6 +3,7 @@
 //! panic, and a graceful shutdown that answers every request in flight.
 
 mod common;
+mod edges;
 
 use axum::Router;
 use axum::routing::post_service;
@@ -11,7 +12,7 @@ use common::{Gate, Http, OpenOnDrop, Server, hold, until};
 use http::{Request, Response, StatusCode};
 use priority_executor::{Capacity, Executor, Executors, Priority};
 use priority_executor_tower::{Outcome, PriorityLayer};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tower::Layer;
 
@@ -147,12 +148,11 @@ async fn a_closure_can_classify_and_a_priority_without_lane_is_a_500() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_lane_answers_503_with_retry_after_and_hands_the_request_back() {
     let exec = one_worker(1);
-    let refused = Arc::new(Mutex::new(Vec::new()));
+    let (hand_back, handed_back) = std::sync::mpsc::channel();
     let layer = PriorityLayer::new(exec.handle())
         .retry_after(Duration::from_millis(2500))
-        .on_refused({
-            let refused = Arc::clone(&refused);
-            move |r| refused.lock().expect("lock").push(r)
+        .on_refused(move |r| {
+            let _ = hand_back.send(r);
         });
     let gate = Gate::default();
     let _open = OpenOnDrop(gate.clone());
@@ -188,14 +188,16 @@ async fn a_full_lane_answers_503_with_retry_after_and_hands_the_request_back() {
         Some(&b"3"[..])
     );
     assert_eq!(shed.body, "lane 1 is full (capacity 1)");
-    {
-        let refused = refused.lock().expect("lock");
-        assert_eq!(refused.len(), 1);
-        assert_eq!(refused[0].outcome, Outcome::Shed);
-        assert_eq!(refused[0].priority, Priority(1));
-        assert_eq!(refused[0].request.body(), "third, untouched");
-        assert_eq!(refused[0].request.headers()["x-form"], "42");
-    }
+    // The hook runs on a thread of its own, after the answer is ready.
+    let refused =
+        tokio::task::spawn_blocking(move || handed_back.recv_timeout(Duration::from_secs(20)))
+            .await
+            .expect("joined")
+            .expect("the refused request was handed back");
+    assert_eq!(refused.outcome, Outcome::Shed);
+    assert_eq!(refused.priority, Priority(1));
+    assert_eq!(refused.request.body(), "third, untouched");
+    assert_eq!(refused.request.headers()["x-form"], "42");
 
     gate.open();
     assert_eq!(running.await.expect("joined").body, "first");
