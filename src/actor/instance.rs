@@ -149,9 +149,7 @@ fn process<A: Actor>(
     match decision {
         Ok(Decision::Perform) => {}
         Ok(Decision::SendBack { priority, ttl }) => {
-            letter.priority = priority;
-            letter.ttl = ttl;
-            send_back(core, strategy, letter);
+            send_back(core, strategy, letter, priority, ttl);
             return;
         }
         Ok(Decision::Dead(reason)) => {
@@ -229,11 +227,11 @@ fn process<A: Actor>(
         if let Some((lowered, again)) = lowered {
             let letter = Letter {
                 msg: again,
-                priority: lowered,
+                priority,
                 sent_back,
                 ttl,
             };
-            send_back(core, strategy, letter);
+            send_back(core, strategy, letter, lowered, ttl);
             return;
         }
         fault(
@@ -250,9 +248,20 @@ fn process<A: Actor>(
     }
 }
 
-fn send_back<M>(core: &Core<M>, strategy: &Strategy<M>, mut letter: Letter<M>) {
+/// Re-queues `letter` at `priority` with `ttl`, or, past the hop limit,
+/// hands it out as a dead letter at the priority it was queued at (its
+/// own, not the one it would have been re-queued at).
+fn send_back<M>(
+    core: &Core<M>,
+    strategy: &Strategy<M>,
+    mut letter: Letter<M>,
+    priority: Priority,
+    ttl: Option<u32>,
+) {
     if strategy.may_send_back(letter.sent_back) {
         letter.sent_back += 1;
+        letter.priority = priority;
+        letter.ttl = ttl;
         core.mb.send_back(letter);
     } else {
         dead_letter(core, letter, DeadReason::HopLimit);

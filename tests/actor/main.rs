@@ -17,6 +17,7 @@ mod backpressure;
 mod config_file;
 mod fifo_within_priority;
 mod high_starts_next;
+mod hop_limits;
 mod instances;
 mod kill_overtakes_stop;
 mod panics;
