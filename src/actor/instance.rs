@@ -56,8 +56,10 @@ pub(crate) fn run<A: Actor>(
         }
     };
     core.init_done(ok);
-    core.wait_inits();
-    let reason = if ok {
+    // A stage whose spawn failed (the factory panicked for a later
+    // instance) serves nothing: its instances are destroyed at once.
+    let serving = core.wait_inits();
+    let reason = if ok && serving {
         let reason = serve(core, settings, &mut actor, index);
         // Rule 14: every perform of the stage is over before any destroy.
         core.mb.wait_no_perform();

@@ -92,12 +92,12 @@ mod strategy;
 
 pub use actor::{Actor, ActorError, Context, Reason};
 pub use addr::{Addr, Outbox};
-pub use config::{MailboxConfig, Unlisted};
+pub use config::{MAX_CAPACITY, MailboxConfig, Unlisted};
 pub use error::{SendError, SpawnError, StageClosed};
 pub use letters::{DeadLetter, DeadReason, Fault, Phase};
 pub use metrics::{MailboxLaneMetrics, StageMetrics};
 pub use pipeline::{Pipeline, PipelineBuilder};
 pub use priority::{Prioritized, PriorityGenerator};
 pub use shared::Exit;
-pub use stage::{Stage, StageBuilder};
+pub use stage::{MAX_INSTANCES, Stage, StageBuilder};
 pub use strategy::Strategy;

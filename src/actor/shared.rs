@@ -71,8 +71,11 @@ impl PerInstance {
     }
 }
 
-#[derive(Default)]
 pub(crate) struct Life {
+    /// Instances started: all of them, or fewer if the factory panicked
+    /// (`spawn_failed`).
+    started: usize,
+    spawn_failed: bool,
     /// Instances that finished `init`, and of those, that failed it.
     inited: usize,
     failed: usize,
@@ -80,6 +83,20 @@ pub(crate) struct Life {
     /// How the instances that served ended.
     served: Option<Reason>,
     reason: Option<Reason>,
+}
+
+impl Life {
+    pub(crate) fn new(instances: usize) -> Life {
+        Life {
+            started: instances,
+            spawn_failed: false,
+            inited: 0,
+            failed: 0,
+            exited: 0,
+            served: None,
+            reason: None,
+        }
+    }
 }
 
 /// What a stage's instances and its handle share; type-erased for
@@ -106,22 +123,31 @@ impl<I> Core<I> {
         if !ok {
             life.failed += 1;
         }
-        if life.inited == self.instances {
+        if life.inited == life.started {
             self.changed.notify_all();
         }
     }
 
-    /// Waits until every instance has finished `init`; returns how many
-    /// succeeded.
-    pub(crate) fn wait_inits(&self) -> usize {
+    /// The factory panicked making instance `made`: only the instances
+    /// before it were started. They end once their `init` is done.
+    pub(crate) fn abort_spawn(&self, made: usize) {
         let mut life = lock(&self.life);
-        while life.inited < self.instances {
+        life.started = made;
+        life.spawn_failed = true;
+        self.changed.notify_all();
+    }
+
+    /// Waits until every instance started has finished `init`; returns
+    /// whether the stage is to serve (`false`: its spawn failed).
+    pub(crate) fn wait_inits(&self) -> bool {
+        let mut life = lock(&self.life);
+        while life.inited < life.started {
             life = match self.changed.wait(life) {
                 Ok(g) => g,
                 Err(p) => p.into_inner(),
             };
         }
-        self.instances - life.failed
+        !life.spawn_failed
     }
 
     /// Hands out dead letters, in order, and counts them.
@@ -147,7 +173,7 @@ impl<I> Core<I> {
         if reason != Reason::FailedInit {
             life.served = Some(reason);
         }
-        if life.exited < self.instances {
+        if life.exited < life.started {
             return;
         }
         let reason = life.served.unwrap_or(Reason::FailedInit);

@@ -19,10 +19,16 @@ use crate::executor::Executor;
 use crate::job::RetryPolicy;
 use crate::priority::{Capacity, Priority};
 use crate::sync::{Condvar, Mutex};
+use crate::util::{drop_quietly, panic_message};
 use std::fmt;
 use std::marker::PhantomData;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// The most instances a stage has: each is a thread of the stage's own
+/// executor.
+pub const MAX_INSTANCES: usize = 1024;
 
 /// A spawned stage: what its instances share, and its executor.
 pub(crate) type Spawned<I> = (Arc<Core<I>>, Executor);
@@ -75,7 +81,8 @@ pub struct StageBuilder<A: Actor> {
 
 impl<A: Actor> StageBuilder<A> {
     /// Instances sharing the mailbox (Kabuki's several processes on one
-    /// inbox); default 1.
+    /// inbox); default 1, at most [`MAX_INSTANCES`] (checked by
+    /// [`spawn`](StageBuilder::spawn)).
     ///
     /// # Examples
     ///
@@ -196,9 +203,17 @@ impl<A: Actor> StageBuilder<A> {
     ///
     /// # Errors
     ///
-    /// A [`SpawnError`] naming the first wrong setting. A failing `init`
-    /// is not an error here: it goes to the fault sink (see
-    /// `Reason::FailedInit`).
+    /// A [`SpawnError`] naming the first wrong setting, checked before
+    /// anything is allocated: `instances` must be 1 to [`MAX_INSTANCES`],
+    /// a bounded capacity 1 to [`MAX_CAPACITY`](super::MAX_CAPACITY).
+    ///
+    /// [`SpawnError::FactoryPanicked`] if the factory panics: the panic
+    /// does not propagate. The instances it made before were started:
+    /// each one's `init` runs, then its `destroy(Reason::FailedInit)`,
+    /// and `spawn` returns once they are gone; none takes a letter.
+    ///
+    /// A failing `init` is not an error here: it goes to the fault sink
+    /// (see `Reason::FailedInit`).
     ///
     /// # Examples
     ///
@@ -222,8 +237,17 @@ impl<A: Actor> StageBuilder<A> {
         down: Downstream<A::Out>,
         next: Option<Arc<dyn Link>>,
     ) -> Result<Spawned<A::In>, SpawnError> {
+        // Every size is checked before anything is allocated for it.
         if self.instances == 0 {
             return Err(SpawnError::NoInstances);
+        }
+        if self.instances > MAX_INSTANCES {
+            return Err(SpawnError::OutOfRange {
+                setting: "instances".to_owned(),
+                value: self.instances,
+                min: 1,
+                max: MAX_INSTANCES,
+            });
         }
         self.mailbox.check()?;
         self.strategy.check()?;
@@ -245,7 +269,7 @@ impl<A: Actor> StageBuilder<A> {
             dead: Sink::new(self.on_dead_letter),
             instances: n,
             performed: PerInstance::new(n),
-            life: Mutex::new(Life::default()),
+            life: Mutex::new(Life::new(n)),
             changed: Condvar::new(),
             next,
         });
@@ -257,7 +281,25 @@ impl<A: Actor> StageBuilder<A> {
             down,
         });
         for i in 0..n {
-            let actor = (self.factory)(i);
+            let factory = &mut self.factory;
+            let actor = match catch_unwind(AssertUnwindSafe(|| factory(i))) {
+                Ok(actor) => actor,
+                Err(payload) => {
+                    let message = panic_message(payload.as_ref());
+                    drop_quietly(payload);
+                    // The instances already started see the spawn fail
+                    // once their `init` is done, and are destroyed.
+                    core.abort_spawn(i);
+                    if i > 0 {
+                        core.wait_done();
+                    }
+                    drop(exec);
+                    return Err(SpawnError::FactoryPanicked {
+                        instance: i,
+                        message,
+                    });
+                }
+            };
             let job_core = core.clone();
             let settings = settings.clone();
             let started = exec.enqueue(Priority(1), move || {

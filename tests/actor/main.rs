@@ -24,6 +24,7 @@ mod panics;
 mod pipeline_drain;
 mod priorities;
 mod ring_lanes;
+mod spawn_errors;
 mod strategies;
 mod strict_order;
 mod weighted_order;
