@@ -124,7 +124,7 @@ fn serve<A: Actor>(
                 };
                 let seen = mb.accepted();
                 if !settings.idle_clock.wait_quiet(&mb.ready, quiet, changed)
-                    && mb.close_idle(seen, &mut dead)
+                    && mb.close_idle(seen, generation, &mut dead)
                 {
                     core.deliver_dead(&mut dead);
                 }

@@ -71,6 +71,9 @@ pub(crate) struct Mailbox<M> {
     /// Bumped at every change a waiting instance must look at.
     pub(crate) generation: AtomicUsize,
     pub(crate) in_flight: AtomicUsize,
+    /// The stage ends when idle (rule 11): the end of the last perform
+    /// running is a change its waiting instances look at.
+    pub(crate) idle: bool,
     pub(crate) counters: Counters,
 }
 impl<M> Mailbox<M> {
@@ -78,6 +81,7 @@ impl<M> Mailbox<M> {
         name: String,
         config: &MailboxConfig,
         generator: PriorityGenerator<M>,
+        idle: bool,
     ) -> Mailbox<M> {
         let mut declared = config.lanes.clone();
         declared.sort_by_key(|l| std::cmp::Reverse(l.priority));
@@ -111,6 +115,7 @@ impl<M> Mailbox<M> {
             ready: Signal::default(),
             generation: AtomicUsize::new(0),
             in_flight: AtomicUsize::new(0),
+            idle,
             counters: Counters::default(),
         }
     }

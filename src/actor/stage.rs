@@ -151,7 +151,9 @@ impl<A: Actor> StageBuilder<A> {
     }
 
     /// Ends the stage (`Reason::Idle`) after this long with nothing to do
-    /// and no message arriving.
+    /// and no message arriving, counted from the last send accepted or
+    /// the end of the last perform, whichever came later (with several
+    /// instances too).
     ///
     /// # Examples
     ///
@@ -262,7 +264,12 @@ impl<A: Actor> StageBuilder<A> {
                 BuildError::InvalidName { name } => SpawnError::InvalidName { name },
                 _ => SpawnError::NoInstances,
             })?;
-        let mb = Arc::new(Mailbox::new(self.name, &self.mailbox, self.generator));
+        let mb = Arc::new(Mailbox::new(
+            self.name,
+            &self.mailbox,
+            self.generator,
+            self.idle_after.is_some(),
+        ));
         let core = Arc::new(Core {
             mb,
             faults: Sink::new(self.on_fault),
@@ -509,5 +516,10 @@ impl<A: Actor> Stage<A> {
     /// their clock.
     pub(crate) fn wake(&self) {
         self.core.mb.ready.notify_all();
+    }
+
+    /// Instances waiting for a letter or a change.
+    pub(crate) fn waiting(&self) -> usize {
+        self.core.mb.ready.waiting()
     }
 }
