@@ -5,7 +5,7 @@
 use super::actor::Reason;
 use super::lane::{Entry, Lane};
 use super::letters::{DeadLetter, DeadReason};
-use super::mailbox::{Letter, Mailbox};
+use super::mailbox::{DRAINING, Letter, Mailbox};
 use crate::lane::picker::Schedule;
 use crate::priority::Priority;
 use crate::sync::lock;
@@ -254,6 +254,7 @@ impl<M> Mailbox<M> {
         }
         self.close_door();
         self.set_phase(&mut take, Phase::Draining);
+        self.interrupt(DRAINING);
         true
     }
 

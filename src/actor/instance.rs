@@ -7,7 +7,7 @@ use super::addr::{Downstream, Outbox};
 use super::dispatch::Next;
 use super::idle::Clock;
 use super::letters::{DeadLetter, DeadReason, Fault, Phase};
-use super::mailbox::Letter;
+use super::mailbox::{KILL_SENT, Letter};
 use super::shared::Core;
 use super::strategy::{Decision, Strategy};
 use crate::job::RetryPolicy;
@@ -214,11 +214,20 @@ fn process<A: Actor>(
             && attempts <= policy.max_retries
             && let Some(again) = copy
         {
-            core.mb.counters.retried.fetch_add(1, Ordering::Relaxed);
-            let delay = policy.delay_after(attempts);
-            if !delay.is_zero() {
-                std::thread::sleep(delay);
+            // Rule 15: the backoff gives way to a kill, a stop or a drain;
+            // after a kill no further attempt starts.
+            core.mb.wait_backoff(policy.delay_after(attempts));
+            if core.mb.interrupts() & KILL_SENT != 0 {
+                let letter = Letter {
+                    msg: again,
+                    priority,
+                    sent_back,
+                    ttl,
+                };
+                dead_letter(core, letter, DeadReason::Killed);
+                return;
             }
+            core.mb.counters.retried.fetch_add(1, Ordering::Relaxed);
             msg = again;
             continue;
         }

@@ -127,7 +127,10 @@ impl<A: Actor> StageBuilder<A> {
 
     /// Retries a failed perform in place (the instance waits out the
     /// backoff; `retry_at` is not used), then reports it to the fault sink
-    /// with a copy of the message.
+    /// with a copy of the message. A `kill` ends the backoff and starts no
+    /// further attempt (the letter becomes a dead letter, `Killed`); a
+    /// `stop` or a drain ends it and runs the remaining attempts at once
+    /// (rule 15 of `src/actor/README.md`).
     ///
     /// # Examples
     ///

@@ -23,6 +23,7 @@ mod kill_overtakes_stop;
 mod panics;
 mod pipeline_drain;
 mod priorities;
+mod retry_backoff;
 mod ring_lanes;
 mod spawn_errors;
 mod strategies;
