@@ -4,6 +4,7 @@
 
 use super::actor::{Actor, Context, Reason};
 use super::addr::{Downstream, Outbox};
+use super::current::Serving;
 use super::dispatch::Next;
 use super::idle::Clock;
 use super::letters::{DeadLetter, DeadReason, Fault, Phase};
@@ -39,6 +40,9 @@ pub(crate) fn run<A: Actor>(
     mut actor: A,
     index: usize,
 ) {
+    // Rules 16 and 19: this thread is one of the stage's instances until
+    // the job ends.
+    let _serving = Serving::enter(core.mb.id());
     let ctx = Context {
         stage: &core.mb.name,
         instance: index,

@@ -135,6 +135,19 @@ impl<M> Mailbox<M> {
         }
     }
 
+    /// This mailbox's identity for [`current`](super::current): its
+    /// address, fixed while the stage's `Arc` holds it.
+    #[inline]
+    pub(crate) fn id(&self) -> usize {
+        std::ptr::from_ref(self).cast::<()>() as usize
+    }
+
+    /// Is the calling thread one of this stage's instances?
+    #[inline]
+    pub(crate) fn is_own_thread(&self) -> bool {
+        super::current::is_serving(self.id())
+    }
+
     // ===== lanes =====
 
     /// The live lanes, in slot order (declared first, then by creation).
@@ -259,9 +272,14 @@ impl<M> Mailbox<M> {
         Ok(())
     }
 
-    /// A full bounded lane: wait for a slot as `wait` allows.
+    /// A full bounded lane: wait for a slot as `wait` allows. One of the
+    /// stage's own instances never waits (rule 16): the slot it waits for
+    /// is freed by the instances, and all of them may be sending.
     #[cold]
     fn reserve_slow(&self, lane: &Lane<M>, wait: Wait) -> Result<Ticket, NoSlot> {
+        if self.is_own_thread() {
+            return Err(NoSlot::Full);
+        }
         let deadline = match wait {
             Wait::No => return Err(NoSlot::Full),
             Wait::Forever => None,

@@ -75,6 +75,7 @@
 mod actor;
 mod addr;
 mod config;
+mod current;
 mod dispatch;
 mod error;
 mod idle;

@@ -7,6 +7,7 @@ use super::actor::Reason;
 use super::letters::{DeadLetter, DeadReason, Fault};
 use super::mailbox::Mailbox;
 use super::metrics::{MailboxLaneMetrics, StageMetrics};
+use crate::executor::Executor;
 use crate::sync::owned::OwnedCount;
 use crate::sync::{Condvar, Mutex, lock};
 use crate::util::call_quietly;
@@ -83,6 +84,10 @@ pub(crate) struct Life {
     /// How the instances that served ended.
     served: Option<Reason>,
     reason: Option<Reason>,
+    /// The stage's executor, handed over by a handle dropped on one of
+    /// the instances' threads (rule 19): the last instance to exit drops
+    /// it.
+    orphan: Option<Executor>,
 }
 
 impl Life {
@@ -95,6 +100,7 @@ impl Life {
             exited: 0,
             served: None,
             reason: None,
+            orphan: None,
         }
     }
 }
@@ -196,6 +202,25 @@ impl<I> Core<I> {
         let mut life = lock(&self.life);
         life.reason = Some(reason);
         self.changed.notify_all();
+        let orphan = life.orphan.take();
+        drop(life);
+        // The executor of a handle dropped on an instance's thread: its
+        // shutdown, from this worker, waits for every other worker only.
+        drop(orphan);
+    }
+
+    /// Takes the executor of a handle dropped on one of the instances'
+    /// threads, which cannot wait for itself (rule 19): the last instance
+    /// to exit drops it; if the stage has ended already, it is dropped
+    /// here.
+    pub(crate) fn hand_over(&self, exec: Executor) {
+        let mut life = lock(&self.life);
+        if life.reason.is_none() {
+            life.orphan = Some(exec);
+            return;
+        }
+        drop(life);
+        drop(exec);
     }
 
     pub(crate) fn wait_done(&self) -> Reason {
@@ -255,11 +280,22 @@ pub(crate) trait Link: Send + Sync {
     fn begin_drain(&self);
     fn wait_done(&self) -> Reason;
     fn metrics(&self) -> StageMetrics;
+    /// Is the calling thread one of the stage's instances?
+    fn is_own_thread(&self) -> bool;
+    fn hand_over(&self, exec: Executor);
 }
 
 impl<I: Send + 'static> Link for Core<I> {
     fn begin_drain(&self) {
         self.mb.begin_drain();
+    }
+
+    fn is_own_thread(&self) -> bool {
+        self.mb.is_own_thread()
+    }
+
+    fn hand_over(&self, exec: Executor) {
+        Core::hand_over(self, exec);
     }
 
     fn wait_done(&self) -> Reason {

@@ -341,7 +341,9 @@ impl<A: Actor> fmt::Debug for StageBuilder<A> {
     }
 }
 
-/// A running stage. Dropping it drains it (as [`drain`](Stage::drain)).
+/// A running stage. Dropping it drains it (as [`drain`](Stage::drain));
+/// dropped by one of its own instances, it begins the drain without
+/// waiting (see its `Drop`).
 ///
 /// # Examples
 ///
@@ -475,6 +477,12 @@ impl<A: Actor> Stage<A> {
     }
 
     fn finish(&mut self) -> Exit {
+        assert!(
+            !self.core.mb.is_own_thread(),
+            "Stage::drain or Stage::join called by one of stage {:?}'s own instances: \
+             it would wait for itself; drop the stage instead",
+            self.core.mb.name
+        );
         let reason = self.core.wait_done();
         drop(self.exec.take());
         Exit {
@@ -484,11 +492,25 @@ impl<A: Actor> Stage<A> {
     }
 }
 
+/// Dropping a stage drains it and waits for its end, as
+/// [`drain`](Stage::drain). Dropped by one of its own instances (inside
+/// `perform`, `destroy`, or an actor's own drop), it cannot wait for the
+/// thread doing it (rule 19 of `src/actor/README.md`): it begins the same
+/// drain and returns at once; the stage performs what it accepted and
+/// destroys its instances once that perform returns, and its last
+/// instance shuts the executor down. `drain` and `join` from there
+/// panic with that advice instead of waiting for ever.
 impl<A: Actor> Drop for Stage<A> {
     fn drop(&mut self) {
-        if self.exec.is_some() {
-            self.core.mb.begin_drain();
-            self.finish();
+        let Some(exec) = self.exec.take() else {
+            return;
+        };
+        self.core.mb.begin_drain();
+        if self.core.mb.is_own_thread() {
+            self.core.hand_over(exec);
+        } else {
+            self.core.wait_done();
+            drop(exec);
         }
     }
 }

@@ -20,6 +20,7 @@ mod high_starts_next;
 mod hop_limits;
 mod instances;
 mod kill_overtakes_stop;
+mod own_stage;
 mod panics;
 mod pipeline_drain;
 mod priorities;
