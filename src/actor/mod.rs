@@ -74,6 +74,7 @@
 #[allow(clippy::module_inception)]
 mod actor;
 mod addr;
+mod builder;
 mod config;
 mod current;
 mod dispatch;
@@ -93,6 +94,7 @@ mod strategy;
 
 pub use actor::{Actor, ActorError, Context, Reason};
 pub use addr::{Addr, Outbox};
+pub use builder::{MAX_INSTANCES, StageBuilder};
 pub use config::{MAX_CAPACITY, MailboxConfig, Unlisted};
 pub use error::{SendError, SpawnError, StageClosed};
 pub use letters::{DeadLetter, DeadReason, Fault, Phase};
@@ -100,5 +102,5 @@ pub use metrics::{MailboxLaneMetrics, StageMetrics};
 pub use pipeline::{Pipeline, PipelineBuilder};
 pub use priority::{Prioritized, PriorityGenerator};
 pub use shared::Exit;
-pub use stage::{MAX_INSTANCES, Stage, StageBuilder};
+pub use stage::Stage;
 pub use strategy::Strategy;

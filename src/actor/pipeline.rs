@@ -3,10 +3,10 @@
 
 use super::actor::{Actor, Reason};
 use super::addr::{Addr, Downstream, OutputFn};
+use super::builder::StageBuilder;
 use super::error::{SendError, SpawnError};
 use super::metrics::StageMetrics;
 use super::shared::{Exit, Link};
-use super::stage::StageBuilder;
 use crate::executor::Executor;
 use crate::priority::Priority;
 use std::fmt;
