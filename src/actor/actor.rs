@@ -29,7 +29,9 @@ pub enum Reason {
     /// Nothing arrived for the stage's idle period.
     Idle,
     /// `init` failed: this instance's own, or every instance's (then the
-    /// whole stage ends with this reason).
+    /// whole stage ends with this reason); or the stage's `spawn` failed
+    /// after this instance was started (the factory panicked for a later
+    /// instance, [`SpawnError::FactoryPanicked`](super::SpawnError::FactoryPanicked)).
     FailedInit,
 }
 

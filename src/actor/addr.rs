@@ -45,14 +45,19 @@ pub struct Addr<M> {
 }
 
 impl<M> Addr<M> {
-    /// Sends `msg`; blocks while its lane is full (backpressure).
+    /// Sends `msg`; blocks while its lane is full (backpressure), except
+    /// when called by one of the stage's own instances (a `perform`
+    /// sending to its own stage): the slot it would wait for is freed only
+    /// by the instances, so it is refused at once instead (rule 16 of
+    /// `src/actor/README.md`).
     ///
     /// # Errors
     ///
     /// [`SendError::Stopped`] once the stage accepts nothing (also when
     /// that happens while this call waits), [`SendError::UnknownPriority`]
-    /// under [`Unlisted::Refuse`](super::Unlisted::Refuse). The message is
-    /// in the error.
+    /// under [`Unlisted::Refuse`](super::Unlisted::Refuse),
+    /// [`SendError::Full`] from one of the stage's own instances when the
+    /// lane is full. The message is in the error.
     ///
     /// # Examples
     ///
@@ -78,7 +83,7 @@ impl<M> Addr<M> {
     }
 
     /// Like [`send`](Addr::send), but waits at most `timeout` for room in
-    /// a full lane.
+    /// a full lane (from one of the stage's own instances: not at all).
     ///
     /// # Errors
     ///

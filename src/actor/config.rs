@@ -15,6 +15,10 @@ use crate::priority::{Capacity, Priority};
 /// Most lanes one mailbox holds (declared and created on first use).
 pub(crate) const MAX_LANES: usize = 64;
 
+/// The largest capacity of a bounded lane: a lane counts its slots in the
+/// bits of a `usize` below the closed bit (`lane/`).
+pub const MAX_CAPACITY: usize = usize::MAX >> 1;
+
 /// What the mailbox does with a priority that has no declared lane.
 ///
 /// # Examples
@@ -64,7 +68,9 @@ pub(crate) struct LaneSpec {
 /// lane is made (declared lanes with the stage, others on first use):
 /// its capacity, rounded up to a power of two, times the size of a queued
 /// message plus 24 bytes or so. Larger bounded lanes, and unbounded ones,
-/// grow as they fill.
+/// grow as they fill. A bounded capacity is 1 to
+/// [`MAX_CAPACITY`]: `spawn` refuses others with a `SpawnError` naming the
+/// lane.
 ///
 /// # Examples
 ///
@@ -343,10 +349,12 @@ impl MailboxConfig {
                     priority: Some(lane.priority),
                 });
             }
+            check_capacity(lane.capacity, || format!("lane {} capacity", lane.priority))?;
         }
         if self.default_capacity == Capacity::Bounded(0) {
             return Err(SpawnError::ZeroCapacity { priority: None });
         }
+        check_capacity(self.default_capacity, || "default_capacity".to_owned())?;
         if self.lanes.len() > MAX_LANES {
             return Err(SpawnError::TooManyLanes {
                 lanes: self.lanes.len(),
@@ -376,5 +384,19 @@ impl MailboxConfig {
             }
         }
         Ok(())
+    }
+}
+
+/// A bounded capacity above [`MAX_CAPACITY`] is refused, naming the
+/// setting (`setting()`), before any lane is allocated.
+fn check_capacity(capacity: Capacity, setting: impl FnOnce() -> String) -> Result<(), SpawnError> {
+    match capacity {
+        Capacity::Bounded(n) if n > MAX_CAPACITY => Err(SpawnError::OutOfRange {
+            setting: setting(),
+            value: n,
+            min: 1,
+            max: MAX_CAPACITY,
+        }),
+        _ => Ok(()),
     }
 }

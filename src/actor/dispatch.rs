@@ -5,7 +5,7 @@
 use super::actor::Reason;
 use super::lane::{Entry, Lane};
 use super::letters::{DeadLetter, DeadReason};
-use super::mailbox::{Letter, Mailbox};
+use super::mailbox::{DRAINING, Letter, Mailbox};
 use crate::lane::picker::Schedule;
 use crate::priority::Priority;
 use crate::sync::lock;
@@ -131,8 +131,10 @@ impl<M> Mailbox<M> {
         // read-modify-write needed.
         let n = self.in_flight.load(Ordering::Relaxed) - 1;
         self.in_flight.store(n, Ordering::Release);
-        if n == 0 && phase != Phase::Running {
-            // Instances waiting for the last perform to end.
+        if n == 0 && (phase != Phase::Running || self.idle) {
+            // Instances waiting for the last perform to end; or, for idle
+            // shutdown, instances whose quiet period must start again
+            // from here (rule 11).
             self.bump();
         }
     }
@@ -252,15 +254,25 @@ impl<M> Mailbox<M> {
         }
         self.close_door();
         self.set_phase(&mut take, Phase::Draining);
+        self.interrupt(DRAINING);
         true
     }
 
     /// Ends the stage for idleness if nothing was accepted since `seen`
-    /// accepted letters, nothing is queued and nothing runs (rule 11).
-    pub(crate) fn close_idle(&self, seen: u64, dead: &mut Vec<DeadLetter<M>>) -> bool {
+    /// accepted letters, nothing is queued, nothing runs, and no perform
+    /// ended since the caller's quiet period began (`generation`, read
+    /// before it: the last perform's end bumps it under the take lock,
+    /// rule 11).
+    pub(crate) fn close_idle(
+        &self,
+        seen: u64,
+        generation: usize,
+        dead: &mut Vec<DeadLetter<M>>,
+    ) -> bool {
         let mut take = lock(&self.take);
         if take.phase != Phase::Running
             || self.in_flight() != 0
+            || self.generation() != generation
             || self.has_mail()
             || self.accepted() != seen
         {

@@ -215,13 +215,16 @@ pub struct StageClosed {
 /// }
 /// let err = Stage::builder("nop", |_| Nop).instances(0).spawn().unwrap_err();
 /// assert_eq!(err, SpawnError::NoInstances);
-/// assert_eq!(err.to_string(), "a stage needs at least one instance (got 0)");
+/// assert_eq!(err.to_string(), "a stage needs at least one instance (got 0; allowed 1 to 1024)");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SpawnError {
     /// `instances(0)`.
-    #[error("a stage needs at least one instance (got 0)")]
+    #[error(
+        "a stage needs at least one instance (got 0; allowed 1 to {})",
+        super::MAX_INSTANCES
+    )]
     NoInstances,
     /// Two lanes share a priority.
     #[error("lane {priority} is declared twice: each priority has one lane")]
@@ -236,7 +239,7 @@ pub enum SpawnError {
         priority: Priority,
     },
     /// A capacity of 0 (a declared lane's, or the default for new lanes).
-    #[error("{}: capacity must be at least 1 (got 0); use Capacity::Unbounded for no limit", match priority { Some(p) => format!("lane {p}"), None => "default_capacity".to_owned() })]
+    #[error("{}: capacity must be at least 1 (got 0; allowed 1 to {}); use Capacity::Unbounded for no limit", match priority { Some(p) => format!("lane {p}"), None => "default_capacity".to_owned() }, super::MAX_CAPACITY)]
     ZeroCapacity {
         /// The lane, or `None` for the default capacity.
         priority: Option<Priority>,
@@ -275,6 +278,30 @@ pub enum SpawnError {
     /// A step of 0 for the priority strategy would never change a priority.
     #[error("the priority strategy's step must be at least 1 (got 0)")]
     ZeroStep,
+    /// A size out of its allowed range (instances, a lane's capacity, the
+    /// default capacity), checked before anything is allocated.
+    #[error("{setting} = {value} is out of range: allowed {min} to {max}")]
+    OutOfRange {
+        /// The setting: `instances`, `lane 300 capacity`,
+        /// `default_capacity`.
+        setting: String,
+        /// The value given.
+        value: usize,
+        /// The smallest value allowed.
+        min: usize,
+        /// The largest value allowed.
+        max: usize,
+    },
+    /// The instance factory panicked making instance `instance`. The
+    /// instances made before it were started, initialised and destroyed
+    /// (`Reason::FailedInit`); none took a letter.
+    #[error("the factory panicked making instance {instance}: {message}")]
+    FactoryPanicked {
+        /// The instance the factory was making (from 0).
+        instance: usize,
+        /// The panic's message.
+        message: String,
+    },
     /// The stage's name cannot name a thread (it holds a NUL byte).
     #[error("name {name:?} contains a NUL byte, which a thread name cannot hold")]
     InvalidName {

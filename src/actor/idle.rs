@@ -96,6 +96,38 @@ pub(crate) mod manual {
             self.now_ms.fetch_add(ms, Ordering::SeqCst);
         }
 
+        /// Waits until, after the first `skip` looks, `n` were taken at
+        /// `at` or later, or one of them found its period over; returns
+        /// those looks.
+        pub(crate) fn looks_from(&self, skip: usize, at: u64, n: usize) -> Vec<Check> {
+            let since = |c: &Vec<Check>| -> Vec<Check> {
+                c.iter()
+                    .skip(skip)
+                    .filter(|c| c.at >= at)
+                    .copied()
+                    .collect()
+            };
+            let checks = self.checks.lock().expect("clock log");
+            let checks = self
+                .checked
+                .wait_while(checks, |c| {
+                    let seen = since(c);
+                    seen.len() < n && !seen.iter().any(|c| c.over)
+                })
+                .expect("clock log");
+            since(&checks)
+        }
+
+        /// Waits for a look, after the first `skip`, equal to `check`.
+        pub(crate) fn wait_for(&self, skip: usize, check: Check) {
+            let checks = self.checks.lock().expect("clock log");
+            drop(
+                self.checked
+                    .wait_while(checks, |c| !c.iter().skip(skip).any(|c| *c == check))
+                    .expect("clock log"),
+            );
+        }
+
         /// How many looks have been logged.
         pub(crate) fn looks(&self) -> usize {
             self.checks.lock().expect("clock log").len()
@@ -124,7 +156,7 @@ mod tests {
     use super::Clock;
     use super::manual::{Check, ManualClock};
     use crate::actor::{Actor, ActorError, Outbox, Reason, Stage};
-    use std::sync::{Arc, mpsc};
+    use std::sync::{Arc, Mutex, mpsc};
     use std::time::Duration;
 
     /// Reports each message it performs.
@@ -140,6 +172,112 @@ mod tests {
     }
 
     const MS: Duration = Duration::from_millis(1);
+
+    /// Reports each message it starts; holds message 1 until released.
+    struct Latched {
+        started: mpsc::Sender<u32>,
+        release: Arc<Mutex<mpsc::Receiver<()>>>,
+    }
+
+    impl Actor for Latched {
+        type In = u32;
+        type Out = ();
+        fn perform(&mut self, n: u32, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+            self.started.send(n)?;
+            if n == 1 {
+                self.release.lock().map_err(|_| "poisoned")?.recv()?;
+            }
+            Ok(())
+        }
+    }
+
+    /// Rule 11 with two instances: while one performs for longer than the
+    /// idle period, the other's quiet period runs out and restarts; the
+    /// stage's quiet period must then count from the end of that perform,
+    /// not from the idle instance's last restart.
+    #[test]
+    fn with_two_instances_the_quiet_period_counts_from_the_end_of_the_last_perform() {
+        let (done_tx, done) = mpsc::channel();
+        let scenario = std::thread::spawn(move || {
+            let clock = Arc::new(ManualClock::default());
+            let (started_tx, started) = mpsc::channel();
+            let (release_tx, release) = mpsc::channel::<()>();
+            let release = Arc::new(Mutex::new(release));
+            let stage = Stage::builder("idle-two", move |_| Latched {
+                started: started_tx.clone(),
+                release: release.clone(),
+            })
+            .instances(2)
+            .idle_after(100 * MS)
+            .idle_clock(Clock::Manual(clock.clone()))
+            .spawn()
+            .expect("spawn");
+            // Dropped before the stage, should an assertion fail.
+            let release_tx = release_tx;
+            let advance = |ms: u32| {
+                clock.advance(ms * MS);
+                stage.wake();
+            };
+            // Both instances wait out a period due to end at 100.
+            clock.looks_from(0, 0, 2);
+            stage.addr().send(1).expect("accepted");
+            assert_eq!(started.recv(), Ok(1), "one instance holds message 1");
+            // The other is back in its wait (due to end at 100).
+            while stage.waiting() != 1 {
+                std::thread::yield_now();
+            }
+            // At 100 the idle instance's period runs out while the other
+            // performs: the stage stays, and the idle one waits again, due
+            // to end at 200.
+            let before = clock.looks();
+            advance(100);
+            clock.wait_for(
+                before,
+                Check {
+                    at: 100,
+                    over: true,
+                },
+            );
+            clock.wait_for(
+                before,
+                Check {
+                    at: 100,
+                    over: false,
+                },
+            );
+            assert_eq!(stage.finished(), None, "a perform is running");
+            // At 150 the perform ends, and both instances wait.
+            advance(50);
+            release_tx.send(()).expect("release");
+            while stage.metrics().running != 0 || stage.waiting() != 2 {
+                std::thread::yield_now();
+            }
+            // At 200, 50 after the perform ended, no quiet period is over.
+            let before = clock.looks();
+            advance(50);
+            let looks = clock.looks_from(before, 200, 2);
+            assert!(
+                looks.iter().all(|c| !c.over),
+                "the stage went idle 50 after its last perform, with a period of 100: {looks:?}"
+            );
+            assert_eq!(stage.finished(), None);
+            // Past 100 after the perform ended, it is.
+            advance(100);
+            let exit = stage.join();
+            assert_eq!(exit.reason, Reason::Idle);
+            assert_eq!(exit.metrics.performed, 1);
+            let _ = done_tx.send(());
+        });
+        match done.recv_timeout(Duration::from_secs(20)) {
+            Ok(()) => scenario.join().expect("scenario"),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                std::panic::resume_unwind(scenario.join().expect_err("the scenario failed"))
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                panic!("HANG: the idle scenario did not finish within 20 s")
+            }
+        }
+    }
 
     #[test]
     fn a_message_inside_the_quiet_period_postpones_the_stop() {

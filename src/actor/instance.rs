@@ -4,10 +4,11 @@
 
 use super::actor::{Actor, Context, Reason};
 use super::addr::{Downstream, Outbox};
+use super::current::Serving;
 use super::dispatch::Next;
 use super::idle::Clock;
 use super::letters::{DeadLetter, DeadReason, Fault, Phase};
-use super::mailbox::Letter;
+use super::mailbox::{KILL_SENT, Letter};
 use super::shared::Core;
 use super::strategy::{Decision, Strategy};
 use crate::job::RetryPolicy;
@@ -39,6 +40,9 @@ pub(crate) fn run<A: Actor>(
     mut actor: A,
     index: usize,
 ) {
+    // Rules 16 and 19: this thread is one of the stage's instances until
+    // the job ends.
+    let _serving = Serving::enter(core.mb.id());
     let ctx = Context {
         stage: &core.mb.name,
         instance: index,
@@ -56,8 +60,10 @@ pub(crate) fn run<A: Actor>(
         }
     };
     core.init_done(ok);
-    core.wait_inits();
-    let reason = if ok {
+    // A stage whose spawn failed (the factory panicked for a later
+    // instance) serves nothing: its instances are destroyed at once.
+    let serving = core.wait_inits();
+    let reason = if ok && serving {
         let reason = serve(core, settings, &mut actor, index);
         // Rule 14: every perform of the stage is over before any destroy.
         core.mb.wait_no_perform();
@@ -122,7 +128,7 @@ fn serve<A: Actor>(
                 };
                 let seen = mb.accepted();
                 if !settings.idle_clock.wait_quiet(&mb.ready, quiet, changed)
-                    && mb.close_idle(seen, &mut dead)
+                    && mb.close_idle(seen, generation, &mut dead)
                 {
                     core.deliver_dead(&mut dead);
                 }
@@ -149,9 +155,7 @@ fn process<A: Actor>(
     match decision {
         Ok(Decision::Perform) => {}
         Ok(Decision::SendBack { priority, ttl }) => {
-            letter.priority = priority;
-            letter.ttl = ttl;
-            send_back(core, strategy, letter);
+            send_back(core, strategy, letter, priority, ttl);
             return;
         }
         Ok(Decision::Dead(reason)) => {
@@ -214,11 +218,20 @@ fn process<A: Actor>(
             && attempts <= policy.max_retries
             && let Some(again) = copy
         {
-            core.mb.counters.retried.fetch_add(1, Ordering::Relaxed);
-            let delay = policy.delay_after(attempts);
-            if !delay.is_zero() {
-                std::thread::sleep(delay);
+            // Rule 15: the backoff gives way to a kill, a stop or a drain;
+            // after a kill no further attempt starts.
+            core.mb.wait_backoff(policy.delay_after(attempts));
+            if core.mb.interrupts() & KILL_SENT != 0 {
+                let letter = Letter {
+                    msg: again,
+                    priority,
+                    sent_back,
+                    ttl,
+                };
+                dead_letter(core, letter, DeadReason::Killed);
+                return;
             }
+            core.mb.counters.retried.fetch_add(1, Ordering::Relaxed);
             msg = again;
             continue;
         }
@@ -229,11 +242,11 @@ fn process<A: Actor>(
         if let Some((lowered, again)) = lowered {
             let letter = Letter {
                 msg: again,
-                priority: lowered,
+                priority,
                 sent_back,
                 ttl,
             };
-            send_back(core, strategy, letter);
+            send_back(core, strategy, letter, lowered, ttl);
             return;
         }
         fault(
@@ -250,9 +263,20 @@ fn process<A: Actor>(
     }
 }
 
-fn send_back<M>(core: &Core<M>, strategy: &Strategy<M>, mut letter: Letter<M>) {
+/// Re-queues `letter` at `priority` with `ttl`, or, past the hop limit,
+/// hands it out as a dead letter at the priority it was queued at (its
+/// own, not the one it would have been re-queued at).
+fn send_back<M>(
+    core: &Core<M>,
+    strategy: &Strategy<M>,
+    mut letter: Letter<M>,
+    priority: Priority,
+    ttl: Option<u32>,
+) {
     if strategy.may_send_back(letter.sent_back) {
         letter.sent_back += 1;
+        letter.priority = priority;
+        letter.ttl = ttl;
         core.mb.send_back(letter);
     } else {
         dead_letter(core, letter, DeadReason::HopLimit);

@@ -51,6 +51,13 @@ pub(crate) struct Counters {
     pub(crate) retried: AtomicU64,
 }
 
+/// A `kill` was queued: a retry starts no further attempt.
+pub(crate) const KILL_SENT: usize = 1;
+/// A `stop` was queued: retries run without their backoff.
+pub(crate) const STOP_SENT: usize = 2;
+/// A drain began: retries run without their backoff.
+pub(crate) const DRAINING: usize = 4;
+
 pub(crate) struct Mailbox<M> {
     pub(crate) name: String,
     pub(crate) slots: Box<[OnceLock<Box<Lane<M>>>]>,
@@ -71,6 +78,15 @@ pub(crate) struct Mailbox<M> {
     /// Bumped at every change a waiting instance must look at.
     pub(crate) generation: AtomicUsize,
     pub(crate) in_flight: AtomicUsize,
+    /// Control sent so far ([`KILL_SENT`], [`STOP_SENT`], [`DRAINING`]):
+    /// what ends a retry's backoff (rule 15).
+    pub(crate) interrupts: AtomicUsize,
+    /// Instances waiting out a retry's backoff. Not `ready`: a send's
+    /// `notify_one` must reach an instance that can dispatch its letter.
+    pub(crate) backoff: Signal,
+    /// The stage ends when idle (rule 11): the end of the last perform
+    /// running is a change its waiting instances look at.
+    pub(crate) idle: bool,
     pub(crate) counters: Counters,
 }
 impl<M> Mailbox<M> {
@@ -78,6 +94,7 @@ impl<M> Mailbox<M> {
         name: String,
         config: &MailboxConfig,
         generator: PriorityGenerator<M>,
+        idle: bool,
     ) -> Mailbox<M> {
         let mut declared = config.lanes.clone();
         declared.sort_by_key(|l| std::cmp::Reverse(l.priority));
@@ -111,8 +128,24 @@ impl<M> Mailbox<M> {
             ready: Signal::default(),
             generation: AtomicUsize::new(0),
             in_flight: AtomicUsize::new(0),
+            interrupts: AtomicUsize::new(0),
+            backoff: Signal::default(),
+            idle,
             counters: Counters::default(),
         }
+    }
+
+    /// This mailbox's identity for [`current`](super::current): its
+    /// address, fixed while the stage's `Arc` holds it.
+    #[inline]
+    pub(crate) fn id(&self) -> usize {
+        std::ptr::from_ref(self).cast::<()>() as usize
+    }
+
+    /// Is the calling thread one of this stage's instances?
+    #[inline]
+    pub(crate) fn is_own_thread(&self) -> bool {
+        super::current::is_serving(self.id())
     }
 
     // ===== lanes =====
@@ -239,9 +272,14 @@ impl<M> Mailbox<M> {
         Ok(())
     }
 
-    /// A full bounded lane: wait for a slot as `wait` allows.
+    /// A full bounded lane: wait for a slot as `wait` allows. One of the
+    /// stage's own instances never waits (rule 16): the slot it waits for
+    /// is freed by the instances, and all of them may be sending.
     #[cold]
     fn reserve_slow(&self, lane: &Lane<M>, wait: Wait) -> Result<Ticket, NoSlot> {
+        if self.is_own_thread() {
+            return Err(NoSlot::Full);
+        }
         let deadline = match wait {
             Wait::No => return Err(NoSlot::Full),
             Wait::Forever => None,
@@ -291,8 +329,36 @@ impl<M> Mailbox<M> {
         let entry = if kill { Entry::Kill } else { Entry::Stop };
         // SAFETY: the ticket was just taken from this lane.
         unsafe { lane.push(ticket, entry) };
-        self.ready.notify_one();
+        self.interrupt(if kill { KILL_SENT } else { STOP_SENT });
         true
+    }
+
+    /// Marks a control sent and wakes every instance: an idle one to
+    /// dispatch it, a retrying one to cut its backoff short.
+    pub(crate) fn interrupt(&self, what: usize) {
+        // ORDERING: SeqCst, the condition of the `backoff` signal's Dekker
+        // pair (signal.rs), read by `wait_backoff`.
+        self.interrupts.fetch_or(what, Ordering::SeqCst);
+        self.ready.notify_all();
+        self.backoff.notify_all();
+    }
+
+    /// Control sent so far (`KILL_SENT`, `STOP_SENT`, `DRAINING`).
+    #[inline]
+    pub(crate) fn interrupts(&self) -> usize {
+        // ORDERING: SeqCst, as in `interrupt`.
+        self.interrupts.load(Ordering::SeqCst)
+    }
+
+    /// Waits out a retry's backoff of `delay`, or less: until a `kill` or
+    /// `stop` is queued or a drain begins (rule 15). A condition wait with
+    /// a deadline, never a sleep.
+    pub(crate) fn wait_backoff(&self, delay: std::time::Duration) {
+        if delay.is_zero() || self.interrupts() != 0 {
+            return;
+        }
+        let deadline = std::time::Instant::now().checked_add(delay);
+        self.backoff.wait(deadline, || self.interrupts() != 0);
     }
 
     /// Re-queues a letter a strategy sent back (rule 12): it was accepted

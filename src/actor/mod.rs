@@ -74,7 +74,9 @@
 #[allow(clippy::module_inception)]
 mod actor;
 mod addr;
+mod builder;
 mod config;
+mod current;
 mod dispatch;
 mod error;
 mod idle;
@@ -92,12 +94,13 @@ mod strategy;
 
 pub use actor::{Actor, ActorError, Context, Reason};
 pub use addr::{Addr, Outbox};
-pub use config::{MailboxConfig, Unlisted};
+pub use builder::{MAX_INSTANCES, StageBuilder};
+pub use config::{MAX_CAPACITY, MailboxConfig, Unlisted};
 pub use error::{SendError, SpawnError, StageClosed};
 pub use letters::{DeadLetter, DeadReason, Fault, Phase};
 pub use metrics::{MailboxLaneMetrics, StageMetrics};
 pub use pipeline::{Pipeline, PipelineBuilder};
 pub use priority::{Prioritized, PriorityGenerator};
 pub use shared::Exit;
-pub use stage::{Stage, StageBuilder};
+pub use stage::Stage;
 pub use strategy::Strategy;

@@ -3,10 +3,10 @@
 
 use super::actor::{Actor, Reason};
 use super::addr::{Addr, Downstream, OutputFn};
+use super::builder::StageBuilder;
 use super::error::{SendError, SpawnError};
 use super::metrics::StageMetrics;
 use super::shared::{Exit, Link};
-use super::stage::StageBuilder;
 use crate::executor::Executor;
 use crate::priority::Priority;
 use std::fmt;
@@ -286,6 +286,11 @@ impl<I> Pipeline<I> {
     ///
     /// See [`Pipeline`].
     pub fn drain(mut self) -> Vec<Exit> {
+        assert!(
+            !self.stages.iter().any(|s| s.link.is_own_thread()),
+            "Pipeline::drain called by an instance of one of its stages: \
+             it would wait for itself; drop the pipeline instead"
+        );
         if let Some(first) = self.stages.first() {
             first.link.begin_drain();
         }
@@ -298,6 +303,30 @@ impl<I> Pipeline<I> {
             });
         }
         exits
+    }
+}
+
+/// Dropping a pipeline drains it stage by stage, as
+/// [`drain`](Pipeline::drain). Dropped on one of its stages' instances
+/// (inside a `perform`), it cannot wait for that stage, nor for the stages
+/// behind it (rule 19 of `src/actor/README.md`): it sends the drain marker
+/// and returns at once; the marker travels as in a drain, and each
+/// stage's last instance shuts its executor down. `drain` from there
+/// panics with that advice instead of waiting for ever.
+impl<I> Drop for Pipeline<I> {
+    fn drop(&mut self) {
+        if !self.stages.iter().any(|s| s.link.is_own_thread()) {
+            // `Running`'s drops drain the stages in order.
+            return;
+        }
+        if let Some(first) = self.stages.first() {
+            first.link.begin_drain();
+        }
+        for stage in &mut self.stages {
+            if let Some(exec) = stage.exec.take() {
+                stage.link.hand_over(exec);
+            }
+        }
     }
 }
 

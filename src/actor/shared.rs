@@ -7,6 +7,7 @@ use super::actor::Reason;
 use super::letters::{DeadLetter, DeadReason, Fault};
 use super::mailbox::Mailbox;
 use super::metrics::{MailboxLaneMetrics, StageMetrics};
+use crate::executor::Executor;
 use crate::sync::owned::OwnedCount;
 use crate::sync::{Condvar, Mutex, lock};
 use crate::util::call_quietly;
@@ -71,8 +72,11 @@ impl PerInstance {
     }
 }
 
-#[derive(Default)]
 pub(crate) struct Life {
+    /// Instances started: all of them, or fewer if the factory panicked
+    /// (`spawn_failed`).
+    started: usize,
+    spawn_failed: bool,
     /// Instances that finished `init`, and of those, that failed it.
     inited: usize,
     failed: usize,
@@ -80,6 +84,25 @@ pub(crate) struct Life {
     /// How the instances that served ended.
     served: Option<Reason>,
     reason: Option<Reason>,
+    /// The stage's executor, handed over by a handle dropped on one of
+    /// the instances' threads (rule 19): the last instance to exit drops
+    /// it.
+    orphan: Option<Executor>,
+}
+
+impl Life {
+    pub(crate) fn new(instances: usize) -> Life {
+        Life {
+            started: instances,
+            spawn_failed: false,
+            inited: 0,
+            failed: 0,
+            exited: 0,
+            served: None,
+            reason: None,
+            orphan: None,
+        }
+    }
 }
 
 /// What a stage's instances and its handle share; type-erased for
@@ -106,22 +129,31 @@ impl<I> Core<I> {
         if !ok {
             life.failed += 1;
         }
-        if life.inited == self.instances {
+        if life.inited == life.started {
             self.changed.notify_all();
         }
     }
 
-    /// Waits until every instance has finished `init`; returns how many
-    /// succeeded.
-    pub(crate) fn wait_inits(&self) -> usize {
+    /// The factory panicked making instance `made`: only the instances
+    /// before it were started. They end once their `init` is done.
+    pub(crate) fn abort_spawn(&self, made: usize) {
         let mut life = lock(&self.life);
-        while life.inited < self.instances {
+        life.started = made;
+        life.spawn_failed = true;
+        self.changed.notify_all();
+    }
+
+    /// Waits until every instance started has finished `init`; returns
+    /// whether the stage is to serve (`false`: its spawn failed).
+    pub(crate) fn wait_inits(&self) -> bool {
+        let mut life = lock(&self.life);
+        while life.inited < life.started {
             life = match self.changed.wait(life) {
                 Ok(g) => g,
                 Err(p) => p.into_inner(),
             };
         }
-        self.instances - life.failed
+        !life.spawn_failed
     }
 
     /// Hands out dead letters, in order, and counts them.
@@ -147,7 +179,7 @@ impl<I> Core<I> {
         if reason != Reason::FailedInit {
             life.served = Some(reason);
         }
-        if life.exited < self.instances {
+        if life.exited < life.started {
             return;
         }
         let reason = life.served.unwrap_or(Reason::FailedInit);
@@ -170,6 +202,25 @@ impl<I> Core<I> {
         let mut life = lock(&self.life);
         life.reason = Some(reason);
         self.changed.notify_all();
+        let orphan = life.orphan.take();
+        drop(life);
+        // The executor of a handle dropped on an instance's thread: its
+        // shutdown, from this worker, waits for every other worker only.
+        drop(orphan);
+    }
+
+    /// Takes the executor of a handle dropped on one of the instances'
+    /// threads, which cannot wait for itself (rule 19): the last instance
+    /// to exit drops it; if the stage has ended already, it is dropped
+    /// here.
+    pub(crate) fn hand_over(&self, exec: Executor) {
+        let mut life = lock(&self.life);
+        if life.reason.is_none() {
+            life.orphan = Some(exec);
+            return;
+        }
+        drop(life);
+        drop(exec);
     }
 
     pub(crate) fn wait_done(&self) -> Reason {
@@ -229,11 +280,22 @@ pub(crate) trait Link: Send + Sync {
     fn begin_drain(&self);
     fn wait_done(&self) -> Reason;
     fn metrics(&self) -> StageMetrics;
+    /// Is the calling thread one of the stage's instances?
+    fn is_own_thread(&self) -> bool;
+    fn hand_over(&self, exec: Executor);
 }
 
 impl<I: Send + 'static> Link for Core<I> {
     fn begin_drain(&self) {
         self.mb.begin_drain();
+    }
+
+    fn is_own_thread(&self) -> bool {
+        self.mb.is_own_thread()
+    }
+
+    fn hand_over(&self, exec: Executor) {
+        Core::hand_over(self, exec);
     }
 
     fn wait_done(&self) -> Reason {

@@ -80,6 +80,12 @@ impl Signal {
         self.rearm(&c);
     }
 
+    /// Threads waiting now (tests).
+    #[cfg(test)]
+    pub(crate) fn waiting(&self) -> usize {
+        lock(&self.counts).waiting
+    }
+
     /// Waits until `ready()` holds or `deadline` passes (`None`: no
     /// deadline). Returns the last answer of `ready()`.
     pub(crate) fn wait(&self, deadline: Option<Instant>, mut ready: impl FnMut() -> bool) -> bool {

@@ -40,8 +40,13 @@ enum Kind<M> {
 /// | TTL-based | [`ttl_range`](Strategy::ttl_range): below the range a dead letter (`Expired`), above it sent back with TTL - 1 |
 /// | broker stops after N idle cycles | `StageBuilder::idle_after` |
 ///
-/// A letter sent back more than [`hop_limit`](Strategy::hop_limit) times
-/// becomes a dead letter (`HopLimit`) instead.
+/// Every strategy has a hop limit: a letter that would be sent back more
+/// than [`hop_limit`](Strategy::hop_limit) times
+/// ([`DEFAULT_HOP_LIMIT`](Strategy::DEFAULT_HOP_LIMIT), 100, unless set)
+/// becomes a dead letter ([`DeadReason::HopLimit`]) instead, reported at
+/// the priority it was last queued at. So every letter ends, performed or
+/// dead, whatever the strategy decides and however often its perform
+/// fails.
 ///
 /// # Examples
 ///
@@ -59,7 +64,7 @@ enum Kind<M> {
 /// ```
 pub struct Strategy<M> {
     kind: Kind<M>,
-    hop_limit: Option<u32>,
+    hop_limit: u32,
 }
 
 /// What the strategy decided for one letter.
@@ -73,6 +78,19 @@ pub(crate) enum Decision {
 }
 
 impl<M> Strategy<M> {
+    /// How often a letter may be sent back unless
+    /// [`hop_limit`](Strategy::hop_limit) says otherwise: 100. Past it the
+    /// letter becomes a dead letter ([`DeadReason::HopLimit`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::actor::Strategy;
+    ///
+    /// assert_eq!(Strategy::<u64>::DEFAULT_HOP_LIMIT, 100);
+    /// ```
+    pub const DEFAULT_HOP_LIMIT: u32 = 100;
+
     /// Perform every letter (the default).
     ///
     /// # Examples
@@ -86,12 +104,15 @@ impl<M> Strategy<M> {
     pub fn always() -> Self {
         Strategy {
             kind: Kind::Always,
-            hop_limit: None,
+            hop_limit: Self::DEFAULT_HOP_LIMIT,
         }
     }
 
     /// Perform a letter if `holds` says so or it was already sent back
-    /// `after` times; else send it back (same priority).
+    /// `after` times; else send it back (same priority). Under the default
+    /// hop limit, a letter that would be sent back a 101st time (`after`
+    /// above 100 and `holds` never true) becomes a dead letter
+    /// (`HopLimit`); raise [`hop_limit`](Strategy::hop_limit) with `after`.
     ///
     /// # Examples
     ///
@@ -102,7 +123,7 @@ impl<M> Strategy<M> {
                 holds: Arc::new(holds),
                 after,
             },
-            hop_limit: None,
+            hop_limit: Self::DEFAULT_HOP_LIMIT,
         }
     }
 
@@ -111,6 +132,13 @@ impl<M> Strategy<M> {
     /// retries) back one step lower. The step is one level
     /// ([`Priority::LOW`]`.0`, 100) unless set. Needs `M: Clone`: the
     /// stage keeps a copy to send back after a failure.
+    ///
+    /// A letter whose perform keeps failing goes down and back up for
+    /// ever without a hop limit: under the default one it is sent back
+    /// 100 times, then becomes a dead letter (`HopLimit`) at the priority
+    /// it was queued at. Aging by a small step from far below the
+    /// threshold counts every step as a hop: set
+    /// [`hop_limit`](Strategy::hop_limit) above the steps it needs.
     ///
     /// # Examples
     ///
@@ -125,7 +153,7 @@ impl<M> Strategy<M> {
                 step: Priority::LOW.0,
                 copy: M::clone,
             },
-            hop_limit: None,
+            hop_limit: Self::DEFAULT_HOP_LIMIT,
         }
     }
 
@@ -150,7 +178,9 @@ impl<M> Strategy<M> {
     /// Perform a letter whose TTL is within `range`; below it the letter
     /// is dead (`Expired`), above it it is sent back with its TTL lowered
     /// by one. `ttl_of` reads the TTL the producer set, once; the letter
-    /// carries the count from then on.
+    /// carries the count from then on. Each send-back is a hop: under the
+    /// default hop limit a TTL more than 100 above the range ends as a
+    /// dead letter (`HopLimit`), not after billions of hops.
     ///
     /// # Examples
     ///
@@ -165,18 +195,20 @@ impl<M> Strategy<M> {
                 max: *range.end(),
                 ttl_of: Arc::new(ttl_of),
             },
-            hop_limit: None,
+            hop_limit: Self::DEFAULT_HOP_LIMIT,
         }
     }
 
     /// A letter that would be sent back more than `hops` times becomes a
-    /// dead letter (`HopLimit`).
+    /// dead letter (`HopLimit`), at the priority it was last queued at.
+    /// Default [`DEFAULT_HOP_LIMIT`](Strategy::DEFAULT_HOP_LIMIT) (100);
+    /// `hop_limit(0)` sends nothing back.
     ///
     /// # Examples
     ///
     /// See [`Strategy`].
     pub fn hop_limit(mut self, hops: u32) -> Self {
-        self.hop_limit = Some(hops);
+        self.hop_limit = hops;
         self
     }
 
@@ -259,7 +291,7 @@ impl<M> Strategy<M> {
 
     /// May a letter sent back `sent_back` times so far go back once more?
     pub(crate) fn may_send_back(&self, sent_back: u32) -> bool {
-        self.hop_limit.is_none_or(|limit| sent_back < limit)
+        sent_back < self.hop_limit
     }
 }
 
