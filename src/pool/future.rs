@@ -25,9 +25,12 @@
 //! future was accepted long ago, so neither a full lane nor a graceful
 //! close refuses it, and no waker ever blocks. After `shutdown_now` nothing
 //! runs any more: a parked future woken then is dropped, its handle
-//! resolves `Cancelled`, and its lane counts it (`cancelled`).
+//! resolves `Cancelled`, and its lane counts it (`cancelled`). A future
+//! still parked when the pool has ended (closed, every worker gone) is
+//! dropped the same way then, woken or not (`parked.rs`).
 
 use super::Shared;
+use super::parked::Abandon;
 use super::submit::Submission;
 use crate::hooks::JobOutcome;
 use crate::job::JobError;
@@ -105,7 +108,7 @@ where
     F::Output: Send + 'static,
 {
     pub(crate) fn new(future: F, pool: Weak<Shared>, lane: usize, meta: JobMeta) -> Self {
-        NewFuture(Arc::new_cyclic(|this| FutureJob {
+        let job = NewFuture(Arc::new_cyclic(|this| FutureJob {
             state: AtomicUsize::new(SCHEDULED),
             body: Mutex::new(Body::Fresh(future)),
             result: Mutex::new(ResultSlot {
@@ -119,7 +122,12 @@ where
             meta,
             handed_back: AtomicBool::new(false),
             this: this.clone(),
-        }))
+        }));
+        if let Some(shared) = job.0.pool.upgrade() {
+            let weak: Weak<dyn Abandon> = Arc::downgrade(&job.0) as Weak<FutureJob<F>>;
+            shared.parked.register(weak);
+        }
+        job
     }
 }
 
@@ -260,6 +268,28 @@ where
         if let Some(waker) = waker {
             drop_quietly(catch_unwind(AssertUnwindSafe(|| waker.wake())));
         }
+    }
+}
+
+impl<F> Abandon for FutureJob<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    fn abandon(&self) -> Option<(usize, bool)> {
+        // Only a parked future: one queued is in a lane (or in the hands
+        // of a caller `shutdown_now` gave it to), one being polled is some
+        // thread's, and a wake racing this takes `IDLE` first or finds it
+        // `RUNNING`, then `DONE`, and does nothing.
+        self.state
+            .compare_exchange(IDLE, RUNNING, Ordering::AcqRel, Ordering::Acquire)
+            .ok()?;
+        self.cancel(JobError::Cancelled);
+        Some((self.lane, !self.handed_back.load(Ordering::Relaxed)))
+    }
+
+    fn is_done(&self) -> bool {
+        self.state.load(Ordering::Acquire) == DONE
     }
 }
 

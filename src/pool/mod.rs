@@ -8,6 +8,7 @@
 
 mod future;
 mod idle;
+mod parked;
 mod resize;
 mod run;
 mod shutdown;
@@ -103,6 +104,8 @@ pub(crate) struct Shared {
     idle_waiters: AtomicUsize,
     idle_lock: Mutex<()>,
     became_idle: Condvar,
+    /// Futures that may be parked, dropped once the pool has ended.
+    parked: parked::Parked,
 }
 
 impl Shared {
@@ -145,6 +148,7 @@ impl Shared {
             idle_waiters: AtomicUsize::new(0),
             idle_lock: Mutex::new(()),
             became_idle: Condvar::new(),
+            parked: parked::Parked::new(),
         })
     }
 

@@ -111,6 +111,10 @@ impl Shared {
                     guard = lock(&self.exited);
                     continue;
                 }
+                if own == 0 && self.is_closed() {
+                    drop(guard);
+                    self.abandon_parked();
+                }
                 return true;
             }
             guard = match wait_until(&self.worker_exited, guard, deadline) {

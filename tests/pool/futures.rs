@@ -202,3 +202,57 @@ fn a_refused_future_comes_back_unpolled() {
         Ok(7)
     );
 }
+
+/// Pending for ever; counts its drops; leaves its waker with the test.
+struct Parked {
+    dropped: Arc<AtomicUsize>,
+    waker: Arc<Mutex<Option<Waker>>>,
+}
+
+impl Future for Parked {
+    type Output = u32;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u32> {
+        *self.waker.lock().unwrap() = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+impl Drop for Parked {
+    fn drop(&mut self) {
+        self.dropped.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_future_parked_when_its_executor_ends_is_dropped_and_its_handle_cancelled() {
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let waker = Arc::new(Mutex::new(None));
+    let (handle, metrics) = {
+        let (dropped, waker) = (dropped.clone(), waker.clone());
+        watchdog("a parked future at the executor's end", move || {
+            let exec = exec(1);
+            let handle = exec
+                .spawn_future(
+                    HIGH,
+                    Parked {
+                        dropped,
+                        waker: waker.clone(),
+                    },
+                )
+                .unwrap();
+            // Parked: it left its waker and released the worker.
+            exec.wait_idle();
+            assert!(waker.lock().unwrap().is_some());
+            exec.shutdown();
+            let metrics = exec.metrics();
+            (handle.join(), metrics)
+        })
+    };
+    assert_eq!(handle, Err(JobError::Cancelled));
+    assert_eq!(dropped.load(Ordering::SeqCst), 1, "the future was dropped");
+    assert_eq!(metrics.lane(HIGH).unwrap().cancelled, 1);
+    // A wake after the end does nothing.
+    waker.lock().unwrap().take().unwrap().wake();
+    assert_eq!(dropped.load(Ordering::SeqCst), 1);
+}
