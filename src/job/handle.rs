@@ -33,6 +33,14 @@ use std::task::{Context, Poll};
 /// let handle = exec.enqueue(Priority(10), || 6 * 7).unwrap();
 /// assert_eq!(handle.join(), Ok(42));
 /// ```
+///
+/// A handle moves between threads only if its result may: a handle to a
+/// value that must stay on one thread is not `Send`.
+///
+/// ```compile_fail
+/// fn crosses_threads<T: Send>() {}
+/// crosses_threads::<priority_executor::JobHandle<std::rc::Rc<u8>>>();
+/// ```
 #[must_use = "dropping a JobHandle detaches the job; call join() or .await to get its result"]
 pub struct JobHandle<T> {
     /// The handle-side hold on the job, let go of when the handle drops.
