@@ -57,7 +57,7 @@
 //!
 //! # Actors and pipelines
 //!
-//! With the `actor` feature (on by default), `priority_executor::actor`
+//! With the `actor` feature, `priority_executor::actor`
 //! adds typed actors with prioritized mailboxes (Akka's prioritized
 //! mailbox: `stop` and `kill` at configurable priorities, FIFO among
 //! equals) and pipelines of them (Kabuki: `init` / `perform` / `destroy`, N instances per stage, a
@@ -78,10 +78,14 @@
 //!
 //! # Cargo features
 //!
-//! - `esb` (default): executors declared in `executors.toml` and looked up
+//! None is on by default: `cargo add priority-executor` compiles the pool
+//! alone (its dependencies are crossbeam, num_cpus and thiserror). Each
+//! layer is opt-in:
+//!
+//! - `esb`: executors declared in `executors.toml` and looked up
 //!   by name (`Executors`), messages, rules that give them a priority,
 //!   and named sequences.
-//! - `actor` (default): `priority_executor::actor`, above.
+//! - `actor`: `priority_executor::actor`, above (no extra dependency).
 //! - `metrics` (off): counters, gauges and histograms per executor and lane
 //!   (labels `executor` and `priority`) through the
 //!   [`metrics`](https://docs.rs/metrics) facade: jobs submitted,
