@@ -6,6 +6,11 @@
 //! count, so it includes the boxed closure (8 bytes of captures here), the
 //! queue's own nodes and, for this crate, the result handle's shared state.
 //!
+//! Then, once the burst has run and the pool has stayed idle for 10 s,
+//! what is still held: the live heap bytes above the count before the
+//! burst (for this crate, the job cells kept for reuse: at most the shared
+//! cache's limit plus a few per thread) and the process's resident set.
+//!
 //! `cargo bench --bench memory`
 
 mod pools;
@@ -69,11 +74,36 @@ struct Queued {
     threads: usize,
 }
 
-impl Workload for Queued {
-    /// Bytes per queued job.
-    type Output = f64;
+/// What a burst leaves held once it has run and the pool has been idle.
+#[derive(Clone, Copy)]
+struct AfterBurst {
+    /// Live heap bytes per queued job while the million are queued.
+    per_job: f64,
+    /// Live heap bytes still held (above the count before the burst)
+    /// after it ran and the pool stayed idle for `IDLE`: the memory kept
+    /// for reuse.
+    held: isize,
+    /// The process's resident set then, in bytes.
+    rss: usize,
+}
 
-    fn run<P: Pool>(&mut self, pool: &P, spec: &Spec) -> f64 {
+/// How long the pool stays idle after the burst before the count.
+const IDLE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The resident set of this process, from `/proc/self/statm` (0 where
+/// there is none).
+fn rss_bytes() -> usize {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|statm| statm.split_whitespace().nth(1)?.parse::<usize>().ok())
+        .map_or(0, |pages| pages * 4096)
+}
+
+impl Workload for Queued {
+    /// Bytes per queued job, and what the burst left held.
+    type Output = AfterBurst;
+
+    fn run<P: Pool>(&mut self, pool: &P, spec: &Spec) -> AfterBurst {
         let gate = Gate::leak();
         let done = Latch::leak(QUEUED);
         block_workers(pool, self.threads, gate);
@@ -88,7 +118,14 @@ impl Workload for Queued {
         let after = LIVE.load(Ordering::SeqCst);
         gate.open();
         done.wait();
-        (after - before) as f64 / QUEUED as f64
+        // The pool stays idle, as a service does between bursts: this is a
+        // scenario's length, not a synchronisation.
+        std::thread::sleep(IDLE);
+        AfterBurst {
+            per_job: (after - before) as f64 / QUEUED as f64,
+            held: LIVE.load(Ordering::SeqCst) - before,
+            rss: rss_bytes(),
+        }
     }
 }
 
@@ -101,10 +138,24 @@ fn main() {
     specs.extend(Spec::fifo_peers());
     specs.push(Spec::heap(&[10, 1]));
 
-    println!("memory: live heap bytes per queued job at {QUEUED} queued jobs, {threads} threads");
-    println!("{:<28} {:>14}", "pool", "bytes/job");
+    println!("memory: live heap bytes per queued job at {QUEUED} queued jobs, {threads} threads;");
+    println!(
+        "then, after the burst ran and {} s idle, live heap bytes still held and the RSS",
+        IDLE.as_secs()
+    );
+    println!(
+        "{:<28} {:>10} {:>14} {:>10}",
+        "pool", "bytes/job", "held after", "RSS"
+    );
+    let mib = |bytes: f64| bytes / f64::from(1u32 << 20);
     for spec in &specs {
-        let bytes = spec.with_pool(threads, &mut Queued { threads });
-        println!("{:<28} {:>14.1}", spec.name, bytes);
+        let burst = spec.with_pool(threads, &mut Queued { threads });
+        println!(
+            "{:<28} {:>10.1} {:>10.2} MiB {:>6.1} MiB",
+            spec.name,
+            burst.per_job,
+            mib(burst.held as f64),
+            mib(burst.rss as f64)
+        );
     }
 }

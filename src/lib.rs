@@ -148,8 +148,9 @@ pub use priority::{Capacity, Priority};
 /// passes them on in batches to the threads that enqueue: with the system
 /// allocator this takes the allocator's cross-thread bookkeeping off every
 /// job. What is kept is bounded (at most 256 cells of each size a thread,
-/// and 65 536 shared), and a thread's cells are passed on when it
-/// exits. Call this to give the memory back to the allocator now, for
+/// and the shared cache's limit, 4 MiB unless [`set_spare_cell_limit`]
+/// says otherwise), and a thread's cells are passed on when it exits. Call
+/// this to give the memory back to the allocator now, for
 /// instance before counting a process's allocations; jobs enqueued later
 /// allocate again.
 ///
@@ -166,6 +167,26 @@ pub use priority::{Capacity, Priority};
 /// ```
 pub fn release_spare_cells() {
     job::cell::release_spare();
+}
+
+/// Sets the most memory, in bytes, the shared cache of job cells keeps
+/// for reuse (4 MiB unless set; `0` keeps none there), frees what it holds
+/// over the new limit now, and returns the limit before.
+///
+/// After a burst, the cells of the jobs that ran are kept for the next
+/// burst up to this limit, and go back to the allocator beyond it. Each
+/// thread also keeps a few cells of its own: at most 256 of each size, so
+/// at most 32 KiB for each size of job a thread freed. So, whatever the
+/// bursts before, a process keeps at most this limit plus that in cells.
+///
+/// ```
+/// // A service that stays idle between rare bursts keeps less.
+/// let before = priority_executor::set_spare_cell_limit(256 << 10);
+/// assert_eq!(before, 4 << 20);
+/// # priority_executor::set_spare_cell_limit(before);
+/// ```
+pub fn set_spare_cell_limit(bytes: usize) -> usize {
+    job::cell::set_depot_limit(bytes)
 }
 
 #[cfg(feature = "esb")]

@@ -66,7 +66,7 @@ mod recycle;
 mod result;
 mod run;
 
-pub(crate) use recycle::release_spare;
+pub(crate) use recycle::{release_spare, set_depot_limit};
 
 pub(crate) use result::{Completion, ReleaseHandle};
 
