@@ -53,10 +53,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let executors = Executors::from_path(path)?;
     let rules = executors.rules(EXECUTOR);
     let rules = rules.as_deref().map_or("none", Rules::name);
-    let lanes = executors
-        .get(EXECUTOR)
-        .ok_or("no visa executor")?
-        .priorities();
+    let lanes = executors.get(EXECUTOR)?.priorities();
     println!("loaded {path}");
     let lane_list: Vec<String> = lanes.iter().map(Priority::to_string).collect();
     println!(
@@ -90,7 +87,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         Ok::<(), io::Error>(())
     });
 
-    let executor = executors.get(EXECUTOR).ok_or("no visa executor")?;
+    let executor = executors.get(EXECUTOR)?;
     let mut maintenance = Vec::new();
     loop {
         let before = executor.metrics().threads.live;

@@ -5,6 +5,7 @@
 
 use crate::lane::config::RejectionPolicy;
 use crate::priority::{Capacity, Priority};
+use std::fmt;
 
 /// Counters of one executor, as returned by
 /// [`ExecutorHandle::metrics`](crate::ExecutorHandle::metrics).
@@ -127,9 +128,9 @@ pub struct LaneMetrics {
     /// ([`JobHandle::cancel`](crate::JobHandle::cancel)) and since met in
     /// the lane and dropped unrun (until then they count as `queued`), and
     /// futures ([`spawn_future`](crate::ExecutorHandle::spawn_future))
-    /// parked when `shutdown_now` ran and woken afterwards: dropped
-    /// unfinished, their handles resolve
-    /// [`JobError::Cancelled`](crate::JobError::Cancelled).
+    /// parked when `shutdown_now` ran and woken afterwards, or still
+    /// parked when the pool ended: dropped unfinished, their handles
+    /// resolve [`JobError::Cancelled`](crate::JobError::Cancelled).
     pub cancelled: u64,
     /// Jobs of this lane running now (lanes with `max_running` only).
     pub running: Option<usize>,
@@ -198,4 +199,77 @@ pub struct ThreadMetrics {
     /// Of the idle workers, those asleep (parked until a job arrives or
     /// their keep-alive runs out) rather than still searching.
     pub sleeping: usize,
+}
+
+/// One line for the threads, then one per lane, highest priority first;
+/// counters that are zero are left out, past the first three.
+///
+/// ```
+/// use priority_executor::{Capacity, Executor, Priority};
+///
+/// let exec = Executor::builder()
+///     .name("visa")
+///     .core_threads(1)
+///     .lane(Priority(10), Capacity::Bounded(100))
+///     .lane(Priority(1), Capacity::Unbounded)
+///     .build()?;
+/// exec.enqueue(Priority(10), || ())?.join()?;
+/// exec.shutdown();
+/// let text = exec.metrics().to_string();
+/// assert!(text.starts_with("executor \"visa\": threads 0 live"));
+/// assert!(text.contains("\n  lane 10 (weight 10, capacity 100): queued 0, submitted 1, completed 1"));
+/// assert!(text.contains("\n  lane 1 (weight 1, capacity unbounded): queued 0, submitted 0, completed 0"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl fmt::Display for Metrics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let t = &self.threads;
+        write!(
+            f,
+            "executor {:?}: threads {} live ({} busy, {} idle, {} asleep), peak {}",
+            self.name, t.live, t.busy, t.idle, t.sleeping, t.peak
+        )?;
+        for lane in &self.lanes {
+            write!(f, "\n  {lane}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The lane's settings, then its counters (zero ones left out past the
+/// first three).
+impl fmt::Display for LaneMetrics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "lane {} (weight {}, capacity {}): queued {}, submitted {}, completed {}",
+            self.priority.0,
+            self.weight,
+            self.capacity,
+            self.queued,
+            self.submitted,
+            self.completed
+        )?;
+        let counters = [
+            ("panicked", self.panicked),
+            ("rejected", self.rejected),
+            ("handed back", self.handed_back),
+            ("expired", self.expired),
+            ("discarded", self.discarded),
+            ("retried", self.retried),
+            ("dead-lettered", self.dead_lettered),
+            ("caller-ran", self.caller_ran),
+            ("promoted", self.promoted),
+            ("cancelled", self.cancelled),
+        ];
+        for (name, value) in counters {
+            if value != 0 {
+                write!(f, ", {name} {value}")?;
+            }
+        }
+        if let (Some(running), Some(max)) = (self.running, self.max_running) {
+            write!(f, ", running {running} of at most {max}")?;
+        }
+        Ok(())
+    }
 }

@@ -114,7 +114,7 @@ impl Bridge {
     /// use priority_executor_amqp::{Bridge, ConsumerConfig};
     ///
     /// let executors = Executors::from_path("executors.toml")?;
-    /// let exec = executors.get("visa_priority_exec").ok_or("no such executor")?;
+    /// let exec = executors.get("visa_priority_exec")?;
     /// let config = ConsumerConfig::new("visa"); // or from [amqp.visa_priority_exec] in the file
     /// let bridge = Bridge::builder_for("amqp://guest:guest@127.0.0.1:5672/%2f", exec.handle())
     ///     .consume(config, |msg| {

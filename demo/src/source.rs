@@ -106,7 +106,7 @@ pub fn executor_for(options: &Options) -> Result<(Source, String), String> {
         ));
     };
     let executors = Executors::from_path(&path).map_err(|e| e.to_string())?;
-    if executors.get(&options.executor).is_none() {
+    if executors.get(&options.executor).is_err() {
         let names = executors.names();
         let message = format!(
             "--executor: {} has no executor named '{}' (it has: {})",

@@ -13,7 +13,6 @@
 //! capacity, then a drain.
 
 #[path = "../common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 
 use common::{Gate, hold_worker, quiet_panics};

@@ -10,3 +10,4 @@ mod dotted_keys;
 mod reload;
 mod reload_under_load;
 mod sequences;
+mod shared;

@@ -236,7 +236,7 @@ fn a_reload_does_not_deadlock_sequences_that_enqueue_into_the_registry() {
 
         step.set("readers, while the old executors are blocked");
         assert_eq!(shared.names(), ["e", "f", "g"]);
-        assert!(shared.get("g").is_some());
+        assert!(shared.get("g").is_ok());
         assert_eq!(shared.priority_for("e", &Message::new()), Some(Priority(1)));
         step.set("a new message goes to the new e and f at once");
         ok(enqueue(Message::new()), "a message after the reload");

@@ -142,10 +142,7 @@ struct ClassReport {
 fn main() -> Result<(), Box<dyn Error>> {
     let args = Args::parse()?;
     let executors = visa::registry()?;
-    let threads = executors
-        .get(visa::EXECUTOR)
-        .ok_or("executors.toml declares the visa executor")?
-        .config();
+    let threads = executors.get(visa::EXECUTOR)?.config();
     let in_hand: usize = threads
         .lanes
         .iter()

@@ -81,9 +81,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let _ = stop.send(());
     server.await??;
 
-    let exec = executors
-        .get(visa::EXECUTOR)
-        .ok_or("the executor is declared")?;
+    let exec = executors.get(visa::EXECUTOR)?;
     let metrics = exec.metrics();
     for p in [10, 1] {
         let lane = metrics.lane(Priority(p)).ok_or("the lane is declared")?;

@@ -173,7 +173,7 @@ impl PriorityLayer {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn from_registry(executors: Arc<Executors>, name: &str) -> Result<Self, UnknownExecutor> {
-        if executors.get(name).is_none() {
+        if executors.get(name).is_err() {
             return Err(UnknownExecutor {
                 name: name.to_owned(),
                 known: executors.names(),

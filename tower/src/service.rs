@@ -205,10 +205,10 @@ fn enqueue<H: BlockingHandler>(
             executor.try_enqueue_value_with(priority, queued, handler::run::<H>, options)
         }
         Target::Registry { executors, name } => match executors.get(name) {
-            Some(executor) => {
+            Ok(executor) => {
                 executor.try_enqueue_value_with(priority, queued, handler::run::<H>, options)
             }
-            None => Err(EnqueueError::ShutDown {
+            Err(_) => Err(EnqueueError::ShutDown {
                 priority,
                 job: queued,
             }),

@@ -22,7 +22,7 @@ pub use running::ExecutorRef;
 
 use crate::esb::config::{self, ExecutorSpec, Plan};
 use crate::esb::sequence::{Counters, FaultFn, Sequence};
-use crate::{ConfigError, Executor, Message, Priority, Rules, SequenceMetrics};
+use crate::{ConfigError, Executor, Message, Priority, Rules, SequenceMetrics, UnknownName};
 use running::Running;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -152,7 +152,7 @@ impl Executors {
     ///
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/executors.toml");
     /// let executors = Executors::from_path(path)?;
-    /// assert!(executors.get("visa_priority_exec").is_some());
+    /// assert!(executors.get("visa_priority_exec").is_ok());
     /// executors.shutdown();
     /// # Ok::<(), priority_executor::ConfigError>(())
     /// ```
@@ -247,23 +247,35 @@ impl Executors {
     /// The executor named `name`. While the [`ExecutorRef`] is held, the
     /// executor stays open even if a reload retires it.
     ///
+    /// # Errors
+    ///
+    /// [`UnknownName`] if the registry has no executor of that name; its
+    /// message lists the names it has.
+    ///
     /// # Examples
     ///
     /// ```
     /// use priority_executor::{Executors, Priority};
     ///
     /// let executors = Executors::from_toml_str("[executors.a]\nlanes = [{ priority = 3 }]\n")?;
-    /// let a = executors.get("a").expect("declared");
+    /// let a = executors.get("a")?;
     /// assert_eq!(a.priorities(), [Priority(3)]);
-    /// assert!(executors.get("b").is_none());
+    /// let missing = executors.get("b").unwrap_err();
+    /// assert_eq!(missing.to_string(), "no executor named \"b\" (executors: a)");
     /// drop(a); // it borrows the registry
     /// executors.shutdown();
-    /// # Ok::<(), priority_executor::ConfigError>(())
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn get(&self, name: &str) -> Option<ExecutorRef<'_>> {
+    pub fn get(&self, name: &str) -> Result<ExecutorRef<'_>, UnknownName> {
         let table = self.table();
-        let entry = table.entries.get(name)?;
-        Some(ExecutorRef::new(Arc::clone(&entry.executor)))
+        match table.entries.get(name) {
+            Some(entry) => Ok(ExecutorRef::new(Arc::clone(&entry.executor))),
+            None => Err(UnknownName::new(
+                "executor",
+                name,
+                table.entries.keys().cloned().collect(),
+            )),
+        }
     }
 
     /// The executors' names, sorted.
@@ -329,6 +341,11 @@ impl Executors {
     /// jobs it had accepted and joins its threads; executors retired by a
     /// reload finish draining too. Dropping the registry does the same.
     ///
+    /// It takes `&self`, so a registry shared as `Arc<Executors>` can be
+    /// shut down by any holder; afterwards every executor refuses new jobs
+    /// (`ShutDown`, the job handed back), and calling it again does
+    /// nothing more.
+    ///
     /// # Examples
     ///
     /// ```
@@ -350,8 +367,13 @@ impl Executors {
     /// assert_eq!(ran.load(Ordering::SeqCst), 100);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn shutdown(self) {
-        drop(self);
+    pub fn shutdown(&self) {
+        let table = self.table();
+        for entry in table.entries.values() {
+            entry.executor.executor().shutdown();
+        }
+        drop(table);
+        self.join_retiring();
     }
 
     fn join_retiring(&self) {
