@@ -1,144 +1,151 @@
-//! The command line: its flags, their defaults and the usage text.
+//! The command line: its flags, their defaults and validation, derived with
+//! clap (which also writes `--help`). A numeric flag reads `-5` as its
+//! value, and refuses it naming the flag, rather than taking it for an
+//! unknown flag.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::error::ErrorKind;
+use clap::{ArgAction, CommandFactory, Parser};
 use priority_executor::Picker;
 
 use crate::source::DEFAULT_EXECUTOR;
 
-pub const USAGE: &str = "\
-usage: floodgate [OPTIONS]
-
-Floods a priority executor with standard and priority visa applications,
-then runs the same flood on a plain FIFO pool for contrast.
-
-options:
-  --jobs N           applications in the flood (default 4000)
-  --ratio N          standard applications per priority one (default 4)
-  --work-us N        microseconds each application takes (default 2000)
-  --picker NAME      smooth | classic | strict (default: the executor's own)
-  --threads N        worker threads, for the executor (its core and max) and
-                     for the FIFO pool (default: one per core)
-  --reserve N        reserved workers: keep N threads for the higher lanes by
-                     capping the lowest lane at threads - N running jobs
-                     (max_running); default: no cap
-  --config PATH      executors file (default: executors.toml at the repository
-                     root if present, else a built-in visa_priority_exec:
-                     lanes 10 and 1, unbounded)
-  --executor NAME    executor to use from the file (default visa_priority_exec);
-                     its lanes and picker are the file's, its threads --threads
-  --svg PATH         where to write the chart (default floodgate.svg)
-  --json PATH        also write the per-class results of both runs as JSON
-  --no-progress      no progress bars (also off when stdout is not a terminal)
-  -h, --help         this text";
-
-#[derive(Debug)]
+/// Floods a priority executor with standard and priority visa applications,
+/// then runs the same flood on a plain FIFO pool for contrast.
+//
+// The help of the flags whose text takes more than a line is kept as written
+// here (`verbatim_doc_comment`), wrapped to fit 80 columns.
+#[derive(Debug, Parser)]
+#[command(name = "floodgate", verbatim_doc_comment)]
 pub struct Options {
+    /// Applications in the flood
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        default_value = "4000",
+        value_parser = positive,
+    )]
     pub jobs: usize,
+
+    /// Standard applications per priority one
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        default_value = "4",
+        value_parser = positive,
+    )]
     pub ratio: usize,
+
+    /// Microseconds each application takes
+    #[arg(
+        long = "work-us",
+        value_name = "N",
+        allow_negative_numbers = true,
+        default_value = "2000",
+        value_parser = micros,
+    )]
     pub work: Duration,
+
+    /// smooth | classic | strict [default: the executor's own]
+    #[arg(long, value_name = "NAME")]
     pub picker: Option<Picker>,
+
+    /// Worker threads, for the executor (its core and max)
+    /// and for the FIFO pool: one per core
+    #[arg(
+        verbatim_doc_comment,
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        default_value_t = cores(),
+        value_parser = positive,
+    )]
     pub threads: usize,
+
+    /// Reserved workers: keep N threads for the higher
+    /// lanes by capping the lowest lane at threads - N
+    /// running jobs (max_running); N below --threads
+    /// [default: no cap]
+    #[arg(
+        verbatim_doc_comment,
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = positive,
+    )]
     pub reserve: Option<usize>,
+
+    /// Executors file [default: executors.toml at the
+    /// repository root if present, else a built-in
+    /// visa_priority_exec: lanes 10 and 1, unbounded]
+    #[arg(verbatim_doc_comment, long, value_name = "PATH")]
     pub config: Option<PathBuf>,
+
+    /// Executor to use from the file; its lanes and
+    /// picker are the file's, its threads are
+    /// --threads
+    #[arg(
+        verbatim_doc_comment,
+        long,
+        value_name = "NAME",
+        default_value = DEFAULT_EXECUTOR
+    )]
     pub executor: String,
+
+    /// Where to write the chart
+    #[arg(long, value_name = "PATH", default_value = "floodgate.svg")]
     pub svg: PathBuf,
+
+    /// Also write the per-class results of both runs as JSON
+    #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+
+    /// No progress bars (also off when stdout is not a
+    /// terminal)
+    #[arg(verbatim_doc_comment, long = "no-progress", action = ArgAction::SetFalse)]
     pub progress: bool,
 }
 
-/// A command line that could not be understood: the message names the flag.
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
-pub enum Parsed {
-    Run(Options),
-    Help,
-}
-
-pub fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Parsed, UsageError> {
-    let mut options = Options {
-        jobs: 4000,
-        ratio: 4,
-        work: Duration::from_micros(2000),
-        picker: None,
-        threads: cores(),
-        reserve: None,
-        config: None,
-        executor: DEFAULT_EXECUTOR.to_string(),
-        svg: PathBuf::from("floodgate.svg"),
-        json: None,
-        progress: true,
-    };
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        // Both `--flag value` and `--flag=value`.
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) if flag.starts_with("--") => {
-                (flag.to_string(), Some(value.to_string()))
-            }
-            _ => (arg.clone(), None),
-        };
-        let mut value = |what: &str| -> Result<String, UsageError> {
-            match inline.clone().or_else(|| args.next()) {
-                Some(v) => Ok(v),
-                None => Err(UsageError(format!("{flag} needs a value ({what})"))),
-            }
-        };
-        match flag.as_str() {
-            "-h" | "--help" => return Ok(Parsed::Help),
-            "--jobs" => options.jobs = positive(&flag, &value("a whole number of applications")?)?,
-            "--ratio" => {
-                options.ratio = positive(&flag, &value("standard applications per priority one")?)?
-            }
-            "--work-us" => {
-                let raw = value("microseconds")?;
-                let us: u64 = raw.parse().map_err(|_| {
-                    UsageError(format!(
-                        "{flag}: '{raw}' is not a whole number of microseconds"
-                    ))
-                })?;
-                options.work = Duration::from_micros(us);
-            }
-            "--picker" => {
-                let raw = value("smooth, classic or strict")?;
-                let picker = raw
-                    .parse::<Picker>()
-                    .map_err(|e| UsageError(format!("{flag}: {e}")))?;
-                options.picker = Some(picker);
-            }
-            "--threads" => options.threads = positive(&flag, &value("a thread count")?)?,
-            "--reserve" => options.reserve = Some(positive(&flag, &value("a thread count")?)?),
-            "--config" => options.config = Some(PathBuf::from(value("a file path")?)),
-            "--executor" => options.executor = value("an executor name")?,
-            "--svg" => options.svg = PathBuf::from(value("a file path")?),
-            "--json" => options.json = Some(PathBuf::from(value("a file path")?)),
-            "--no-progress" if inline.is_none() => options.progress = false,
-            "--no-progress" => {
-                return Err(UsageError(format!("{flag} takes no value")));
-            }
-            _ => return Err(UsageError(format!("unknown argument '{arg}'"))),
-        }
-    }
+/// Parses a command line (the program's name first, as in `std::env::args`)
+/// and checks what no single flag can: that `--reserve` leaves the lowest
+/// lane a thread. `--help` comes back as an error of kind
+/// [`ErrorKind::DisplayHelp`]; `Error::exit` prints either as clap does.
+pub fn parse_args<I, T>(args: I) -> Result<Options, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let options = Options::try_parse_from(args)?;
     if let Some(reserve) = options.reserve
         && reserve >= options.threads
     {
-        return Err(UsageError(format!(
-            "--reserve: {reserve} must be fewer than the {} threads, or the lowest lane could never run",
-            options.threads
-        )));
+        return Err(Options::command().error(
+            ErrorKind::ValueValidation,
+            format!(
+                "invalid value '{reserve}' for '--reserve <N>': must be fewer than the {} threads, \
+                 or the lowest lane could never run",
+                options.threads
+            ),
+        ));
     }
-    Ok(Parsed::Run(options))
+    Ok(options)
 }
 
-fn positive(flag: &str, raw: &str) -> Result<usize, UsageError> {
+fn positive(raw: &str) -> Result<usize, String> {
     match raw.parse::<usize>() {
         Ok(n) if n > 0 => Ok(n),
-        _ => Err(UsageError(format!(
-            "{flag}: '{raw}' is not a whole number greater than zero"
-        ))),
+        _ => Err("not a whole number greater than zero".to_string()),
     }
+}
+
+fn micros(raw: &str) -> Result<Duration, String> {
+    raw.parse::<u64>()
+        .map(Duration::from_micros)
+        .map_err(|_| "not a whole number of microseconds".to_string())
 }
 
 fn cores() -> usize {
@@ -149,62 +156,172 @@ fn cores() -> usize {
 mod tests {
     use super::*;
 
-    fn parse(args: &[&str]) -> Result<Parsed, UsageError> {
-        parse_args(args.iter().map(|a| a.to_string()))
+    fn parse(args: &[&str]) -> Result<Options, clap::Error> {
+        parse_args(std::iter::once("floodgate").chain(args.iter().copied()))
     }
 
-    fn error(args: &[&str]) -> String {
+    fn ok(args: &[&str]) -> Options {
+        parse(args).unwrap_or_else(|e| panic!("{args:?} refused: {e}"))
+    }
+
+    /// The error a refused command line gets, as clap prints it.
+    fn error(args: &[&str]) -> (ErrorKind, String) {
         match parse(args) {
-            Err(UsageError(e)) => e,
-            Ok(_) => panic!("{args:?} should be refused"),
+            Err(e) => (e.kind(), e.to_string()),
+            Ok(o) => panic!("{args:?} should be refused, parsed as {o:?}"),
         }
     }
 
     #[test]
-    fn flags_and_defaults() {
-        let Ok(Parsed::Run(o)) = parse(&[
-            "--jobs",
-            "10",
-            "--ratio=3",
-            "--picker",
-            "strict",
-            "--no-progress",
-        ]) else {
-            panic!("valid flags refused");
-        };
-        assert_eq!(
-            (o.jobs, o.ratio, o.picker, o.progress),
-            (10, 3, Some(Picker::Strict), false)
-        );
+    fn the_derived_command_is_consistent() {
+        Options::command().debug_assert();
+    }
+
+    #[test]
+    fn defaults() {
+        let o = ok(&[]);
+        assert_eq!((o.jobs, o.ratio), (4000, 4));
         assert_eq!(o.work, Duration::from_micros(2000));
+        assert_eq!(o.picker, None);
+        assert_eq!(o.threads, cores());
+        assert_eq!(o.reserve, None);
+        assert_eq!(o.config, None);
         assert_eq!(o.executor, DEFAULT_EXECUTOR);
+        assert_eq!(o.svg, PathBuf::from("floodgate.svg"));
         assert_eq!(o.json, None);
-        assert!(matches!(parse(&["-h"]), Ok(Parsed::Help)));
-        match parse(&["--json", "out/r.json"]) {
-            Ok(Parsed::Run(o)) => assert_eq!(o.json, Some(PathBuf::from("out/r.json"))),
-            _ => panic!("--json refused"),
-        }
+        assert!(o.progress);
     }
 
     #[test]
-    fn usage_errors_name_the_flag_and_value() {
-        assert!(error(&["--jobs"]).starts_with("--jobs needs a value"));
-        assert!(error(&["--jobs", "0"]).contains("--jobs: '0'"));
-        assert!(error(&["--ratio", "x"]).contains("--ratio: 'x'"));
-        assert!(error(&["--work-us", "-5"]).contains("--work-us: '-5'"));
-        assert!(error(&["--picker", "fair"]).contains("--picker"));
-        assert!(error(&["--no-progress=yes"]).contains("--no-progress takes no value"));
-        assert!(error(&["--frobnicate"]).contains("'--frobnicate'"));
+    fn each_flag_sets_its_option() {
+        assert_eq!(ok(&["--jobs", "10"]).jobs, 10);
+        assert_eq!(ok(&["--ratio=3"]).ratio, 3);
+        assert_eq!(ok(&["--work-us", "250"]).work, Duration::from_micros(250));
+        assert_eq!(ok(&["--work-us", "0"]).work, Duration::ZERO);
+        assert_eq!(ok(&["--picker", "strict"]).picker, Some(Picker::Strict));
+        assert_eq!(ok(&["--picker=classic"]).picker, Some(Picker::Classic));
+        assert_eq!(ok(&["--threads", "7"]).threads, 7);
+        let o = ok(&["--threads", "4", "--reserve", "1"]);
+        assert_eq!((o.threads, o.reserve), (4, Some(1)));
+        assert_eq!(
+            ok(&["--config", "a/b.toml"]).config,
+            Some(PathBuf::from("a/b.toml"))
+        );
+        assert_eq!(ok(&["--executor", "other"]).executor, "other");
+        assert_eq!(
+            ok(&["--svg", "/tmp/f.svg"]).svg,
+            PathBuf::from("/tmp/f.svg")
+        );
+        assert_eq!(
+            ok(&["--json", "out/r.json"]).json,
+            Some(PathBuf::from("out/r.json"))
+        );
+        assert!(!ok(&["--no-progress"]).progress);
+    }
+
+    #[test]
+    fn the_ci_command_line_parses() {
+        let o = ok(&[
+            "--jobs",
+            "400",
+            "--work-us",
+            "200",
+            "--no-progress",
+            "--svg",
+            "target/x.svg",
+            "--json",
+            "target/x.json",
+        ]);
+        assert_eq!((o.jobs, o.ratio), (400, 4));
+        assert_eq!(o.work, Duration::from_micros(200));
+        assert!(!o.progress);
+        assert_eq!(o.svg, PathBuf::from("target/x.svg"));
+        assert_eq!(o.json, Some(PathBuf::from("target/x.json")));
+    }
+
+    #[test]
+    fn a_bad_value_is_refused_naming_the_flag_the_value_and_what_is_allowed() {
+        for (args, flag, value, allowed) in [
+            (&["--jobs", "0"][..], "--jobs", "'0'", "greater than zero"),
+            (&["--jobs", "many"], "--jobs", "'many'", "greater than zero"),
+            (&["--ratio", "x"], "--ratio", "'x'", "greater than zero"),
+            (&["--work-us", "-5"], "--work-us", "'-5'", "microseconds"),
+            (
+                &["--threads", "-1"],
+                "--threads",
+                "'-1'",
+                "greater than zero",
+            ),
+            (
+                &["--picker", "fair"],
+                "--picker",
+                "'fair'",
+                "smooth, classic, strict",
+            ),
+            (&["--threads", "0"], "--threads", "'0'", "greater than zero"),
+            (&["--reserve", "0"], "--reserve", "'0'", "greater than zero"),
+        ] {
+            let (kind, message) = error(args);
+            assert_eq!(kind, ErrorKind::ValueValidation, "{message}");
+            for part in [flag, value, allowed] {
+                assert!(message.contains(part), "{args:?}: no {part} in: {message}");
+            }
+        }
     }
 
     #[test]
     fn reserve_must_leave_the_lowest_lane_a_thread() {
-        assert!(error(&["--threads", "2", "--reserve", "2"]).contains("--reserve"));
-        assert!(error(&["--reserve", "0"]).contains("--reserve"));
-        match parse(&["--threads", "4", "--reserve", "1"]) {
-            Ok(Parsed::Run(o)) => assert_eq!(o.reserve, Some(1)),
-            Ok(Parsed::Help) => panic!("parsed as --help"),
-            Err(UsageError(e)) => panic!("{e}"),
+        let (kind, message) = error(&["--threads", "2", "--reserve", "2"]);
+        assert_eq!(kind, ErrorKind::ValueValidation);
+        assert!(message.contains("'2' for '--reserve"), "{message}");
+        assert!(message.contains("fewer than the 2 threads"), "{message}");
+        // The check runs after every flag is read, in either order.
+        assert!(parse(&["--reserve", "3", "--threads", "3"]).is_err());
+        assert_eq!(ok(&["--reserve", "2", "--threads", "3"]).reserve, Some(2));
+    }
+
+    #[test]
+    fn malformed_command_lines_are_refused() {
+        let (kind, message) = error(&["--jobs"]);
+        assert_eq!(kind, ErrorKind::InvalidValue);
+        assert!(message.contains("--jobs"), "{message}");
+        let (kind, message) = error(&["--no-progress=yes"]);
+        assert_eq!(kind, ErrorKind::TooManyValues);
+        assert!(message.contains("--no-progress"), "{message}");
+        let (kind, message) = error(&["--frobnicate"]);
+        assert_eq!(kind, ErrorKind::UnknownArgument);
+        assert!(message.contains("'--frobnicate'"), "{message}");
+    }
+
+    #[test]
+    fn help_lists_every_flag_with_its_explanation_and_default() {
+        for flag in ["-h", "--help"] {
+            let (kind, help) = error(&[flag]);
+            assert_eq!(kind, ErrorKind::DisplayHelp);
+            for line in [
+                "Floods a priority executor",
+                "Usage: floodgate [OPTIONS]",
+                "--jobs <N>",
+                "Applications in the flood [default: 4000]",
+                "Standard applications per priority one [default: 4]",
+                "Microseconds each application takes [default: 2000]",
+                "--picker <NAME>",
+                "smooth | classic | strict",
+                "--threads <N>",
+                "--reserve <N>",
+                "max_running",
+                "--config <PATH>",
+                "executors.toml",
+                "--executor <NAME>",
+                "[default: visa_priority_exec]",
+                "--svg <PATH>",
+                "[default: floodgate.svg]",
+                "--json <PATH>",
+                "--no-progress",
+                "also off when stdout is not a",
+            ] {
+                assert!(help.contains(line), "{flag}: no {line:?} in:\n{help}");
+            }
         }
     }
 }

@@ -33,24 +33,15 @@ mod stats;
 
 use std::process::ExitCode;
 
-use cli::{Parsed, USAGE, UsageError, parse_args};
-
 fn main() -> ExitCode {
-    match parse_args(std::env::args().skip(1)) {
-        Ok(Parsed::Help) => {
-            println!("{USAGE}");
-            ExitCode::SUCCESS
-        }
-        Ok(Parsed::Run(options)) => match run::run(&options) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("floodgate: {e}");
-                ExitCode::FAILURE
-            }
-        },
-        Err(UsageError(e)) => {
-            eprintln!("floodgate: {e}\n\n{USAGE}");
-            ExitCode::from(2)
+    // `--help` is printed on stdout (exit 0), a refused command line on
+    // stderr with what was wrong (exit 2).
+    let options = cli::parse_args(std::env::args_os()).unwrap_or_else(|e| e.exit());
+    match run::run(&options) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("floodgate: {e}");
+            ExitCode::FAILURE
         }
     }
 }

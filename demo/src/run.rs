@@ -142,7 +142,7 @@ pub fn run(options: &Options) -> Result<(), String> {
                 stats: &fifo_stats,
             },
         ];
-        json::write(path, &json::document(options, &runs))?;
+        json::write(path, &json::document(options, &runs)?)?;
         println!("results: {}", path.display());
     }
 
