@@ -102,6 +102,7 @@
 //! Both optional features cost nothing when off: their fields and calls are
 //! compiled out.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
