@@ -142,6 +142,11 @@ pub mod actor;
 
 pub mod guide;
 
+/// The README's Rust examples, compiled and run by `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 pub use builder::ExecutorBuilder;
 pub use error::{BatchError, BatchParts, BuildError, EnqueueError, ShutdownTimeout};
 pub use executor::{Executor, ExecutorConfig, ExecutorHandle};
