@@ -116,6 +116,7 @@
 //! compiled out.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(docsrs, doc(auto_cfg(hide(loom))))]
 #![deny(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
