@@ -143,8 +143,9 @@ pub mod actor;
 
 pub mod guide;
 
-/// The README's Rust examples, compiled and run by `cargo test --doc`.
-#[cfg(doctest)]
+/// The README's Rust examples, compiled and run by `cargo test --doc`
+/// (they use the default features, `esb` and `actor`).
+#[cfg(all(doctest, feature = "esb", feature = "actor"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
