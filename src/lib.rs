@@ -37,11 +37,11 @@
 //! The [`guide`] module holds the rest of the documentation, one chapter a
 //! module: [the model](guide::model) (lanes, pickers, threads, handles,
 //! shutdown), [policies](guide::policies), [metrics and
-//! tracing](guide::observability), `executors.toml` and the ESB layer
-//! (`guide::executors_toml`), actors and pipelines (`guide::actors`),
+//! tracing](guide::observability), [`executors.toml` and the ESB
+//! layer](guide::executors_toml), [actors and pipelines](guide::actors),
 //! [RabbitMQ](guide::rabbitmq), [HTTP](guide::http), the rules of the
-//! [sleep/wake protocol](guide::sleep_protocol) and of the actor layer
-//! (`guide::actor_protocol`), [performance](guide::performance) and the
+//! [sleep/wake protocol](guide::sleep_protocol) and of [the actor
+//! layer](guide::actor_protocol), [performance](guide::performance) and the
 //! [project's layout](guide::layout).
 //!
 //! # Guarantees

@@ -10,17 +10,18 @@
 //! | [`model`] | lanes, pickers, threads, handles, futures, errors, backpressure, shutdown, cancelling, metrics, batches |
 //! | [`policies`] | reserved workers, deadlines, aging, retries and dead letters, full lanes, hooks |
 //! | [`observability`] | the `metrics` and `tracing` features: every series, the Prometheus example, spans |
-//! | `executors_toml` | feature `esb`: the `executors.toml` specification, rules, errors, sequences, reloading |
-//! | `actors` | feature `actor`: actors, mailboxes, stages, pipelines, the seeds' vocabulary |
+//! | [`executors_toml`] | feature `esb`: the `executors.toml` specification, rules, errors, sequences, reloading |
+//! | [`actors`] | feature `actor`: actors, mailboxes, stages, pipelines, the seeds' vocabulary |
 //! | [`rabbitmq`] | the RabbitMQ bridge (package `priority-executor-amqp`): consuming, guarantees, publishing, processes |
 //! | [`http`] | the tower layer (package `priority-executor-tower`) |
 //! | [`sleep_protocol`] | the rules of the idle protocol that keep sleeping workers from missing a job |
-//! | `actor_protocol` | feature `actor`: the ordering rules of mailboxes, stages and pipelines |
+//! | [`actor_protocol`] | feature `actor`: the ordering rules of mailboxes, stages and pipelines |
 //! | [`performance`] | how it compares, measured, and the floodgate demo |
 //! | [`layout`] | the workspace and the source tree, file by file, and the tests |
 //!
-//! The chapters behind a feature are listed in this module when it is on
-//! (docs.rs builds with every feature).
+//! The chapters behind a feature (`executors_toml`, `actors`,
+//! `actor_protocol`) are in this module when it is on; docs.rs builds with
+//! every feature.
 
 #[doc = include_str!("model.md")]
 pub mod model {}
