@@ -32,6 +32,18 @@
 //! # Ok::<(), priority_executor::BuildError>(())
 //! ```
 //!
+//! # The guide
+//!
+//! The [`guide`] module holds the rest of the documentation, one chapter a
+//! module: [the model](guide::model) (lanes, pickers, threads, handles,
+//! shutdown), [policies](guide::policies), [metrics and
+//! tracing](guide::observability), [`executors.toml` and the ESB
+//! layer](guide::executors_toml), [actors and pipelines](guide::actors),
+//! [RabbitMQ](guide::rabbitmq), [HTTP](guide::http), the rules of the
+//! [sleep/wake protocol](guide::sleep_protocol) and of [the actor
+//! layer](guide::actor_protocol), [performance](guide::performance) and the
+//! [project's layout](guide::layout).
+//!
 //! # Guarantees
 //!
 //! - FIFO within a lane; every job goes through the lanes (no bypass while
@@ -94,7 +106,8 @@
 //!   the jobs queued per lane and the threads live, idle and running a job.
 //!   The handles are registered once, when the executor is built, so
 //!   install the recorder first; recording a job then allocates and hashes
-//!   nothing. The names are listed in the README.
+//!   nothing. The names are listed in [the observability
+//!   chapter](guide::observability).
 //! - `tracing` (off): each attempt of a job runs, hooks included, inside a
 //!   span `job` (fields `executor`, `priority`, `attempt`, `wait_ns`, and
 //!   `sequence` for an ESB sequence) whose parent is the span that was
@@ -106,6 +119,8 @@
 //! Both optional features cost nothing when off: their fields and calls are
 //! compiled out.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![cfg_attr(docsrs, doc(auto_cfg(hide(loom))))]
 #![deny(missing_docs, missing_debug_implementations, unreachable_pub)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
@@ -129,6 +144,14 @@ mod esb;
 
 #[cfg(all(feature = "actor", not(loom)))]
 pub mod actor;
+
+pub mod guide;
+
+/// The README's Rust examples, compiled and run by `cargo test --doc`
+/// (they use the default features, `esb` and `actor`).
+#[cfg(all(doctest, feature = "esb", feature = "actor"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 pub use builder::ExecutorBuilder;
 pub use error::{BatchError, BatchParts, BuildError, EnqueueError, ShutdownTimeout};

@@ -25,7 +25,7 @@ use std::time::Duration;
 /// A handle does not keep the executor running: the `Executor` is the
 /// owner, and dropping it is a graceful shutdown whatever handles remain.
 /// From then on a handle's `enqueue` hands the job back as
-/// [`EnqueueError::ShutDown`]. So a handle stored inside a queued job never
+/// [`EnqueueError::ShutDown`](crate::EnqueueError::ShutDown). So a handle stored inside a queued job never
 /// keeps its own executor alive.
 ///
 /// # Examples
@@ -232,7 +232,7 @@ impl ExecutorHandle {
     /// job already queued (and retries waiting out a backoff, at once), and
     /// waits for the worker threads to exit and joins them. Producers
     /// blocked on a full lane get their job back as
-    /// [`EnqueueError::ShutDown`]. Idempotent, and callable from any number
+    /// [`EnqueueError::ShutDown`](crate::EnqueueError::ShutDown). Idempotent, and callable from any number
     /// of threads.
     ///
     /// Called from inside one of the executor's own jobs it does not wait

@@ -160,7 +160,7 @@ impl ExecutorHandle {
     ///
     /// # Examples
     ///
-    /// See [`ThreadMetrics`].
+    /// See [`ThreadMetrics`](crate::ThreadMetrics).
     pub fn prestart_core_threads(&self) -> usize {
         self.shared.prestart_core()
     }
