@@ -148,7 +148,7 @@ pub mod actor;
 pub mod guide;
 
 /// The README's Rust examples, compiled and run by `cargo test --doc`
-/// (they use the default features, `esb` and `actor`).
+/// (they use the features `esb` and `actor`).
 #[cfg(all(doctest, feature = "esb", feature = "actor"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

@@ -60,3 +60,45 @@ fn a_wake_racing_the_poll_is_never_lost() {
         exec.shutdown();
     });
 }
+
+/// Model: a parked future's waker woken from another thread while the
+/// executor shuts down and drops the futures still parked at its end
+/// (`pool/parked.rs`). The wake lands before the close (the future runs),
+/// during it (it is queued again and run, or the end finds it queued and
+/// leaves it to the lane), or after the end (it was dropped, and the wake
+/// does nothing): the handle resolves, once, to the value or `Cancelled`.
+#[test]
+fn a_wake_racing_the_pools_end_resolves_the_handle() {
+    model(|| {
+        let exec = Executor::builder()
+            .name("loom")
+            .core_threads(1)
+            .max_threads(1)
+            .lane(LOW, Capacity::Unbounded)
+            .build()
+            .unwrap();
+        assert_eq!(exec.prestart_core_threads(), 1);
+        let door: Door = Arc::new(Mutex::new((false, None)));
+        let handle = exec
+            .spawn_future(LOW, WaitForDoor(Arc::clone(&door)))
+            .unwrap();
+        // Parked: polled once, its waker left at the door.
+        exec.wait_idle();
+        let opener = loom::thread::spawn(move || {
+            let mut state = door.lock().unwrap();
+            state.0 = true;
+            let waker = state.1.take();
+            drop(state);
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+        });
+        exec.shutdown();
+        let result = handle.join();
+        assert!(
+            matches!(result, Ok(7) | Err(priority_executor::JobError::Cancelled)),
+            "{result:?}"
+        );
+        opener.join().unwrap();
+    });
+}
