@@ -304,5 +304,7 @@ impl<M> Lane<M> {
     }
 }
 
+#[cfg(all(test, loom))]
+mod model;
 #[cfg(all(test, not(loom)))]
 mod tests;

@@ -65,6 +65,12 @@ impl Ticket {
     pub(super) fn new(n: usize, forced: bool) -> Ticket {
         Ticket { n, forced }
     }
+
+    /// The ticket's number: the models check the order of reads by it.
+    #[cfg(all(test, loom))]
+    pub(super) fn number(&self) -> usize {
+        self.n
+    }
 }
 
 impl<M> Store<M> {
