@@ -142,7 +142,7 @@ mod util;
 #[cfg(feature = "esb")]
 mod esb;
 
-#[cfg(all(feature = "actor", not(loom)))]
+#[cfg(feature = "actor")]
 pub mod actor;
 
 pub mod guide;

@@ -26,7 +26,7 @@ use crate::lane::picker::{Picker, Schedule};
 use crate::pool::Wait;
 use crate::priority::{Capacity, Priority};
 use crate::sync::{Mutex, lock};
-use crossbeam_utils::{Backoff, CachePadded};
+use crossbeam_utils::CachePadded;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
@@ -272,9 +272,10 @@ impl<M> Mailbox<M> {
         Ok(())
     }
 
-    /// A full bounded lane: wait for a slot as `wait` allows. One of the
-    /// stage's own instances never waits (rule 16): the slot it waits for
-    /// is freed by the instances, and all of them may be sending.
+    /// A full bounded lane: wait for a slot as `wait` allows (the lane's
+    /// rules 9-11, `lane/README.md`). One of the stage's own instances
+    /// never waits (rule 16): the slot it waits for is freed by the
+    /// instances, and all of them may be sending.
     #[cold]
     fn reserve_slow(&self, lane: &Lane<M>, wait: Wait) -> Result<Ticket, NoSlot> {
         if self.is_own_thread() {
@@ -285,24 +286,7 @@ impl<M> Mailbox<M> {
             Wait::Forever => None,
             Wait::Until(d) => Some(d),
         };
-        let backoff = Backoff::new();
-        while !backoff.is_completed() {
-            // A run of free slots, not the first one (`lane/`).
-            if !lane.has_room_for_a_run() {
-                backoff.snooze();
-                continue;
-            }
-            match lane.try_reserve() {
-                Err(NoSlot::Full) => backoff.snooze(),
-                outcome => return outcome,
-            }
-        }
-        let mut outcome = Err(NoSlot::Full);
-        lane.space.wait(deadline, || {
-            outcome = lane.try_reserve();
-            !matches!(outcome, Err(NoSlot::Full))
-        });
-        outcome
+        lane.reserve_waiting(deadline)
     }
 
     fn refuse(&self, err: SendError<M>) -> SendError<M> {

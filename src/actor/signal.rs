@@ -15,14 +15,18 @@
 //! read-modify-write or a store) and read with SeqCst loads: every
 //! caller's is (a lane's `opened` and `taken` counts, the door, the
 //! generation count). No fence is needed, so the hot path pays for none.
+//! (Under loom, which models SeqCst accesses as acquire/release only,
+//! `dekker_fence` states the same order with a SeqCst fence on both sides:
+//! after the waiter's store of the count, and before the notifier's load.
+//! Outside loom it is nothing.)
 //!
 //! A notify takes a *pending* wake-up: the count drops by one, so while a
 //! producer outruns a sleeping consumer only its first push pays for the
 //! lock and the wake-up; each waiter gives one pending wake-up back when it
 //! wakes (spurious or not), which re-arms the count if it sleeps again.
 
-use crate::sync::{Condvar, Mutex, MutexGuard, lock, wait_until};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use crate::sync::atomic::{AtomicUsize, Ordering};
+use crate::sync::{Condvar, Mutex, MutexGuard, dekker_fence, lock, wait_until};
 use std::time::Instant;
 
 #[derive(Default)]
@@ -45,12 +49,17 @@ impl Signal {
         // ORDERING: SeqCst, one side of the Dekker pair (module docs).
         self.armed
             .store(c.waiting.saturating_sub(c.pending), Ordering::SeqCst);
+        // The waiter's side: the store above, then its check (module docs).
+        dekker_fence();
     }
 
     /// Wakes one waiter not yet woken, if any. Call after making the
     /// condition true.
     #[inline]
     pub(crate) fn notify_one(&self) {
+        // The notifier's side: the caller's write, then the load below.
+        dekker_fence();
+        // ORDERING: SeqCst, the notifier's side of the Dekker pair.
         if self.armed.load(Ordering::SeqCst) != 0 {
             self.notify_slow(false);
         }
@@ -59,6 +68,8 @@ impl Signal {
     /// Wakes every waiter, if any.
     #[inline]
     pub(crate) fn notify_all(&self) {
+        dekker_fence();
+        // ORDERING: SeqCst, as in `notify_one`.
         if self.armed.load(Ordering::SeqCst) != 0 {
             self.notify_slow(true);
         }

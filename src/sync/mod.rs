@@ -101,6 +101,50 @@ pub(crate) fn spin_hint() {
     loom::thread::yield_now();
 }
 
+/// Exponential backoff for the short waits of a protocol (a pusher between
+/// its slot and its push, a sender waiting for room): crossbeam's
+/// `Backoff` outside loom. Under loom each snooze is a loom yield, so the
+/// model checker runs the thread being waited for, and the spin completes
+/// after two snoozes: the models see the spin and the sleep after it
+/// without exploring every step of a long spin.
+#[cfg(all(feature = "actor", not(loom)))]
+pub(crate) use crossbeam_utils::Backoff;
+
+#[cfg(all(feature = "actor", loom))]
+pub(crate) use loom_backoff::Backoff;
+
+#[cfg(all(feature = "actor", loom))]
+mod loom_backoff {
+    use std::cell::Cell;
+
+    /// Snoozes before `is_completed` says to stop spinning.
+    pub(crate) const STEPS: u32 = 2;
+
+    #[derive(Debug, Default)]
+    pub(crate) struct Backoff {
+        step: Cell<u32>,
+    }
+
+    impl Backoff {
+        pub(crate) fn new() -> Backoff {
+            Backoff::default()
+        }
+
+        pub(crate) fn reset(&self) {
+            self.step.set(0);
+        }
+
+        pub(crate) fn snooze(&self) {
+            loom::thread::yield_now();
+            self.step.set(self.step.get().saturating_add(1));
+        }
+
+        pub(crate) fn is_completed(&self) -> bool {
+            self.step.get() >= STEPS
+        }
+    }
+}
+
 /// Gives up the rest of the time slice while waiting for another thread to
 /// finish a step it has already started (a producer between its push and its
 /// count, a worker between its steal and its release).

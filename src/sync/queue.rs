@@ -37,6 +37,13 @@ mod imp {
         pub(crate) fn pop(&self) -> Option<T> {
             self.inner.pop()
         }
+
+        /// Did the queue look empty? A peek (a mailbox lane's).
+        #[cfg_attr(not(feature = "actor"), allow(dead_code))]
+        #[inline]
+        pub(crate) fn is_empty(&self) -> bool {
+            self.inner.is_empty()
+        }
     }
 }
 
@@ -62,6 +69,11 @@ mod imp {
 
         pub(crate) fn pop(&self) -> Option<T> {
             lock(&self.inner).pop_front()
+        }
+
+        #[cfg_attr(not(feature = "actor"), allow(dead_code))]
+        pub(crate) fn is_empty(&self) -> bool {
+            lock(&self.inner).is_empty()
         }
     }
 }

@@ -25,8 +25,8 @@
 //! Checked by the loom model at the end of this file
 //! (`RUSTFLAGS="--cfg loom" cargo test --release --lib ring`).
 
-// Under loom only the model uses it (the actor layer is not built).
-#![cfg_attr(loom, allow(dead_code))]
+// Without the actor feature, under loom only the model uses it.
+#![cfg_attr(all(loom, not(feature = "actor")), allow(dead_code))]
 
 use super::atomic::{AtomicUsize, Ordering};
 use super::cell::UnsafeCell;
@@ -249,8 +249,7 @@ mod model {
     /// skipped ticket: every value comes out once, in ticket order, and
     /// the reuse waits for the read (no value is overwritten). The tickets
     /// are handed out by hand here; the lane's capacity check and side list
-    /// around the ring are checked by the lane's unit tests and the actor
-    /// stress test (`tests/stress/actors.rs`).
+    /// around the ring have models of their own (`actor/lane/model.rs`).
     #[test]
     fn writers_and_the_reader_agree_on_every_slot() {
         loom::model(|| {

@@ -1,57 +1,9 @@
-//! One lane of a mailbox: the FIFO queue of one priority and its two
-//! counts, split by writer as the executor's lanes are (`src/lane/mod.rs`):
+//! One lane of a mailbox: the FIFO queue of one priority, the door that
+//! senders pass, the tickets that keep the order, and the wait for room.
+//! Its state and numbered rules follow (`README.md` beside this file); the
+//! loom models in `model.rs` check them on this code.
 //!
-//! - `opened` counts the slots senders took, plus the `CLOSED` bit (the
-//!   door, see `mailbox.rs`); only senders (and `close`) write it. Taking a
-//!   slot is one read-modify-write of `opened` that also sees whether the
-//!   lane is closed, so a letter is accepted if and only if its slot was
-//!   taken before the door closed. On an unbounded lane the operation is
-//!   an increment, and a sender refused at a closed door takes it back; on
-//!   a bounded lane it is a compare-exchange, and a refused sender takes
-//!   nothing.
-//! - `taken` counts the entries popped (dispatched or swept); only the
-//!   holder of the take lock writes it, so a load and a store suffice.
-//! - `opened - taken` is the lane's length: entries queued or with a slot
-//!   taken and not pushed yet. The counts sit on separate cache lines, so a
-//!   sender's slot does not wait for the line a pop just wrote (with one
-//!   shared count every letter moved that line from sender to instance and
-//!   back). A reader loads `taken` first, then `opened`: an entry is popped
-//!   only after its slot was taken and kept, so `taken` never passes the
-//!   kept slots, and the difference is never negative.
-//! - A bounded lane's senders keep `taken_seen`, the last `taken` one of
-//!   them read, on their own line: it is never above `taken` (which only
-//!   grows), so `opened - taken_seen` is never below the length, and a
-//!   sender reads the instances' line only when that view says full.
-//!
-//! Where the entries are kept:
-//!
-//! - A bounded lane of up to [`RING_MAX`](store::RING_MAX) entries keeps them in a ring
-//!   addressed by the slot count (`sync/ring.rs`): the sender's slot *is*
-//!   its ticket, the `opened` it counted, and the instance holding the take
-//!   lock reads ticket `taken` next. A letter costs the sender the one
-//!   compare-exchange of `opened` and a store; the queue adds no
-//!   read-modify-write of its own on either side and allocates nothing.
-//!   Entries pushed past the capacity (control entries, send-backs) go to
-//!   a side list with their tickets, and the reader takes ticket `taken`
-//!   from there when the ring does not have it. A slot is taken by a
-//!   compare-exchange, or by an increment that is never refused (a letter
-//!   sent back): none is ever given back, so no ticket is lost or handed
-//!   out twice. A lost ticket would stop the lane at that ticket for good;
-//!   the ring is allocated whole with the lane (the capacity's slots, each
-//!   8 bytes more than an entry).
-//! - Unbounded lanes and larger bounded ones keep a segmented queue that
-//!   grows as needed; there a refused sender takes its increment back.
-//!
-//! A sender that finds a bounded lane full spins for a moment before it
-//! sleeps (`mailbox.rs`). While it spins it waits for a *run* of free
-//! slots, a quarter of the capacity (at least one), not for the first one:
-//! resuming at the first free slot makes the sender and the instance take
-//! turns letter by letter, each turn a full lane, a spin, and the lane's
-//! lines moving between the cores. In a pipeline of four threads on two
-//! cores that turn-taking came once every 3 to 7 letters, and cost a third
-//! of the run's CPU time. Once asleep, a sender is woken by the first pop
-//! and takes the first free slot, so a wait is longer than before by at
-//! most the spin.
+#![doc = include_str!("README.md")]
 
 use crate::actor::config::LaneSpec;
 use crate::actor::mailbox::Letter;
@@ -62,8 +14,10 @@ pub(crate) use store::Ticket;
 
 mod store;
 use crate::priority::{Capacity, Priority};
-use crossbeam_utils::{Backoff, CachePadded};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use crate::sync::Backoff;
+use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use crossbeam_utils::CachePadded;
+use std::time::Instant;
 
 /// Set in a lane's `opened` once the stage accepts no new message.
 pub(crate) const CLOSED: usize = 1 << (usize::BITS - 1);
@@ -97,10 +51,10 @@ pub(crate) struct Lane<M> {
     pub(crate) weight: u32,
     pub(crate) capacity: Capacity,
     store: Store<M>,
-    /// Written by senders only (module docs).
+    /// Written by senders only (rules 1-3).
     opened: CachePadded<Opened>,
     /// Entries popped (dispatched or swept). Written under the take lock
-    /// only (module docs).
+    /// only (rule 4).
     taken: CachePadded<AtomicUsize>,
     /// Entries pushed past the door: control entries and send-backs.
     forced: AtomicU64,
@@ -126,11 +80,11 @@ impl<M> Lane<M> {
     pub(crate) fn try_reserve(&self) -> Result<Ticket, NoSlot> {
         let Capacity::Bounded(cap) = self.capacity else {
             // ORDERING: SeqCst: the idle instances' check and the closing
-            // sweep read `opened` (signal.rs, module docs).
+            // sweep read `opened` (signal.rs, rules 1 and 5).
             let before = self.opened.count.fetch_add(1, Ordering::SeqCst);
             if before & CLOSED != 0 {
                 // An unbounded lane's tickets address nothing: giving the
-                // increment back loses no slot.
+                // increment back loses no slot (rule 2).
                 self.opened.count.fetch_sub(1, Ordering::SeqCst);
                 return Err(NoSlot::Closed);
             }
@@ -138,8 +92,8 @@ impl<M> Lane<M> {
         };
         // ORDERING: SeqCst, so that a sender waiting for space, which arms
         // `space` before it calls this, sees a `close` or a pop whose
-        // notifier did not see it armed (signal.rs). `taken_seen` is only
-        // a hint: Relaxed.
+        // notifier did not see it armed (rule 10). `taken_seen` is only
+        // a hint (rule 8): Relaxed.
         let mut cur = self.opened.count.load(Ordering::SeqCst);
         let mut seen = self.opened.taken_seen.load(Ordering::Relaxed);
         loop {
@@ -156,7 +110,7 @@ impl<M> Lane<M> {
                 }
             }
             // ORDERING: SeqCst, the notifier's side of the ready signal's
-            // Dekker pair (signal.rs).
+            // Dekker pair (signal.rs); a refusal writes nothing (rule 2).
             match self.opened.count.compare_exchange_weak(
                 cur,
                 cur + 1,
@@ -171,7 +125,7 @@ impl<M> Lane<M> {
 
     /// Takes a slot whatever the capacity, for a control entry: refused
     /// once the door is closed. A compare-exchange, so a refusal takes no
-    /// ticket (module docs).
+    /// ticket (rule 2).
     pub(crate) fn force_reserve(&self) -> Option<Ticket> {
         // ORDERING: SeqCst, as in `try_reserve`.
         let before = self
@@ -181,15 +135,19 @@ impl<M> Lane<M> {
                 (cur & CLOSED == 0).then_some(cur + 1)
             })
             .ok()?;
+        // ORDERING: Relaxed: a statistic, exact only while the lane is
+        // quiet (`accepted`).
         self.forced.fetch_add(1, Ordering::Relaxed);
         Some(Ticket::new(before & COUNT, true))
     }
 
     /// Takes a slot whatever the capacity and the door, for a letter sent
-    /// back: it was accepted long ago. Never refused, so one increment.
+    /// back: it was accepted long ago. Never refused, so one increment
+    /// (rule 3).
     pub(crate) fn reserve_past_door(&self) -> Ticket {
         // ORDERING: SeqCst, as in `try_reserve`.
         let before = self.opened.count.fetch_add(1, Ordering::SeqCst);
+        // ORDERING: Relaxed, as in `force_reserve`.
         self.forced.fetch_add(1, Ordering::Relaxed);
         Ticket::new(before & COUNT, true)
     }
@@ -207,15 +165,45 @@ impl<M> Lane<M> {
         unsafe { self.store.push(ticket, entry) };
     }
 
-    /// Is a run of slots free (module docs), or the lane closed? What a
+    /// Is a run of slots free (rule 9), or the lane closed? What a
     /// sender that found the lane full waits for while it spins.
     pub(crate) fn has_room_for_a_run(&self) -> bool {
+        // ORDERING: Relaxed: a hint for the spin; `try_reserve` decides.
         self.opened.count.load(Ordering::Relaxed) & CLOSED != 0
             || self.capacity.has_room_for_a_run(self.length())
     }
 
+    /// Waits for a slot of a full bounded lane (rule 9): spins while no
+    /// run of slots is free, then sleeps on `space` until a slot is free,
+    /// the lane closes or `deadline` passes (`None`: no deadline). `Full`
+    /// only once the deadline has passed.
+    #[cold]
+    pub(crate) fn reserve_waiting(&self, deadline: Option<Instant>) -> Result<Ticket, NoSlot> {
+        let backoff = Backoff::new();
+        while !backoff.is_completed() {
+            if !self.has_room_for_a_run() {
+                backoff.snooze();
+                continue;
+            }
+            match self.try_reserve() {
+                Err(NoSlot::Full) => backoff.snooze(),
+                outcome => return outcome,
+            }
+        }
+        // Rule 10: `wait` arms `space`, then checks.
+        let mut outcome = Err(NoSlot::Full);
+        self.space.wait(deadline, || {
+            outcome = self.try_reserve();
+            !matches!(outcome, Err(NoSlot::Full))
+        });
+        outcome
+    }
+
     /// Closes the lane to senders; wakes those blocked on it (refused).
     pub(crate) fn close(&self) {
+        // ORDERING: SeqCst: one read-modify-write in `opened`'s order
+        // decides every slot (rule 1); SeqCst for the waiters' Dekker pair
+        // (rule 10).
         self.opened.count.fetch_or(CLOSED, Ordering::SeqCst);
         self.space.notify_all();
     }
@@ -230,6 +218,7 @@ impl<M> Lane<M> {
     /// first ticket not yet read.
     #[inline]
     pub(crate) unsafe fn pop(&self) -> Option<Entry<M>> {
+        // ORDERING: Relaxed: the reader is the only writer (rule 4).
         let n = self.taken.load(Ordering::Relaxed);
         // SAFETY: the caller's (above): one reader, and `n`, the count of
         // entries popped, is the first ticket not yet read.
@@ -249,7 +238,7 @@ impl<M> Lane<M> {
         Some(entry)
     }
 
-    /// Entries queued or with a slot taken: `taken` first (module docs).
+    /// Entries queued or with a slot taken: `taken` first (rule 4).
     /// SeqCst loads, for the checks of the Dekker pairs (signal.rs).
     #[inline]
     fn length(&self) -> usize {
@@ -261,6 +250,7 @@ impl<M> Lane<M> {
     /// Under the take lock, as `pop`.
     #[inline]
     pub(crate) fn has_entries(&self) -> bool {
+        // ORDERING: Relaxed, as in `pop`.
         self.store.holds(self.taken.load(Ordering::Relaxed))
     }
 
@@ -281,12 +271,13 @@ impl<M> Lane<M> {
     /// pushed past the door. Exact while the lane is quiet; costs the
     /// senders nothing.
     pub(crate) fn accepted(&self) -> u64 {
+        // ORDERING: a statistic; SeqCst as every load of `opened`.
         let opened = self.opened.count.load(Ordering::SeqCst) & COUNT;
         (opened as u64).saturating_sub(self.forced.load(Ordering::Relaxed))
     }
 
     /// Pops every entry at the moment the counts say is there, waiting for
-    /// pushes still under way.
+    /// pushes still under way (rule 5).
     ///
     /// # Safety
     ///
@@ -308,9 +299,12 @@ impl<M> Lane<M> {
     }
 
     pub(crate) fn dispatched(&self) -> u64 {
+        // ORDERING: Relaxed: a statistic.
         self.taken.load(Ordering::Relaxed) as u64
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, loom))]
+mod model;
+#[cfg(all(test, not(loom)))]
 mod tests;

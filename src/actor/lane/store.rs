@@ -1,14 +1,15 @@
 //! Where a lane keeps its entries (the lane's module docs): a ring
 //! addressed by the senders' tickets for bounded lanes of up to
 //! [`RING_MAX`], with a side list for the entries pushed past the capacity;
-//! a segmented queue for the others.
+//! a segmented queue for the others (`sync::queue`, a locked deque under
+//! loom). Rules 5 and 6 of `README.md`.
 
 use super::Entry;
 use crate::priority::Capacity;
+use crate::sync::atomic::{AtomicUsize, Ordering};
+use crate::sync::queue::Queue;
 use crate::sync::ring::Ring;
 use crate::sync::{Mutex, lock};
-use crossbeam_queue::SegQueue;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Bounded lanes of up to this many entries keep them in a ring allocated
 /// with the lane (module docs); larger ones grow as they fill.
@@ -25,7 +26,7 @@ pub(crate) struct Ticket {
 /// Where a lane keeps its entries (module docs).
 pub(super) enum Store<M> {
     Ring { ring: Ring<Entry<M>>, past: Past<M> },
-    Queue(SegQueue<Entry<M>>),
+    Queue(Queue<Entry<M>>),
 }
 
 /// A ring lane's entries pushed past the capacity, with their tickets, in
@@ -64,6 +65,12 @@ impl Ticket {
     pub(super) fn new(n: usize, forced: bool) -> Ticket {
         Ticket { n, forced }
     }
+
+    /// The ticket's number: the models check the order of reads by it.
+    #[cfg(all(test, loom))]
+    pub(super) fn number(&self) -> usize {
+        self.n
+    }
 }
 
 impl<M> Store<M> {
@@ -76,7 +83,7 @@ impl<M> Store<M> {
                     entries: Mutex::new(Vec::new()),
                 },
             },
-            _ => Store::Queue(SegQueue::new()),
+            _ => Store::Queue(Queue::new()),
         }
     }
 

@@ -1,0 +1,320 @@
+//! loom models of the lane's rules (`README.md`), run on the lane's own
+//! code (its counts, the ring, the side list, the signal) through the
+//! `sync` facade:
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" cargo test --release --lib actor::lane::model
+//! ```
+//!
+//! Each model is small (two threads beside the reader, a lane of one or
+//! two slots) and names the race it checks and the rules it stands on. The
+//! reader is the model's main thread, the one holder of the take lock. A
+//! wait that never ends (a lost wake-up, a ticket never pushed) shows as
+//! loom's deadlock or its "maximum number of branches" failure: the reader
+//! yields while it waits, so loom runs every other thread first. Only the
+//! reader spins: a sender that waits for room sleeps (`reserve_waiting`),
+//! as under loom two threads spinning on yields can starve a third for
+//! ever, a failure of the model rather than of the code.
+//!
+//! The bound is three preemptions, two for the model of the ticket order
+//! (three take it from 16 628 interleavings to 254 749, about 40 s);
+//! `LOOM_MAX_PREEMPTIONS=N` overrides it.
+
+use super::*;
+use crate::sync::{Arc, thread};
+use loom::model::Builder;
+
+/// Runs `f` under loom with `bound` preemptions, unless
+/// `LOOM_MAX_PREEMPTIONS` says otherwise (as `tests/loom/support.rs`).
+fn check(bound: usize, f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(bound);
+    }
+    // A std atomic: read after the run, outside the interleavings.
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&runs);
+    builder.check(move || {
+        counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        f();
+    });
+    // Shown with `--nocapture`: how much of the state space was explored.
+    println!(
+        "explored {} interleavings (preemption bound {:?})",
+        runs.load(std::sync::atomic::Ordering::Relaxed),
+        builder.preemption_bound
+    );
+}
+
+fn make(capacity: Capacity) -> Lane<u32> {
+    Lane::new(LaneSpec {
+        priority: Priority::MEDIUM,
+        weight: 1,
+        capacity,
+    })
+}
+
+fn letter(msg: u32) -> Entry<u32> {
+    Entry::Letter(Letter {
+        msg,
+        priority: Priority::MEDIUM,
+        sent_back: 0,
+        ttl: None,
+    })
+}
+
+/// Pushes `msg` into the slot `ticket` took.
+fn push(lane: &Lane<u32>, ticket: Ticket, msg: u32) {
+    // SAFETY: every model pushes a ticket of the same lane, once.
+    unsafe { lane.push(ticket, letter(msg)) };
+}
+
+/// What `Mailbox::send` does with its lane when it may not wait: `Ok` if
+/// the letter was accepted, `Err` if it is handed back.
+fn send(lane: &Lane<u32>, msg: u32) -> Result<(), NoSlot> {
+    let ticket = lane.try_reserve()?;
+    push(lane, ticket, msg);
+    Ok(())
+}
+
+/// Pops the next entry, if it is in.
+fn popped(lane: &Lane<u32>) -> Option<u32> {
+    // SAFETY: the model's main thread is the lane's only reader.
+    match unsafe { lane.pop() }? {
+        Entry::Letter(l) => Some(l.msg),
+        Entry::Stop | Entry::Kill => unreachable!("the models queue letters only"),
+    }
+}
+
+/// Waits for the next entry, yielding to the threads that will push it.
+fn next(lane: &Lane<u32>) -> u32 {
+    loop {
+        if let Some(msg) = popped(lane) {
+            return msg;
+        }
+        thread::yield_now();
+    }
+}
+
+/// Pops until the lane's length is zero (rule 5).
+fn swept(lane: &Lane<u32>, into: &mut Vec<u32>) {
+    // SAFETY: the model's main thread is the lane's only reader.
+    unsafe {
+        lane.sweep_into(|e| match e {
+            Entry::Letter(l) => into.push(l.msg),
+            Entry::Stop | Entry::Kill => unreachable!("the models queue letters only"),
+        });
+    }
+}
+
+/// (a) Two senders race the reader closing the door (what a dispatched
+/// `stop` does: one pop while open, then close, then sweep). Rules 1, 2,
+/// 4 and 5: every letter is either accepted and read once, or handed back
+/// and never read; never both, never neither; the lane ends empty and
+/// counts exactly the letters accepted.
+fn senders_racing_the_door(capacity: Capacity) {
+    check(3, move || {
+        let lane = Arc::new(make(capacity));
+        let senders: Vec<_> = (0..2)
+            .map(|msg| {
+                let lane = Arc::clone(&lane);
+                thread::spawn(move || match send(&lane, msg) {
+                    Ok(()) => true,
+                    Err(NoSlot::Closed) => false,
+                    Err(NoSlot::Full) => panic!("a lane of 2 refused one of 2 letters as full"),
+                })
+            })
+            .collect();
+        let mut read = Vec::new();
+        read.extend(popped(&lane));
+        lane.close();
+        swept(&lane, &mut read);
+        let accepted: Vec<bool> = senders.into_iter().map(|s| s.join().unwrap()).collect();
+        for (msg, accepted) in (0..).zip(&accepted) {
+            let times = read.iter().filter(|&&m| m == msg).count();
+            assert_eq!(
+                times,
+                usize::from(*accepted),
+                "letter {msg}: accepted {accepted}, read {times} times"
+            );
+        }
+        assert_eq!(lane.queued(), 0, "the sweep left a slot behind");
+        let n = accepted.iter().filter(|&&a| a).count() as u64;
+        assert_eq!((lane.accepted(), lane.dispatched()), (n, n));
+    });
+}
+
+/// (a) on an unbounded lane: slots are increments, and a refused sender
+/// gives its increment back while the sweep may be counting it (rule 2).
+#[test]
+fn senders_racing_the_door_unbounded() {
+    senders_racing_the_door(Capacity::Unbounded);
+}
+
+/// (a) on a ring lane: slots are compare-exchanges, and the tickets
+/// address the ring (rules 6 and 7).
+#[test]
+fn senders_racing_the_door_ring() {
+    senders_racing_the_door(Capacity::Bounded(2));
+}
+
+/// (b) A letter sent back races the door closing, beside a sender. Rules
+/// 1, 3, 5, 6 and 7: the send-back passes the closed door, goes to the
+/// side list with its ticket, and is read; the sender's letter is read if
+/// and only if it was accepted; a send-back is not a new acceptance.
+#[test]
+fn a_send_back_passes_a_closed_door() {
+    check(3, || {
+        // A ring lane of one slot, holding letter 0.
+        let lane = Arc::new(make(Capacity::Bounded(1)));
+        send(&lane, 0)
+            .ok()
+            .expect("an empty lane of 1 takes a letter");
+        let closer = {
+            let lane = Arc::clone(&lane);
+            thread::spawn(move || lane.close())
+        };
+        let sender = {
+            let lane = Arc::clone(&lane);
+            // Closed, or full while letter 0 or its send-back holds the
+            // slot: handed back either way.
+            thread::spawn(move || send(&lane, 1).is_ok())
+        };
+        // The instance dispatches letter 0 and its strategy sends it back.
+        assert_eq!(popped(&lane), Some(0));
+        let ticket = lane.reserve_past_door();
+        push(&lane, ticket, 0);
+        closer.join().unwrap();
+        // The door is closed: what the instances still dispatch.
+        let mut read = Vec::new();
+        swept(&lane, &mut read);
+        let accepted = sender.join().unwrap();
+        assert_eq!(
+            read.iter().filter(|&&m| m == 0).count(),
+            1,
+            "the send-back was lost or read twice: {read:?}"
+        );
+        assert_eq!(
+            read.contains(&1),
+            accepted,
+            "letter 1: accepted {accepted}, read: {read:?}"
+        );
+        assert_eq!(lane.queued(), 0);
+        assert_eq!(lane.accepted(), 1 + u64::from(accepted));
+    });
+}
+
+/// (c) One sender writes the ring while another thread queues entries
+/// past the capacity (a control entry, then a send-back) on the side list.
+/// Rules 6, 7 and 8: the reader takes the tickets 0, 1, 2, 3 in order,
+/// whichever of ring and side list holds each, skipping the ring slots of
+/// the side list's tickets so the ring's next writers get them, and never
+/// overwrites a slot not yet read. Each entry carries its ticket.
+#[test]
+fn the_reader_takes_tickets_in_order_across_ring_and_side_list() {
+    check(2, || {
+        let lane = Arc::new(make(Capacity::Bounded(1)));
+        let ring = {
+            let lane = Arc::clone(&lane);
+            thread::spawn(move || {
+                for _ in 0..2 {
+                    // Waits (rule 9) while the side list's entries fill the
+                    // one slot. A sleep, not a spin: under loom two threads
+                    // that spin on yields can starve a third for ever.
+                    let ticket = match lane.reserve_waiting(None) {
+                        Ok(t) => t,
+                        Err(_) => unreachable!("the door stays open, no deadline"),
+                    };
+                    let n = ticket.number() as u32;
+                    push(&lane, ticket, n);
+                }
+            })
+        };
+        let past = {
+            let lane = Arc::clone(&lane);
+            thread::spawn(move || {
+                let control = lane.force_reserve().expect("the door is open");
+                let n = control.number() as u32;
+                push(&lane, control, n);
+                let back = lane.reserve_past_door();
+                let n = back.number() as u32;
+                push(&lane, back, n);
+            })
+        };
+        for ticket in 0..4 {
+            assert_eq!(next(&lane), ticket, "tickets read out of order");
+        }
+        ring.join().unwrap();
+        past.join().unwrap();
+        assert_eq!(lane.queued(), 0);
+        assert_eq!((lane.accepted(), lane.dispatched()), (2, 4));
+    });
+}
+
+/// (d) Two senders find a lane of one slot full and wait for room (the
+/// spin for a run, then the sleep on `space`) while the reader pops. Rules
+/// 8 to 11: no lost wake-up: each pop that frees the slot a sender sleeps
+/// for wakes one, every letter gets its slot and is read, and the lane is
+/// never over its capacity (a ring writer would wait on an unread slot for
+/// ever).
+#[test]
+fn senders_waiting_for_room_race_the_reader() {
+    check(3, || {
+        let lane = Arc::new(make(Capacity::Bounded(1)));
+        send(&lane, 0)
+            .ok()
+            .expect("an empty lane of 1 takes a letter");
+        let senders: Vec<_> = (1..3)
+            .map(|msg| {
+                let lane = Arc::clone(&lane);
+                thread::spawn(move || {
+                    let ticket = match lane.reserve_waiting(None) {
+                        Ok(t) => t,
+                        Err(NoSlot::Full) => panic!("a wait with no deadline gave up"),
+                        Err(NoSlot::Closed) => unreachable!("the door stays open"),
+                    };
+                    push(&lane, ticket, msg);
+                })
+            })
+            .collect();
+        let mut read: Vec<u32> = (0..3).map(|_| next(&lane)).collect();
+        for s in senders {
+            s.join().unwrap();
+        }
+        assert_eq!(read[0], 0, "letter 0 was queued first");
+        read.sort_unstable();
+        assert_eq!(read, [0, 1, 2]);
+        assert_eq!(lane.space.waiting(), 0);
+    });
+}
+
+/// (d) A sender waiting for room on a full lane races the door closing,
+/// with no pop to come. Rules 9 to 11: `close` wakes it (or it sees the
+/// door closed before it sleeps) and it is refused; it never sleeps for
+/// ever, and it never takes a slot.
+#[test]
+fn a_sender_waiting_for_room_is_woken_by_the_door() {
+    check(3, || {
+        let lane = Arc::new(make(Capacity::Bounded(1)));
+        send(&lane, 0)
+            .ok()
+            .expect("an empty lane of 1 takes a letter");
+        let sender = {
+            let lane = Arc::clone(&lane);
+            thread::spawn(move || lane.reserve_waiting(None).map(|_| ()))
+        };
+        // Yields, so that loom also runs the sender through its whole spin
+        // to its sleep before the door closes: a thread that yields is not
+        // run again while another can run, and the sender yields at every
+        // snooze. Not a synchronisation: every other order is explored too.
+        for _ in 0..4 {
+            thread::yield_now();
+        }
+        lane.close();
+        assert!(
+            matches!(sender.join().unwrap(), Err(NoSlot::Closed)),
+            "a sender waiting on a full lane was not refused at the closed door"
+        );
+        assert_eq!(lane.queued(), 1);
+    });
+}
