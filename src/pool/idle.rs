@@ -15,19 +15,20 @@ use crate::sync::{Arc, deadline_after, lock, wait_until};
 use std::time::{Duration, Instant};
 
 /// Whose busy marks an idle check ignores.
-#[derive(Clone, Copy)]
-pub(super) enum Quiet<'a> {
-    /// A waiter's own check: ignore only its own worker's mark, if it is
-    /// a job of this pool.
-    Except(Option<&'a WorkerSlot>),
-    /// A worker deciding whether to wake the waiters: ignore every worker
-    /// whose job is itself waiting (each waiter then checks for itself).
-    ForSomeWaiter,
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Quiet {
+    /// A thread outside the pool waits for every job.
+    Everyone,
+    /// Rule 8: a worker waiting on the pool (its job in `wait_idle`), and
+    /// a worker deciding whether to wake the waiters, ignore every worker
+    /// whose job is itself waiting on the pool, its own included (each
+    /// waiter then checks for itself).
+    ExceptPoolWaiters,
 }
 
 impl Shared {
-    /// Rule 7: is the pool idle? `own` says which busy marks do not count
-    /// (a waiting job's own).
+    /// Rule 7: is the pool idle? `quiet` says which busy marks do not
+    /// count (rule 8: those of workers waiting on the pool).
     ///
     /// The order of the loads is the argument. Retries: the timer
     /// re-queues a due retry (the lane's count up) before it takes it off
@@ -40,7 +41,7 @@ impl Shared {
     /// or cleared later, after the job ran and the worker found nothing
     /// more. Reading the lanes before the marks thus closes the window
     /// between a claim and the worker counting itself busy.
-    pub(super) fn is_quiescent(&self, own: Quiet<'_>) -> bool {
+    pub(super) fn is_quiescent(&self, quiet: Quiet) -> bool {
         if self.timer.pending() != 0 {
             return false;
         }
@@ -51,17 +52,13 @@ impl Shared {
         }
         lock(&self.workers).iter().all(|w| {
             !w.is_busy()
-                || match own {
-                    Quiet::Except(Some(own)) => std::ptr::eq(own, &**w),
-                    Quiet::Except(None) => false,
-                    Quiet::ForSomeWaiter => w.waits_for_idle.load(Ordering::SeqCst),
-                }
+                || (quiet == Quiet::ExceptPoolWaiters && w.waits_on_pool.load(Ordering::SeqCst))
         })
     }
 
     /// Idle, or nothing can ever run again (terminated).
-    fn idle_or_terminated(&self, own: Option<&WorkerSlot>) -> bool {
-        self.is_quiescent(Quiet::Except(own)) || self.is_terminated()
+    fn idle_or_terminated(&self, quiet: Quiet) -> bool {
+        self.is_quiescent(quiet) || self.is_terminated()
     }
 
     /// A worker stops searching (it is about to sleep or exit): clear its
@@ -74,7 +71,9 @@ impl Shared {
         // counting itself and reading the marks: either this load sees the
         // waiter, or the waiter's reads see the mark cleared.
         fence(Ordering::SeqCst);
-        if self.idle_waiters.load(Ordering::SeqCst) > 0 && self.is_quiescent(Quiet::ForSomeWaiter) {
+        if self.idle_waiters.load(Ordering::SeqCst) > 0
+            && self.is_quiescent(Quiet::ExceptPoolWaiters)
+        {
             self.notify_idle();
         }
     }
@@ -90,19 +89,20 @@ impl Shared {
     /// Blocks until the pool is idle (or has terminated), or until
     /// `deadline`. Returns whether it was idle.
     pub(crate) fn wait_idle(self: &Arc<Self>, deadline: Option<Instant>) -> bool {
-        let own = self.own_slot();
-        let own = own.as_deref();
-        if let Some(own) = own {
-            // Before counting as a waiter: a worker that sees the count
-            // then sees this too (rule 7).
-            own.waits_for_idle.store(true, Ordering::SeqCst);
-        }
+        // Rule 8: a job waiting marks its worker before counting itself a
+        // waiter, so a worker that sees the count sees the mark too.
+        let _waiting = self.wait_on_pool();
+        let quiet = if self.is_own_worker() {
+            Quiet::ExceptPoolWaiters
+        } else {
+            Quiet::Everyone
+        };
         let mut guard = lock(&self.idle_lock);
         self.idle_waiters.fetch_add(1, Ordering::SeqCst);
         // ORDERING: rule 7, the waiter's side of the fence pair.
         fence(Ordering::SeqCst);
         let idle = loop {
-            if self.idle_or_terminated(own) {
+            if self.idle_or_terminated(quiet) {
                 break true;
             }
             match wait_until(&self.became_idle, guard, deadline) {
@@ -111,15 +111,12 @@ impl Shared {
                     guard = late;
                     // One last look: the deadline is no reason to call a
                     // pool busy that became idle meanwhile.
-                    break self.idle_or_terminated(own);
+                    break self.idle_or_terminated(quiet);
                 }
             }
         };
         self.idle_waiters.fetch_sub(1, Ordering::SeqCst);
         drop(guard);
-        if let Some(own) = own {
-            own.waits_for_idle.store(false, Ordering::SeqCst);
-        }
         idle
     }
 

@@ -94,10 +94,18 @@ pub(crate) struct Shared {
     peak: AtomicUsize,
     next_id: AtomicUsize,
     threads: Mutex<Vec<thread::JoinHandle<()>>>,
+    /// Threads taken out of `threads` and being joined right now; a thread
+    /// outside the pool waits for those joins too (rule 8).
+    joining: Mutex<usize>,
+    /// Notified each time `joining` goes down.
+    joined: Condvar,
     /// The workers alive, each registered by its own thread.
     workers: Mutex<Vec<Arc<worker::WorkerSlot>>>,
-    exited: Mutex<()>,
-    /// Notified each time a worker gives up its place in `live`.
+    /// Workers whose job waits on this pool right now (rule 8): a worker
+    /// marks its slot and counts itself here, under this lock.
+    exited: Mutex<usize>,
+    /// Notified each time a worker gives up its place in `live`, or starts
+    /// waiting on the pool.
     worker_exited: Condvar,
     /// Threads in `wait_idle` (rule 7), and where they wait.
     idle_waiters: AtomicUsize,
@@ -139,8 +147,10 @@ impl Shared {
             peak: AtomicUsize::new(0),
             next_id: AtomicUsize::new(1),
             threads: Mutex::new(Vec::new()),
+            joining: Mutex::new(0),
+            joined: Condvar::new(),
             workers: Mutex::new(Vec::new()),
-            exited: Mutex::new(()),
+            exited: Mutex::new(0),
             worker_exited: Condvar::new(),
             idle_waiters: AtomicUsize::new(0),
             idle_lock: Mutex::new(()),

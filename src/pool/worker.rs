@@ -66,22 +66,15 @@ impl Shared {
         let spawned = builder.spawn(move || worker_main(shared));
         match spawned {
             Ok(handle) => {
-                let mut threads = lock(&self.threads);
+                lock(&self.threads).push(handle);
                 // Threads that exited by keep-alive are joined here rather
                 // than kept for `shutdown`, so the list stays short. Not
                 // detached: a thread whose main function has returned may
                 // still be running its thread-local destructors, and
                 // `shutdown` promises they are done; joining waits for
-                // just that.
+                // just that (and a shutdown meanwhile waits for this join).
                 #[cfg(not(loom))]
-                let finished: Vec<_> = threads.extract_if(.., |h| h.is_finished()).collect();
-                threads.push(handle);
-                drop(threads);
-                #[cfg(not(loom))]
-                for done in finished {
-                    // Its panic, if any, was counted where it happened.
-                    let _ = done.join();
-                }
+                self.join_counted(self.take_threads(|h| h.is_finished()));
                 true
             }
             Err(_) => {
@@ -222,10 +215,11 @@ pub(crate) struct WorkerSlot {
     /// batch that follows; cleared when the worker stops searching. Only
     /// this worker writes it, so it costs no shared read-modify-write.
     busy: CachePadded<AtomicBool>,
-    /// Rule 7: the job this worker runs is itself in `wait_idle`, which
-    /// does not wait for it; a worker going to sleep ignores it when it
-    /// decides whether to wake the waiters.
-    pub(crate) waits_for_idle: AtomicBool,
+    /// Rule 8: the job this worker runs is itself waiting on the pool
+    /// (`wait_idle`, `shutdown`, the last `Executor` dropped): other
+    /// threads of the pool that wait on it do not wait for this worker.
+    /// Written under `Shared::exited`.
+    pub(crate) waits_on_pool: AtomicBool,
     /// The jobs this worker dispatched and completed, per lane.
     pub(crate) tally: Tally,
 }
@@ -235,7 +229,7 @@ impl WorkerSlot {
         WorkerSlot {
             thread: thread::current().id(),
             busy: CachePadded::new(AtomicBool::new(false)),
-            waits_for_idle: AtomicBool::new(false),
+            waits_on_pool: AtomicBool::new(false),
             tally: Tally::new(lanes),
         }
     }
@@ -306,11 +300,13 @@ impl Drop for WorkerExit<'_> {
 
 fn worker_main(shared: Arc<Shared>) {
     WORKER_OF.with(|of| of.set(Arc::as_ptr(&shared) as usize));
+    // Registered before the start hook: a hook that waits on the pool
+    // finds its own slot to mark (rule 8).
+    let slot = Arc::new(WorkerSlot::new(shared.lanes.len()));
+    lock(&shared.workers).push(Arc::clone(&slot));
     if let Some(hook) = &shared.thread_settings.on_start {
         call_quietly(|| hook());
     }
-    let slot = Arc::new(WorkerSlot::new(shared.lanes.len()));
-    lock(&shared.workers).push(Arc::clone(&slot));
     let mut exit = WorkerExit {
         shared: &shared,
         slot,

@@ -19,6 +19,7 @@ mod growth;
 mod handle;
 mod hooks;
 mod panics;
+mod pool_waits;
 mod refused_after_shutdown;
 mod rejection_policies;
 mod reliability;
