@@ -26,6 +26,30 @@ pub(super) enum Quiet {
     ExceptPoolWaiters,
 }
 
+/// How many idle moments have been seen, by each waiter's measure (the
+/// join generation of `threadpool` and `rusty_pool`): a waiter notes the
+/// generation as it starts and returns once it has moved on, even if the
+/// pool is busy again by the time it wakes, so a waiter that returns and
+/// enqueues at once cannot send the other waiters of the same moment back
+/// to sleep.
+#[derive(Default)]
+pub(crate) struct IdleGenerations {
+    /// Idle for a thread outside the pool: no busy mark at all.
+    everyone: u64,
+    /// Idle for a worker waiting on the pool: no busy mark but those of
+    /// workers waiting on the pool (rule 8).
+    except_pool_waiters: u64,
+}
+
+impl IdleGenerations {
+    fn of(&self, quiet: Quiet) -> u64 {
+        match quiet {
+            Quiet::Everyone => self.everyone,
+            Quiet::ExceptPoolWaiters => self.except_pool_waiters,
+        }
+    }
+}
+
 impl Shared {
     /// Rule 7: is the pool idle? `quiet` says which busy marks do not
     /// count (rule 8: those of workers waiting on the pool).
@@ -56,13 +80,8 @@ impl Shared {
         })
     }
 
-    /// Idle, or nothing can ever run again (terminated).
-    fn idle_or_terminated(&self, quiet: Quiet) -> bool {
-        self.is_quiescent(quiet) || self.is_terminated()
-    }
-
     /// A worker stops searching (it is about to sleep or exit): clear its
-    /// busy mark, then wake idle-waiters if the pool is now idle.
+    /// busy mark, then let the idle-waiters out if the pool is now idle.
     #[cold]
     pub(super) fn stop_searching(&self, slot: &WorkerSlot) {
         slot.set_busy(false);
@@ -71,11 +90,25 @@ impl Shared {
         // counting itself and reading the marks: either this load sees the
         // waiter, or the waiter's reads see the mark cleared.
         fence(Ordering::SeqCst);
-        if self.idle_waiters.load(Ordering::SeqCst) > 0
-            && self.is_quiescent(Quiet::ExceptPoolWaiters)
-        {
-            self.notify_idle();
+        if self.idle_waiters.load(Ordering::SeqCst) > 0 {
+            let mut generations = lock(&self.idle_lock);
+            self.observe_idle(&mut generations);
         }
+    }
+
+    /// Under `idle_lock`: if the pool is idle now, by either measure,
+    /// moves that measure's generation on and wakes every waiter. Called
+    /// by a worker that stops searching and by each waiter as it looks, so
+    /// whoever sees an idle moment lets out every waiter of that moment.
+    fn observe_idle(&self, generations: &mut IdleGenerations) {
+        if !self.is_quiescent(Quiet::ExceptPoolWaiters) {
+            return;
+        }
+        generations.except_pool_waiters += 1;
+        if self.is_quiescent(Quiet::Everyone) {
+            generations.everyone += 1;
+        }
+        self.became_idle.notify_all();
     }
 
     /// Wakes every idle-waiter to look again. Taking the lock orders this
@@ -97,26 +130,30 @@ impl Shared {
         } else {
             Quiet::Everyone
         };
-        let mut guard = lock(&self.idle_lock);
+        let mut generations = lock(&self.idle_lock);
         self.idle_waiters.fetch_add(1, Ordering::SeqCst);
         // ORDERING: rule 7, the waiter's side of the fence pair.
         fence(Ordering::SeqCst);
+        let start = generations.of(quiet);
         let idle = loop {
-            if self.idle_or_terminated(quiet) {
+            // Idle now (by this waiter's measure) moves its generation on.
+            self.observe_idle(&mut generations);
+            if generations.of(quiet) != start || self.is_terminated() {
                 break true;
             }
-            match wait_until(&self.became_idle, guard, deadline) {
-                Ok(woken) => guard = woken,
+            match wait_until(&self.became_idle, generations, deadline) {
+                Ok(woken) => generations = woken,
                 Err(late) => {
-                    guard = late;
+                    generations = late;
                     // One last look: the deadline is no reason to call a
                     // pool busy that became idle meanwhile.
-                    break self.idle_or_terminated(quiet);
+                    self.observe_idle(&mut generations);
+                    break generations.of(quiet) != start || self.is_terminated();
                 }
             }
         };
         self.idle_waiters.fetch_sub(1, Ordering::SeqCst);
-        drop(guard);
+        drop(generations);
         idle
     }
 

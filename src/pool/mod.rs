@@ -109,7 +109,9 @@ pub(crate) struct Shared {
     worker_exited: Condvar,
     /// Threads in `wait_idle` (rule 7), and where they wait.
     idle_waiters: AtomicUsize,
-    idle_lock: Mutex<()>,
+    /// Under it, the idle generations (rule 7): every idle moment seen
+    /// moves them on, and lets out every waiter of that moment.
+    idle_lock: Mutex<idle::IdleGenerations>,
     became_idle: Condvar,
 }
 
@@ -153,7 +155,7 @@ impl Shared {
             exited: Mutex::new(0),
             worker_exited: Condvar::new(),
             idle_waiters: AtomicUsize::new(0),
-            idle_lock: Mutex::new(()),
+            idle_lock: Mutex::new(idle::IdleGenerations::default()),
             became_idle: Condvar::new(),
         })
     }
