@@ -8,6 +8,7 @@ mod aging;
 mod async_handle;
 mod backpressure;
 mod batch;
+mod batch_user_code;
 mod build_errors;
 mod cancel;
 mod config_readback;
