@@ -236,7 +236,10 @@ impl ExecutorBuilder {
     /// The stack size of each worker thread, in bytes (as
     /// `std::thread::Builder::stack_size`; the platform may round it up).
     /// By default, Rust's default for spawned threads (2 MiB, or
-    /// `RUST_MIN_STACK`).
+    /// `RUST_MIN_STACK`). With `core_threads` above 0, `build` starts one
+    /// thread of this size (and joins it) to check that the operating
+    /// system allows it: if not, it fails with
+    /// [`BuildError::CannotStartThread`](crate::BuildError::CannotStartThread).
     ///
     /// # Examples
     ///
@@ -465,6 +468,9 @@ impl ExecutorBuilder {
             return Err(BuildError::InvalidName { name: self.name });
         }
         let config = threads?;
+        if config.core > 0 {
+            probe_thread(config.core, self.threads.stack_size)?;
+        }
         Ok(Executor::from_shared(Shared::new(
             self.name,
             config,
@@ -473,5 +479,32 @@ impl ExecutorBuilder {
             self.hooks,
             self.threads,
         )))
+    }
+}
+
+/// Starts one thread with the workers' stack size and joins it at once:
+/// core threads that could never start are a build error, not a pool
+/// whose jobs wait for nobody. (Not under loom: a model's threads are its
+/// own, and a probe would only add to what it explores.)
+fn probe_thread(core: usize, stack_size: Option<usize>) -> Result<(), BuildError> {
+    if cfg!(loom) {
+        return Ok(());
+    }
+    let mut builder = std::thread::Builder::new().name("priority-executor-probe".into());
+    if let Some(bytes) = stack_size {
+        builder = builder.stack_size(bytes);
+    }
+    match builder.spawn(|| {}) {
+        Ok(probe) => {
+            // An empty body cannot panic.
+            let _ = probe.join();
+            Ok(())
+        }
+        Err(error) => Err(BuildError::CannotStartThread {
+            core,
+            stack_size,
+            kind: error.kind(),
+            error: error.to_string(),
+        }),
     }
 }

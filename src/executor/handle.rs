@@ -211,6 +211,7 @@ impl ExecutorHandle {
                 busy: live - idle,
                 peak,
                 sleeping,
+                spawn_failures: self.shared.spawn_failures(),
             },
         }
     }

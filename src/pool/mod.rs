@@ -92,6 +92,8 @@ pub(crate) struct Shared {
     live: CachePadded<AtomicUsize>,
     idle: AtomicUsize,
     peak: AtomicUsize,
+    /// Worker threads the operating system refused to start (metrics).
+    spawn_failures: std::sync::atomic::AtomicU64,
     next_id: AtomicUsize,
     threads: Mutex<Vec<thread::JoinHandle<()>>>,
     /// Threads taken out of `threads` and being joined right now; a thread
@@ -147,6 +149,7 @@ impl Shared {
             live: CachePadded::new(AtomicUsize::new(0)),
             idle: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
+            spawn_failures: std::sync::atomic::AtomicU64::new(0),
             next_id: AtomicUsize::new(1),
             threads: Mutex::new(Vec::new()),
             joining: Mutex::new(0),
@@ -219,6 +222,13 @@ impl Shared {
                 })
             })
             .collect()
+    }
+
+    /// Worker threads the operating system refused to start.
+    pub(crate) fn spawn_failures(&self) -> u64 {
+        // ORDERING: a statistic; nothing is ordered by it.
+        self.spawn_failures
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Live, idle, peak and sleeping threads, for the metrics.

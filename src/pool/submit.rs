@@ -109,6 +109,25 @@ impl Shared {
                 job: payload,
             });
         }
+        // Rule 3: with no worker alive, start one before publishing, so a
+        // job is never queued for nobody: if no thread can start, the job
+        // goes back to the caller.
+        let started = if self.live.load(Ordering::SeqCst) == 0 {
+            match self.try_spawn_worker() {
+                Ok(started) => started,
+                Err(error) if self.live.load(Ordering::SeqCst) == 0 => {
+                    return Err(EnqueueError::NoThread {
+                        priority,
+                        job: payload,
+                        error,
+                    });
+                }
+                // Another producer started one meanwhile.
+                Err(_) => false,
+            }
+        } else {
+            false
+        };
         if !lane.try_reserve() {
             match self.when_full(index, wait) {
                 Ok(()) => {}
@@ -151,7 +170,11 @@ impl Shared {
         let (task, handle) = job.into_parts();
         lane.push(task);
         self.instruments.submitted(index);
-        self.after_publish();
+        if started {
+            self.after_publish_started();
+        } else {
+            self.after_publish();
+        }
         Ok(handle)
     }
 
@@ -321,6 +344,23 @@ impl Shared {
             }
         }
         Ok(accepted)
+    }
+
+    /// Rules 1 and 3 for a job whose producer has just started a worker
+    /// for it: that worker counts as idle and searches, so no thread is
+    /// added for being below core; but it may already have gone to sleep
+    /// (woken here) or retired (its `idle` and `live` given back, rule 4),
+    /// and then more jobs wait than workers are idle and one is added.
+    #[cold]
+    fn after_publish_started(self: &Arc<Self>) {
+        if self.sleep.wake_one() {
+            return;
+        }
+        if self.live.load(Ordering::SeqCst) < self.limits.max()
+            && self.queued() > self.idle.load(Ordering::SeqCst)
+        {
+            self.spawn_worker();
+        }
     }
 
     /// Rules 1 and 3: wake a sleeper, or add a thread if none is idle.

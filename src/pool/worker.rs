@@ -48,8 +48,17 @@ impl Shared {
     /// Starts one worker if the pool is below `max`. Returns whether it did.
     #[cold]
     pub(crate) fn spawn_worker(self: &Arc<Self>) -> bool {
+        self.try_spawn_worker().unwrap_or(false)
+    }
+
+    /// Starts one worker if the pool is below `max`: `Ok(true)` if it did,
+    /// `Ok(false)` at `max`, and the operating system's error if the
+    /// thread could not start (counted in the metrics; the place taken in
+    /// `live` is given back).
+    #[cold]
+    pub(crate) fn try_spawn_worker(self: &Arc<Self>) -> std::io::Result<bool> {
         let Some(live) = increment_below(&self.live, self.limits.max()) else {
-            return false;
+            return Ok(false);
         };
         self.peak.fetch_max(live + 1, Ordering::Relaxed);
         // A new worker starts out idle: it is about to look for work, so
@@ -75,14 +84,18 @@ impl Shared {
                 // just that (and a shutdown meanwhile waits for this join).
                 #[cfg(not(loom))]
                 self.join_counted(self.take_threads(|h| h.is_finished()));
-                true
+                Ok(true)
             }
-            Err(_) => {
-                // Nothing to report to: the job stays queued for the
-                // workers there are, and the next job tries again.
+            Err(error) => {
+                // The job that asked for this thread stays queued for the
+                // workers there are, and the next job tries again; with
+                // none alive, `submit` hands its job back (rule 3).
+                // ORDERING: a statistic; nothing is ordered by it.
+                self.spawn_failures
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 self.idle.fetch_sub(1, Ordering::SeqCst);
                 self.release_live();
-                false
+                Err(error)
             }
         }
     }

@@ -29,6 +29,7 @@ mod resize;
 mod retries;
 mod shutdown;
 mod shutdown_now;
+mod spawn_failure;
 mod thread_settings;
 mod unknown_priority;
 mod wait_idle;
