@@ -103,7 +103,10 @@ impl ExecutorHandle {
     /// and also once it has terminated.
     ///
     /// It is a moment, not a state: jobs enqueued concurrently may or may
-    /// not be waited for. Not counted: jobs running on a producer's thread
+    /// not be waited for. Every thread waiting when the moment comes
+    /// returns, even if by the time it wakes another waiter has already
+    /// made the executor busy again (an idle generation, as in
+    /// `threadpool` and `rusty_pool`). Not counted: jobs running on a producer's thread
     /// under [`RejectionPolicy::CallerRuns`](crate::RejectionPolicy), and a
     /// future from [`spawn_future`](ExecutorHandle::spawn_future) parked
     /// until its waker is woken (it is neither queued nor running). After
