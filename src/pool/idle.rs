@@ -66,18 +66,34 @@ impl Shared {
     /// more. Reading the lanes before the marks thus closes the window
     /// between a claim and the worker counting itself busy.
     pub(super) fn is_quiescent(&self, quiet: Quiet) -> bool {
+        match self.quiescence() {
+            None => false,
+            Some(held) => quiet == Quiet::ExceptPoolWaiters || held == Quiet::Everyone,
+        }
+    }
+
+    /// The strongest idle measure that holds now (`Everyone` before
+    /// `ExceptPoolWaiters`), or `None` if the pool is busy by both: one
+    /// pass over the loads [`Shared::is_quiescent`] describes.
+    fn quiescence(&self) -> Option<Quiet> {
         if self.timer.pending() != 0 {
-            return false;
+            return None;
         }
         // After `shutdown_now` nothing queued will run (tombstones of
         // refused producers may remain): only running jobs count.
         if !self.is_stopped() && self.any_ready() {
-            return false;
+            return None;
         }
-        lock(&self.workers).iter().all(|w| {
-            !w.is_busy()
-                || (quiet == Quiet::ExceptPoolWaiters && w.waits_on_pool.load(Ordering::SeqCst))
-        })
+        let mut held = Quiet::Everyone;
+        for w in lock(&self.workers).iter() {
+            if w.is_busy() {
+                if !w.waits_on_pool.load(Ordering::SeqCst) {
+                    return None;
+                }
+                held = Quiet::ExceptPoolWaiters;
+            }
+        }
+        Some(held)
     }
 
     /// A worker stops searching (it is about to sleep or exit): clear its
@@ -90,7 +106,12 @@ impl Shared {
         // counting itself and reading the marks: either this load sees the
         // waiter, or the waiter's reads see the mark cleared.
         fence(Ordering::SeqCst);
-        if self.idle_waiters.load(Ordering::SeqCst) > 0 {
+        // A look without the lock first: most workers going to sleep
+        // leave others busy, and only the one that makes the pool idle
+        // needs the lock (it looks again under it).
+        if self.idle_waiters.load(Ordering::SeqCst) > 0
+            && self.is_quiescent(Quiet::ExceptPoolWaiters)
+        {
             let mut generations = lock(&self.idle_lock);
             self.observe_idle(&mut generations);
         }
@@ -101,11 +122,11 @@ impl Shared {
     /// by a worker that stops searching and by each waiter as it looks, so
     /// whoever sees an idle moment lets out every waiter of that moment.
     fn observe_idle(&self, generations: &mut IdleGenerations) {
-        if !self.is_quiescent(Quiet::ExceptPoolWaiters) {
+        let Some(held) = self.quiescence() else {
             return;
-        }
+        };
         generations.except_pool_waiters += 1;
-        if self.is_quiescent(Quiet::Everyone) {
+        if held == Quiet::Everyone {
             generations.everyone += 1;
         }
         self.became_idle.notify_all();
