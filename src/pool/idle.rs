@@ -87,6 +87,10 @@ impl Shared {
         let mut held = Quiet::Everyone;
         for w in lock(&self.workers).iter() {
             if w.is_busy() {
+                // ORDERING: SeqCst, after the mark's acquire load: a
+                // waiting worker's mark was stored before it notified the
+                // waiters (rule 8), so one that sees the notification
+                // sees the mark.
                 if !w.waits_on_pool.load(Ordering::SeqCst) {
                     return None;
                 }

@@ -124,6 +124,7 @@ impl Shared {
             // The workers waiting on the pool, counted under the lock they
             // are marked under; this thread among them if it is a worker.
             let excused = if inside { *waiting } else { 0 };
+            // ORDERING: SeqCst, as every access to `live` (rules 3 to 5).
             if self.live.load(Ordering::SeqCst) <= excused {
                 if !inside && self.is_closed() && !self.is_stopped() && self.any_ready() {
                     drop(waiting);
@@ -161,6 +162,8 @@ impl Shared {
         };
         {
             let mut waiting = lock(&self.exited);
+            // ORDERING: only this thread writes its mark, and under this
+            // lock; SeqCst for the idle checks that read it without it.
             if slot.waits_on_pool.load(Ordering::SeqCst) {
                 return PoolWait {
                     shared: self,
@@ -259,6 +262,7 @@ impl Drop for PoolWait<'_> {
     fn drop(&mut self) {
         if let Some(slot) = self.slot.take() {
             let mut waiting = lock(&self.shared.exited);
+            // ORDERING: SeqCst, as the store that set it.
             slot.waits_on_pool.store(false, Ordering::SeqCst);
             *waiting -= 1;
         }

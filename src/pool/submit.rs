@@ -112,6 +112,7 @@ impl Shared {
         // Rule 3: with no worker alive, start one before publishing, so a
         // job is never queued for nobody: if no thread can start, the job
         // goes back to the caller.
+        // ORDERING: SeqCst, as every access to `live` (rules 3 and 4).
         let started = if self.live.load(Ordering::SeqCst) == 0 {
             match self.try_spawn_worker() {
                 Ok(started) => started,
@@ -356,6 +357,8 @@ impl Shared {
         if self.sleep.wake_one() {
             return;
         }
+        // ORDERING: SeqCst loads after the SeqCst publish: rule 4's pair
+        // with a retiring worker.
         if self.live.load(Ordering::SeqCst) < self.limits.max()
             && self.queued() > self.idle.load(Ordering::SeqCst)
         {
