@@ -469,7 +469,7 @@ impl ExecutorBuilder {
         }
         let config = threads?;
         if config.core > 0 {
-            probe_thread(config.core, self.threads.stack_size)?;
+            crate::pool::probe_thread(config.core, self.threads.stack_size)?;
         }
         Ok(Executor::from_shared(Shared::new(
             self.name,
@@ -479,32 +479,5 @@ impl ExecutorBuilder {
             self.hooks,
             self.threads,
         )))
-    }
-}
-
-/// Starts one thread with the workers' stack size and joins it at once:
-/// core threads that could never start are a build error, not a pool
-/// whose jobs wait for nobody. (Not under loom: a model's threads are its
-/// own, and a probe would only add to what it explores.)
-fn probe_thread(core: usize, stack_size: Option<usize>) -> Result<(), BuildError> {
-    if cfg!(loom) {
-        return Ok(());
-    }
-    let mut builder = std::thread::Builder::new().name("priority-executor-probe".into());
-    if let Some(bytes) = stack_size {
-        builder = builder.stack_size(bytes);
-    }
-    match builder.spawn(|| {}) {
-        Ok(probe) => {
-            // An empty body cannot panic.
-            let _ = probe.join();
-            Ok(())
-        }
-        Err(error) => Err(BuildError::CannotStartThread {
-            core,
-            stack_size,
-            kind: error.kind(),
-            error: error.to_string(),
-        }),
     }
 }

@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use timer::Timer;
 
 pub(crate) use future::NewFuture;
+pub(crate) use worker::probe_thread;
 
 /// `Shared::state` once the executor stops accepting jobs. The lanes'
 /// own closed bits decide which jobs were accepted (rule 5); this flag

@@ -346,3 +346,33 @@ fn worker_main(shared: Arc<Shared>) {
     drop(exit);
     shared.instruments.worker_exited(&shared.lanes);
 }
+
+/// Starts one thread with the workers' stack size and joins it at once:
+/// core threads that could never start are a build error, not a pool
+/// whose jobs wait for nobody. (Not under loom: a model's threads are its
+/// own, and a probe would only add to what it explores.)
+pub(crate) fn probe_thread(
+    core: usize,
+    stack_size: Option<usize>,
+) -> Result<(), crate::error::BuildError> {
+    if cfg!(loom) {
+        return Ok(());
+    }
+    let mut builder = std::thread::Builder::new().name("priority-executor-probe".into());
+    if let Some(bytes) = stack_size {
+        builder = builder.stack_size(bytes);
+    }
+    match builder.spawn(|| {}) {
+        Ok(probe) => {
+            // An empty body cannot panic.
+            let _ = probe.join();
+            Ok(())
+        }
+        Err(error) => Err(crate::error::BuildError::CannotStartThread {
+            core,
+            stack_size,
+            kind: error.kind(),
+            error: error.to_string(),
+        }),
+    }
+}
