@@ -236,7 +236,10 @@ impl ExecutorBuilder {
     /// The stack size of each worker thread, in bytes (as
     /// `std::thread::Builder::stack_size`; the platform may round it up).
     /// By default, Rust's default for spawned threads (2 MiB, or
-    /// `RUST_MIN_STACK`).
+    /// `RUST_MIN_STACK`). With `core_threads` above 0, `build` starts one
+    /// thread of this size (and joins it) to check that the operating
+    /// system allows it: if not, it fails with
+    /// [`BuildError::CannotStartThread`](crate::BuildError::CannotStartThread).
     ///
     /// # Examples
     ///
@@ -465,6 +468,9 @@ impl ExecutorBuilder {
             return Err(BuildError::InvalidName { name: self.name });
         }
         let config = threads?;
+        if config.core > 0 {
+            crate::pool::probe_thread(config.core, self.threads.stack_size)?;
+        }
         Ok(Executor::from_shared(Shared::new(
             self.name,
             config,

@@ -97,6 +97,30 @@ pub enum BuildError {
         /// The name given.
         name: String,
     },
+    /// `core_threads` is above 0 but the operating system refused to start
+    /// a worker thread with these settings (most often a `stack_size` too
+    /// large for it). `build` starts one such thread to find out, and
+    /// joins it at once.
+    #[error(
+        "core_threads ({core}): a worker thread{} cannot start: {error}",
+        stack_note(*.stack_size)
+    )]
+    CannotStartThread {
+        /// The configured core thread count.
+        core: usize,
+        /// The configured `stack_size`, if any.
+        stack_size: Option<usize>,
+        /// The kind of the operating system's error.
+        kind: std::io::ErrorKind,
+        /// The operating system's error, as text.
+        error: String,
+    },
+}
+
+fn stack_note(stack_size: Option<usize>) -> String {
+    stack_size.map_or_else(String::new, |bytes| {
+        format!(" with stack_size {bytes} bytes")
+    })
 }
 
 /// A job the executor did not accept, handed back with the reason.
@@ -148,6 +172,19 @@ pub enum EnqueueError<F> {
         /// The job, unrun.
         job: F,
     },
+    /// No worker was alive and none could be started for the job (the
+    /// operating system refused the thread): queued, it would have waited
+    /// for nobody. A pool with workers alive queues the job for them
+    /// instead, and counts the failed start in
+    /// [`ThreadMetrics::spawn_failures`](crate::ThreadMetrics::spawn_failures).
+    NoThread {
+        /// The priority asked for.
+        priority: Priority,
+        /// The job, unrun.
+        job: F,
+        /// Why the thread could not start.
+        error: std::io::Error,
+    },
 }
 
 impl<F> EnqueueError<F> {
@@ -160,7 +197,8 @@ impl<F> EnqueueError<F> {
         match self {
             EnqueueError::Full { job, .. }
             | EnqueueError::UnknownPriority { job, .. }
-            | EnqueueError::ShutDown { job, .. } => job,
+            | EnqueueError::ShutDown { job, .. }
+            | EnqueueError::NoThread { job, .. } => job,
         }
     }
 
@@ -178,7 +216,8 @@ impl<F> EnqueueError<F> {
         match self {
             EnqueueError::Full { priority, .. }
             | EnqueueError::UnknownPriority { priority, .. }
-            | EnqueueError::ShutDown { priority, .. } => *priority,
+            | EnqueueError::ShutDown { priority, .. }
+            | EnqueueError::NoThread { priority, .. } => *priority,
         }
     }
 
@@ -227,11 +266,35 @@ impl<F> EnqueueError<F> {
         matches!(self, EnqueueError::ShutDown { .. })
     }
 
+    /// Could no worker thread start for the job, with none alive?
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// // No core thread to start at build; no thread of this stack size
+    /// // can start at all.
+    /// let exec = Executor::builder()
+    ///     .core_threads(0)
+    ///     .stack_size(1 << 46)
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()
+    ///     .unwrap();
+    /// let err = exec.enqueue(Priority(1), || 7).unwrap_err();
+    /// assert!(err.is_no_thread());
+    /// assert_eq!(err.into_inner()(), 7);
+    /// ```
+    pub fn is_no_thread(&self) -> bool {
+        matches!(self, EnqueueError::NoThread { .. })
+    }
+
     fn kind(&self) -> &'static str {
         match self {
             EnqueueError::Full { .. } => "Full",
             EnqueueError::UnknownPriority { .. } => "UnknownPriority",
             EnqueueError::ShutDown { .. } => "ShutDown",
+            EnqueueError::NoThread { .. } => "NoThread",
         }
     }
 }
@@ -248,6 +311,9 @@ impl<F> fmt::Debug for EnqueueError<F> {
                 d.field("known", known);
             }
             EnqueueError::ShutDown { .. } => {}
+            EnqueueError::NoThread { error, .. } => {
+                d.field("error", error);
+            }
         }
         d.finish_non_exhaustive()
     }
@@ -269,6 +335,12 @@ impl<F> fmt::Display for EnqueueError<F> {
             EnqueueError::ShutDown { priority, .. } => {
                 write!(f, "executor is shut down; job for lane {priority} refused")
             }
+            EnqueueError::NoThread {
+                priority, error, ..
+            } => write!(
+                f,
+                "no worker thread alive and none could start ({error}); job for lane {priority} handed back"
+            ),
         }
     }
 }

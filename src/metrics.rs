@@ -199,6 +199,11 @@ pub struct ThreadMetrics {
     /// Of the idle workers, those asleep (parked until a job arrives or
     /// their keep-alive runs out) rather than still searching.
     pub sleeping: usize,
+    /// Worker threads the operating system refused to start, since the
+    /// executor was built. The job that asked for one stays queued for the
+    /// workers alive; with none alive, its enqueue gets it back as
+    /// [`EnqueueError::NoThread`](crate::EnqueueError::NoThread).
+    pub spawn_failures: u64,
 }
 
 /// One line for the threads, then one per lane, highest priority first;

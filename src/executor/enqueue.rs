@@ -307,17 +307,22 @@ impl ExecutorHandle {
     }
 
     /// Queues many jobs of one priority in one call (Java's `invokeAll`,
-    /// without the wait): in order, published into the lane a chunk at a
-    /// time with one count and one wake-up per chunk instead of one per
-    /// job, so idle workers are woken once, as soon as the first jobs are
-    /// in. Returns the handles in the batch's order.
+    /// without the wait), in order. Returns the handles in the batch's
+    /// order.
     ///
     /// Each job is offered as [`enqueue`](ExecutorHandle::enqueue) would
-    /// offer it: on a full lane the batch waits for a slot (after
-    /// publishing what it holds, so the workers can free one), or follows
-    /// the lane's [`RejectionPolicy`](crate::RejectionPolicy) (caller-runs
+    /// offer it: on a full lane the batch waits for a slot, or follows the
+    /// lane's [`RejectionPolicy`](crate::RejectionPolicy) (caller-runs
     /// runs that job here and goes on; discard-oldest pushes out the
     /// lane's oldest job, possibly one of this batch).
+    ///
+    /// Each job is published, and an idle worker woken for it, before
+    /// `jobs` is asked for the next one: the batch holds no slot and no
+    /// job back while the iterator runs. So a lazy iterator may wait for
+    /// the results of the jobs before it, or enqueue into the same lane;
+    /// if it panics, the panic reaches the caller, the jobs it yielded
+    /// before are queued (their handles are lost with the unwinding, and
+    /// they run detached) and the lane's capacity is whole.
     ///
     /// # Errors
     ///

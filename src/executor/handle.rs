@@ -103,7 +103,10 @@ impl ExecutorHandle {
     /// and also once it has terminated.
     ///
     /// It is a moment, not a state: jobs enqueued concurrently may or may
-    /// not be waited for. Not counted: jobs running on a producer's thread
+    /// not be waited for. Every thread waiting when the moment comes
+    /// returns, even if by the time it wakes another waiter has already
+    /// made the executor busy again (an idle generation, as in
+    /// `threadpool` and `rusty_pool`). Not counted: jobs running on a producer's thread
     /// under [`RejectionPolicy::CallerRuns`](crate::RejectionPolicy), and a
     /// future from [`spawn_future`](ExecutorHandle::spawn_future) parked
     /// until its waker is woken (it is neither queued nor running). After
@@ -111,8 +114,11 @@ impl ExecutorHandle {
     /// will not run, so only the running jobs are waited for.
     ///
     /// Called from inside one of the executor's own jobs, it waits for
-    /// everything but that job; if that job's worker is the only one left
-    /// to run what is queued, the wait never ends.
+    /// everything but that job and the other jobs that are themselves
+    /// waiting on the executor (in `wait_idle`, `shutdown` or the drop of
+    /// the last `Executor`), so any number of jobs may wait at once; if
+    /// only such waiting jobs' workers are left to run what is queued,
+    /// the wait never ends.
     ///
     /// # Examples
     ///
@@ -208,6 +214,7 @@ impl ExecutorHandle {
                 busy: live - idle,
                 peak,
                 sleeping,
+                spawn_failures: self.shared.spawn_failures(),
             },
         }
     }
@@ -236,10 +243,13 @@ impl ExecutorHandle {
     /// of threads.
     ///
     /// Called from inside one of the executor's own jobs it does not wait
-    /// for the thread running that job (it cannot): it returns once every
-    /// other worker has exited, and the calling worker, once its job
-    /// returns, runs what is still queued and exits too. Nothing queued is
-    /// dropped either way.
+    /// for the thread running that job (it cannot), nor for the workers
+    /// whose jobs are themselves waiting on the executor (any number of
+    /// jobs may shut it down at once): it returns once every other worker
+    /// has exited, and the calling worker, once its job returns, runs what
+    /// is still queued and exits too. Nothing queued is dropped either
+    /// way. Its thread is joined by a later shutdown from outside the
+    /// pool, such as the owner's `drop`, which joins every worker thread.
     ///
     /// # Examples
     ///
@@ -259,9 +269,7 @@ impl ExecutorHandle {
     /// assert!(exec.is_terminated());
     /// ```
     pub fn shutdown(&self) {
-        self.shared.close();
-        self.shared.wait_exited(None);
-        self.shared.join_threads();
+        self.shared.shut_down(None);
     }
 
     /// Has the executor terminated: shutdown has begun, every worker has

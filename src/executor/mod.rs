@@ -92,10 +92,7 @@ impl Executor {
     /// assert!(exec.shutdown_timeout(Duration::from_secs(10)).is_ok());
     /// ```
     pub fn shutdown_timeout(mut self, timeout: Duration) -> Result<(), ShutdownTimeout> {
-        let shared = &self.handle.shared;
-        shared.close();
-        if shared.wait_exited(deadline_after(timeout)) {
-            shared.join_threads();
+        if self.handle.shared.shut_down(deadline_after(timeout)) {
             Ok(())
         } else {
             self.detached = true;

@@ -268,18 +268,6 @@ impl Lane {
         before & CLOSED == 0
     }
 
-    /// [`Lane::open_slot`] for `n` jobs at once (a batch): one increment,
-    /// one answer for all `n`, then `n` pushes (or `n` tombstones).
-    #[inline]
-    pub(crate) fn open_slots(&self, n: usize) -> bool {
-        // ORDERING: as in `open_slot`.
-        let before = self.opened.fetch_add(n, Ordering::SeqCst);
-        if self.ages() && before & COUNT == self.claims.claimed.load(Ordering::Relaxed) {
-            self.head_since_ns.store(now_ns(), Ordering::Relaxed);
-        }
-        before & CLOSED == 0
-    }
-
     /// Pushes the job for a slot opened with [`Lane::open_slot`].
     #[inline]
     pub(crate) fn push(&self, task: Task) {

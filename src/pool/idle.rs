@@ -15,19 +15,44 @@ use crate::sync::{Arc, deadline_after, lock, wait_until};
 use std::time::{Duration, Instant};
 
 /// Whose busy marks an idle check ignores.
-#[derive(Clone, Copy)]
-pub(super) enum Quiet<'a> {
-    /// A waiter's own check: ignore only its own worker's mark, if it is
-    /// a job of this pool.
-    Except(Option<&'a WorkerSlot>),
-    /// A worker deciding whether to wake the waiters: ignore every worker
-    /// whose job is itself waiting (each waiter then checks for itself).
-    ForSomeWaiter,
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Quiet {
+    /// A thread outside the pool waits for every job.
+    Everyone,
+    /// Rule 8: a worker waiting on the pool (its job in `wait_idle`), and
+    /// a worker deciding whether to wake the waiters, ignore every worker
+    /// whose job is itself waiting on the pool, its own included (each
+    /// waiter then checks for itself).
+    ExceptPoolWaiters,
+}
+
+/// How many idle moments have been seen, by each waiter's measure (the
+/// join generation of `threadpool` and `rusty_pool`): a waiter notes the
+/// generation as it starts and returns once it has moved on, even if the
+/// pool is busy again by the time it wakes, so a waiter that returns and
+/// enqueues at once cannot send the other waiters of the same moment back
+/// to sleep.
+#[derive(Default)]
+pub(crate) struct IdleGenerations {
+    /// Idle for a thread outside the pool: no busy mark at all.
+    everyone: u64,
+    /// Idle for a worker waiting on the pool: no busy mark but those of
+    /// workers waiting on the pool (rule 8).
+    except_pool_waiters: u64,
+}
+
+impl IdleGenerations {
+    fn of(&self, quiet: Quiet) -> u64 {
+        match quiet {
+            Quiet::Everyone => self.everyone,
+            Quiet::ExceptPoolWaiters => self.except_pool_waiters,
+        }
+    }
 }
 
 impl Shared {
-    /// Rule 7: is the pool idle? `own` says which busy marks do not count
-    /// (a waiting job's own).
+    /// Rule 7: is the pool idle? `quiet` says which busy marks do not
+    /// count (rule 8: those of workers waiting on the pool).
     ///
     /// The order of the loads is the argument. Retries: the timer
     /// re-queues a due retry (the lane's count up) before it takes it off
@@ -40,32 +65,43 @@ impl Shared {
     /// or cleared later, after the job ran and the worker found nothing
     /// more. Reading the lanes before the marks thus closes the window
     /// between a claim and the worker counting itself busy.
-    pub(super) fn is_quiescent(&self, own: Quiet<'_>) -> bool {
+    pub(super) fn is_quiescent(&self, quiet: Quiet) -> bool {
+        match self.quiescence() {
+            None => false,
+            Some(held) => quiet == Quiet::ExceptPoolWaiters || held == Quiet::Everyone,
+        }
+    }
+
+    /// The strongest idle measure that holds now (`Everyone` before
+    /// `ExceptPoolWaiters`), or `None` if the pool is busy by both: one
+    /// pass over the loads [`Shared::is_quiescent`] describes.
+    fn quiescence(&self) -> Option<Quiet> {
         if self.timer.pending() != 0 {
-            return false;
+            return None;
         }
         // After `shutdown_now` nothing queued will run (tombstones of
         // refused producers may remain): only running jobs count.
         if !self.is_stopped() && self.any_ready() {
-            return false;
+            return None;
         }
-        lock(&self.workers).iter().all(|w| {
-            !w.is_busy()
-                || match own {
-                    Quiet::Except(Some(own)) => std::ptr::eq(own, &**w),
-                    Quiet::Except(None) => false,
-                    Quiet::ForSomeWaiter => w.waits_for_idle.load(Ordering::SeqCst),
+        let mut held = Quiet::Everyone;
+        for w in lock(&self.workers).iter() {
+            if w.is_busy() {
+                // ORDERING: SeqCst, after the mark's acquire load: a
+                // waiting worker's mark was stored before it notified the
+                // waiters (rule 8), so one that sees the notification
+                // sees the mark.
+                if !w.waits_on_pool.load(Ordering::SeqCst) {
+                    return None;
                 }
-        })
-    }
-
-    /// Idle, or nothing can ever run again (terminated).
-    fn idle_or_terminated(&self, own: Option<&WorkerSlot>) -> bool {
-        self.is_quiescent(Quiet::Except(own)) || self.is_terminated()
+                held = Quiet::ExceptPoolWaiters;
+            }
+        }
+        Some(held)
     }
 
     /// A worker stops searching (it is about to sleep or exit): clear its
-    /// busy mark, then wake idle-waiters if the pool is now idle.
+    /// busy mark, then let the idle-waiters out if the pool is now idle.
     #[cold]
     pub(super) fn stop_searching(&self, slot: &WorkerSlot) {
         slot.set_busy(false);
@@ -74,9 +110,30 @@ impl Shared {
         // counting itself and reading the marks: either this load sees the
         // waiter, or the waiter's reads see the mark cleared.
         fence(Ordering::SeqCst);
-        if self.idle_waiters.load(Ordering::SeqCst) > 0 && self.is_quiescent(Quiet::ForSomeWaiter) {
-            self.notify_idle();
+        // A look without the lock first: most workers going to sleep
+        // leave others busy, and only the one that makes the pool idle
+        // needs the lock (it looks again under it).
+        if self.idle_waiters.load(Ordering::SeqCst) > 0
+            && self.is_quiescent(Quiet::ExceptPoolWaiters)
+        {
+            let mut generations = lock(&self.idle_lock);
+            self.observe_idle(&mut generations);
         }
+    }
+
+    /// Under `idle_lock`: if the pool is idle now, by either measure,
+    /// moves that measure's generation on and wakes every waiter. Called
+    /// by a worker that stops searching and by each waiter as it looks, so
+    /// whoever sees an idle moment lets out every waiter of that moment.
+    fn observe_idle(&self, generations: &mut IdleGenerations) {
+        let Some(held) = self.quiescence() else {
+            return;
+        };
+        generations.except_pool_waiters += 1;
+        if held == Quiet::Everyone {
+            generations.everyone += 1;
+        }
+        self.became_idle.notify_all();
     }
 
     /// Wakes every idle-waiter to look again. Taking the lock orders this
@@ -90,36 +147,38 @@ impl Shared {
     /// Blocks until the pool is idle (or has terminated), or until
     /// `deadline`. Returns whether it was idle.
     pub(crate) fn wait_idle(self: &Arc<Self>, deadline: Option<Instant>) -> bool {
-        let own = self.own_slot();
-        let own = own.as_deref();
-        if let Some(own) = own {
-            // Before counting as a waiter: a worker that sees the count
-            // then sees this too (rule 7).
-            own.waits_for_idle.store(true, Ordering::SeqCst);
-        }
-        let mut guard = lock(&self.idle_lock);
+        // Rule 8: a job waiting marks its worker before counting itself a
+        // waiter, so a worker that sees the count sees the mark too.
+        let _waiting = self.wait_on_pool();
+        let quiet = if self.is_own_worker() {
+            Quiet::ExceptPoolWaiters
+        } else {
+            Quiet::Everyone
+        };
+        let mut generations = lock(&self.idle_lock);
         self.idle_waiters.fetch_add(1, Ordering::SeqCst);
         // ORDERING: rule 7, the waiter's side of the fence pair.
         fence(Ordering::SeqCst);
+        let start = generations.of(quiet);
         let idle = loop {
-            if self.idle_or_terminated(own) {
+            // Idle now (by this waiter's measure) moves its generation on.
+            self.observe_idle(&mut generations);
+            if generations.of(quiet) != start || self.is_terminated() {
                 break true;
             }
-            match wait_until(&self.became_idle, guard, deadline) {
-                Ok(woken) => guard = woken,
+            match wait_until(&self.became_idle, generations, deadline) {
+                Ok(woken) => generations = woken,
                 Err(late) => {
-                    guard = late;
+                    generations = late;
                     // One last look: the deadline is no reason to call a
                     // pool busy that became idle meanwhile.
-                    break self.idle_or_terminated(own);
+                    self.observe_idle(&mut generations);
+                    break generations.of(quiet) != start || self.is_terminated();
                 }
             }
         };
         self.idle_waiters.fetch_sub(1, Ordering::SeqCst);
-        drop(guard);
-        if let Some(own) = own {
-            own.waits_for_idle.store(false, Ordering::SeqCst);
-        }
+        drop(generations);
         idle
     }
 

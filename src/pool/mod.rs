@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 use timer::Timer;
 
 pub(crate) use future::NewFuture;
+pub(crate) use worker::probe_thread;
 
 /// `Shared::state` once the executor stops accepting jobs. The lanes'
 /// own closed bits decide which jobs were accepted (rule 5); this flag
@@ -93,16 +94,28 @@ pub(crate) struct Shared {
     live: CachePadded<AtomicUsize>,
     idle: AtomicUsize,
     peak: AtomicUsize,
+    /// Worker threads the operating system refused to start (metrics).
+    spawn_failures: std::sync::atomic::AtomicU64,
     next_id: AtomicUsize,
     threads: Mutex<Vec<thread::JoinHandle<()>>>,
+    /// Threads taken out of `threads` and being joined right now; a thread
+    /// outside the pool waits for those joins too (rule 8).
+    joining: Mutex<usize>,
+    /// Notified each time `joining` goes down.
+    joined: Condvar,
     /// The workers alive, each registered by its own thread.
     workers: Mutex<Vec<Arc<worker::WorkerSlot>>>,
-    exited: Mutex<()>,
-    /// Notified each time a worker gives up its place in `live`.
+    /// Workers whose job waits on this pool right now (rule 8): a worker
+    /// marks its slot and counts itself here, under this lock.
+    exited: Mutex<usize>,
+    /// Notified each time a worker gives up its place in `live`, or starts
+    /// waiting on the pool.
     worker_exited: Condvar,
     /// Threads in `wait_idle` (rule 7), and where they wait.
     idle_waiters: AtomicUsize,
-    idle_lock: Mutex<()>,
+    /// Under it, the idle generations (rule 7): every idle moment seen
+    /// moves them on, and lets out every waiter of that moment.
+    idle_lock: Mutex<idle::IdleGenerations>,
     became_idle: Condvar,
     /// Futures that may be parked, dropped once the pool has ended.
     parked: parked::Parked,
@@ -140,13 +153,16 @@ impl Shared {
             live: CachePadded::new(AtomicUsize::new(0)),
             idle: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
+            spawn_failures: std::sync::atomic::AtomicU64::new(0),
             next_id: AtomicUsize::new(1),
             threads: Mutex::new(Vec::new()),
+            joining: Mutex::new(0),
+            joined: Condvar::new(),
             workers: Mutex::new(Vec::new()),
-            exited: Mutex::new(()),
+            exited: Mutex::new(0),
             worker_exited: Condvar::new(),
             idle_waiters: AtomicUsize::new(0),
-            idle_lock: Mutex::new(()),
+            idle_lock: Mutex::new(idle::IdleGenerations::default()),
             became_idle: Condvar::new(),
             parked: parked::Parked::new(),
         })
@@ -211,6 +227,13 @@ impl Shared {
                 })
             })
             .collect()
+    }
+
+    /// Worker threads the operating system refused to start.
+    pub(crate) fn spawn_failures(&self) -> u64 {
+        // ORDERING: a statistic; nothing is ordered by it.
+        self.spawn_failures
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Live, idle, peak and sleeping threads, for the metrics.

@@ -85,10 +85,28 @@ impl Shared {
             && self.lanes.iter().all(|lane| lane.queued() == 0)
     }
 
+    /// Graceful shutdown from any thread: close, wait until the workers
+    /// have exited (or `deadline`), then join the threads. Returns whether
+    /// the wait ended before the deadline. A worker calling this waits on
+    /// the pool for the whole call (rule 8).
+    pub(crate) fn shut_down(self: &Arc<Self>, deadline: Option<Instant>) -> bool {
+        let _waiting = self.wait_on_pool();
+        self.close();
+        let exited = self.wait_exited(deadline);
+        if exited {
+            self.join_threads();
+        }
+        exited
+    }
+
     /// Waits until every worker has exited, or until `deadline`. Returns
-    /// whether they all did. A worker thread calling this (a job dropping
-    /// the last handle to its own executor, or shutting it down) does not
-    /// wait for itself.
+    /// whether they all did.
+    ///
+    /// Rule 8: a worker thread calling this (a job shutting down its own
+    /// executor, or dropping the last `Executor`) waits only for the
+    /// workers not themselves waiting on the pool; itself and every other
+    /// such worker exit once their jobs return. A thread outside the pool
+    /// waits for every worker.
     ///
     /// After a graceful close, a worker may exit having seen no work while
     /// a producer that opened its slot just before the close has not yet
@@ -96,19 +114,25 @@ impl Shared {
     /// still alive: the last exit then leaves an accepted job queued. So
     /// once the workers are gone this looks at the lanes again and starts a
     /// worker for what is there (rule 5); the wait ends with no worker and
-    /// no accepted job left.
+    /// no accepted job left. (A worker's wait leaves that to the workers
+    /// still waiting, its own among them: they drain before they exit.)
     pub(crate) fn wait_exited(self: &Arc<Self>, deadline: Option<Instant>) -> bool {
-        let own = usize::from(self.is_own_worker());
-        let mut guard = lock(&self.exited);
+        let _waiting = self.wait_on_pool();
+        let inside = self.is_own_worker();
+        let mut waiting = lock(&self.exited);
         loop {
-            if self.live.load(Ordering::SeqCst) <= own {
-                if own == 0 && self.is_closed() && !self.is_stopped() && self.any_ready() {
-                    drop(guard);
+            // The workers waiting on the pool, counted under the lock they
+            // are marked under; this thread among them if it is a worker.
+            let excused = if inside { *waiting } else { 0 };
+            // ORDERING: SeqCst, as every access to `live` (rules 3 to 5).
+            if self.live.load(Ordering::SeqCst) <= excused {
+                if !inside && self.is_closed() && !self.is_stopped() && self.any_ready() {
+                    drop(waiting);
                     if !self.spawn_worker() {
                         // No thread to be had: what is queued stays queued.
                         return true;
                     }
-                    guard = lock(&self.exited);
+                    waiting = lock(&self.exited);
                     continue;
                 }
                 if own == 0 && self.is_closed() {
@@ -117,29 +141,134 @@ impl Shared {
                 }
                 return true;
             }
-            guard = match wait_until(&self.worker_exited, guard, deadline) {
+            waiting = match wait_until(&self.worker_exited, waiting, deadline) {
                 Ok(guard) => guard,
                 Err(_) => return false,
             };
         }
     }
 
-    /// Joins every worker thread that has been started (after
-    /// [`Shared::wait_exited`], so none blocks for long).
+    /// Rule 8: if the calling thread is one of this pool's workers, marks
+    /// it as waiting on the pool until the returned guard drops, and tells
+    /// the other waiters (they need not wait for it any more). Nested
+    /// waits keep the outer mark.
+    pub(super) fn wait_on_pool(&self) -> PoolWait<'_> {
+        let slot = if self.is_own_worker() {
+            self.own_slot()
+        } else {
+            None
+        };
+        let Some(slot) = slot else {
+            return PoolWait {
+                shared: self,
+                slot: None,
+            };
+        };
+        {
+            let mut waiting = lock(&self.exited);
+            // ORDERING: only this thread writes its mark, and under this
+            // lock; SeqCst for the idle checks that read it without it.
+            if slot.waits_on_pool.load(Ordering::SeqCst) {
+                return PoolWait {
+                    shared: self,
+                    slot: None,
+                };
+            }
+            // ORDERING: SeqCst, read by idle checks (rule 7) outside this
+            // lock; the notification below follows it.
+            slot.waits_on_pool.store(true, Ordering::SeqCst);
+            *waiting += 1;
+            self.worker_exited.notify_all();
+        }
+        self.notify_idle();
+        PoolWait {
+            shared: self,
+            slot: Some(slot),
+        }
+    }
+
+    /// Joins the threads that have been started (after
+    /// [`Shared::wait_exited`], so none blocks for long), except, rule 8,
+    /// the calling thread and, called from a worker, the workers still
+    /// registered (they wait on the pool): their handles stay for a later
+    /// join. A thread outside the pool also waits for joins that other
+    /// threads have begun, so when it returns every thread it could see
+    /// has finished, thread-local destructors included.
     pub(crate) fn join_threads(&self) {
         let me = thread::current().id();
-        let handles = std::mem::take(&mut *lock(&self.threads));
-        for handle in handles {
-            if handle.thread().id() != me {
-                // A worker's panic is already counted; nothing to add here.
-                let _ = handle.join();
+        let inside = self.is_own_worker();
+        let alive: Vec<thread::ThreadId> = if inside {
+            lock(&self.workers).iter().map(|w| w.thread).collect()
+        } else {
+            Vec::new()
+        };
+        let mine = self.take_threads(|h| {
+            let id = h.thread().id();
+            id != me && !alive.contains(&id)
+        });
+        self.join_counted(mine);
+        if !inside {
+            let mut joining = lock(&self.joining);
+            while *joining > 0 {
+                joining = match wait_until(&self.joined, joining, None) {
+                    Ok(guard) | Err(guard) => guard,
+                };
             }
         }
+    }
+
+    /// Takes the thread handles `which` selects out of `threads`, counted
+    /// in `joining` (under the same lock, so a thread outside the pool
+    /// that finds them gone finds them counted) until
+    /// [`Shared::join_counted`] has joined them.
+    pub(super) fn take_threads(
+        &self,
+        which: impl FnMut(&mut thread::JoinHandle<()>) -> bool,
+    ) -> Vec<thread::JoinHandle<()>> {
+        let mut threads = lock(&self.threads);
+        let taken: Vec<_> = threads.extract_if(.., which).collect();
+        if !taken.is_empty() {
+            *lock(&self.joining) += taken.len();
+        }
+        taken
+    }
+
+    /// Joins handles from [`Shared::take_threads`] and uncounts them.
+    pub(super) fn join_counted(&self, handles: Vec<thread::JoinHandle<()>>) {
+        if handles.is_empty() {
+            return;
+        }
+        let n = handles.len();
+        for handle in handles {
+            // A worker's panic is already counted; nothing to add here.
+            let _ = handle.join();
+        }
+        *lock(&self.joining) -= n;
+        self.joined.notify_all();
     }
 
     /// The calling thread's slot, if it is one of this pool's workers.
     pub(super) fn own_slot(&self) -> Option<Arc<WorkerSlot>> {
         let me = thread::current().id();
         lock(&self.workers).iter().find(|w| w.thread == me).cloned()
+    }
+}
+
+/// A worker's wait on its own pool (rule 8), from
+/// [`Shared::wait_on_pool`] until dropped.
+pub(super) struct PoolWait<'a> {
+    shared: &'a Shared,
+    /// The slot this guard marked; `None` outside the pool or nested.
+    slot: Option<Arc<WorkerSlot>>,
+}
+
+impl Drop for PoolWait<'_> {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot.take() {
+            let mut waiting = lock(&self.shared.exited);
+            // ORDERING: SeqCst, as the store that set it.
+            slot.waits_on_pool.store(false, Ordering::SeqCst);
+            *waiting -= 1;
+        }
     }
 }

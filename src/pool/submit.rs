@@ -46,29 +46,9 @@ impl<B: Body> Submission for NewJob<B> {
     }
 }
 
-/// Jobs of a batch published with one count and one wake-up: few enough
-/// that a worker claiming one of them early waits for only a few pushes.
-const BATCH_CHUNK: usize = 64;
-
-/// The error of a batch stopped at the close: `refused` (not empty) and
-/// then `tail`, in order, the first one in `error`.
-fn refuse<F, T>(
-    error: impl FnOnce(F) -> EnqueueError<F>,
-    mut refused: Vec<F>,
-    tail: impl Iterator<Item = F>,
-    accepted: Vec<JobHandle<T>>,
-) -> BatchError<F, T> {
-    refused.extend(tail);
-    let mut refused = refused.into_iter();
-    match refused.next() {
-        Some(first) => BatchError {
-            error: error(first),
-            accepted,
-            rest: refused.collect(),
-        },
-        None => unreachable!("a refused chunk holds at least one job"),
-    }
-}
+/// At most this many handles are allocated up front for a batch, whatever
+/// its iterator's size hint says (a hint is not a promise).
+const BATCH_PREALLOCATE: usize = 1024;
 
 #[inline]
 fn once<F>(f: F) -> Once<F> {
@@ -129,6 +109,26 @@ impl Shared {
                 job: payload,
             });
         }
+        // Rule 3: with no worker alive, start one before publishing, so a
+        // job is never queued for nobody: if no thread can start, the job
+        // goes back to the caller.
+        // ORDERING: SeqCst, as every access to `live` (rules 3 and 4).
+        let started = if self.live.load(Ordering::SeqCst) == 0 {
+            match self.try_spawn_worker() {
+                Ok(started) => started,
+                Err(error) if self.live.load(Ordering::SeqCst) == 0 => {
+                    return Err(EnqueueError::NoThread {
+                        priority,
+                        job: payload,
+                        error,
+                    });
+                }
+                // Another producer started one meanwhile.
+                Err(_) => false,
+            }
+        } else {
+            false
+        };
         if !lane.try_reserve() {
             match self.when_full(index, wait) {
                 Ok(()) => {}
@@ -171,7 +171,11 @@ impl Shared {
         let (task, handle) = job.into_parts();
         lane.push(task);
         self.instruments.submitted(index);
-        self.after_publish();
+        if started {
+            self.after_publish_started();
+        } else {
+            self.after_publish();
+        }
         Ok(handle)
     }
 
@@ -292,11 +296,17 @@ impl Shared {
         handle
     }
 
-    /// Queues a batch of jobs of one lane in order, publishing them in
-    /// chunks with one count and one wake-up each. Each job is offered as
+    /// Queues a batch of jobs of one lane in order. Each job is offered as
     /// `submit` with `Wait::Forever` would offer it (a full lane blocks,
     /// rejects, runs the job on the caller or discards the oldest, by its
     /// policy); the batch stops at the first job refused.
+    ///
+    /// Each job is published, and a worker woken for it, before the
+    /// iterator (user code) is asked for the next: the batch never holds a
+    /// reserved slot or an unpublished job while the iterator runs. So an
+    /// iterator may wait for the jobs before it, or enqueue into the same
+    /// lane, and one that panics leaves nothing behind: the jobs it yielded
+    /// are queued, every slot is the lane's again.
     pub(crate) fn submit_batch<F, T>(
         self: &Arc<Self>,
         priority: Priority,
@@ -307,7 +317,7 @@ impl Shared {
         T: Send + 'static,
     {
         let mut jobs = jobs.into_iter();
-        let Some(index) = self.lane_index(priority) else {
+        if self.lane_index(priority).is_none() {
             return match jobs.next() {
                 None => Ok(Vec::new()),
                 Some(job) => Err(BatchError {
@@ -320,118 +330,39 @@ impl Shared {
                     rest: jobs.collect(),
                 }),
             };
-        };
-        let lane = &self.lanes[index];
-        let shut_down = |job| EnqueueError::ShutDown { priority, job };
-        let hint = jobs.size_hint().0;
-        let mut accepted = Vec::with_capacity(hint);
-        let mut chunk = Vec::with_capacity(hint.clamp(1, BATCH_CHUNK));
-        let mut stop = None;
+        }
+        let mut accepted = Vec::with_capacity(jobs.size_hint().0.min(BATCH_PREALLOCATE));
         while let Some(job) = jobs.next() {
-            if self.is_closed() {
-                stop = Some(shut_down(job));
-                break;
-            }
-            if !lane.try_reserve() {
-                // Publish what the batch holds first: its own jobs may be
-                // what fills the lane, and only the workers free slots.
-                if let Err(back) = self.publish_batch(lane, &mut chunk, &mut accepted) {
-                    let tail = std::iter::once(job).chain(jobs);
-                    return Err(refuse(shut_down, back, tail, accepted));
-                }
-                match self.when_full(index, Wait::Forever) {
-                    Ok(()) => {}
-                    Err(NoSlot::Closed) => {
-                        stop = Some(shut_down(job));
-                        break;
-                    }
-                    Err(NoSlot::Full) if lane.when_full == RejectionPolicy::CallerRuns => {
-                        let job = NewJob::new(once(job), self.meta(None));
-                        accepted.push(self.run_on_caller(index, job));
-                        continue;
-                    }
-                    Err(NoSlot::Full) => {
-                        lane.counters.rejected.fetch_add(1, Ordering::Relaxed);
-                        stop = Some(EnqueueError::Full {
-                            priority,
-                            capacity: lane.capacity.limit().unwrap_or(usize::MAX),
-                            job,
-                        });
-                        break;
-                    }
+            match self.submit(priority, job, None, Wait::Forever, once) {
+                Ok(handle) => accepted.push(handle),
+                Err(error) => {
+                    return Err(BatchError {
+                        error,
+                        accepted,
+                        rest: jobs.collect(),
+                    });
                 }
             }
-            chunk.push(NewJob::new(once(job), self.meta(None)));
-            if chunk.len() == BATCH_CHUNK
-                && let Err(back) = self.publish_batch(lane, &mut chunk, &mut accepted)
-            {
-                return Err(refuse(shut_down, back, jobs, accepted));
-            }
         }
-        if let Err(back) = self.publish_batch(lane, &mut chunk, &mut accepted) {
-            // Refused at the close: they come before the job that stopped
-            // the batch, if one did.
-            let tail = stop.map(EnqueueError::into_inner).into_iter().chain(jobs);
-            return Err(refuse(shut_down, back, tail, accepted));
-        }
-        match stop {
-            None => Ok(accepted),
-            Some(error) => Err(BatchError {
-                error,
-                accepted,
-                rest: jobs.collect(),
-            }),
-        }
+        Ok(accepted)
     }
 
-    /// Publishes a batch's allocated jobs (slots reserved) with one count
-    /// (rule 5: one answer for all of them) and one wake-up. Their handles
-    /// go to `accepted`; if the lane has closed, the jobs come back in
-    /// order.
-    fn publish_batch<F, T>(
-        self: &Arc<Self>,
-        lane: &Lane,
-        chunk: &mut Vec<NewJob<Once<F>>>,
-        accepted: &mut Vec<JobHandle<T>>,
-    ) -> Result<(), Vec<F>>
-    where
-        F: FnOnce() -> T + Send + 'static,
-        T: Send + 'static,
-    {
-        let n = chunk.len();
-        if n == 0 {
-            return Ok(());
+    /// Rules 1 and 3 for a job whose producer has just started a worker
+    /// for it: that worker counts as idle and searches, so no thread is
+    /// added for being below core; but it may already have gone to sleep
+    /// (woken here) or retired (its `idle` and `live` given back, rule 4),
+    /// and then more jobs wait than workers are idle and one is added.
+    #[cold]
+    fn after_publish_started(self: &Arc<Self>) {
+        if self.sleep.wake_one() {
+            return;
         }
-        if !lane.open_slots(n) {
-            let mut back = Vec::with_capacity(n);
-            for job in chunk.drain(..) {
-                lane.push_tombstone();
-                back.push(job.into_payload());
-            }
-            return Err(back);
-        }
-        for job in chunk.drain(..) {
-            let (task, handle) = job.into_parts();
-            lane.push(task);
-            accepted.push(handle);
-        }
-        self.after_publish_many(n);
-        Ok(())
-    }
-
-    /// Rules 1 to 3 for `n` jobs just published: wake up to `n` sleepers
-    /// at once, then add threads as `after_publish` would, for the rest.
-    fn after_publish_many(self: &Arc<Self>, n: usize) {
-        let mut left = n - self.sleep.wake_many(n);
-        while left > 0 {
-            let live = self.live.load(Ordering::SeqCst);
-            if live >= self.limits.max()
-                || !(live < self.limits.core() || self.queued() > self.idle.load(Ordering::SeqCst))
-                || !self.spawn_worker()
-            {
-                return;
-            }
-            left -= 1;
+        // ORDERING: SeqCst loads after the SeqCst publish: rule 4's pair
+        // with a retiring worker.
+        if self.live.load(Ordering::SeqCst) < self.limits.max()
+            && self.queued() > self.idle.load(Ordering::SeqCst)
+        {
+            self.spawn_worker();
         }
     }
 

@@ -48,8 +48,17 @@ impl Shared {
     /// Starts one worker if the pool is below `max`. Returns whether it did.
     #[cold]
     pub(crate) fn spawn_worker(self: &Arc<Self>) -> bool {
+        self.try_spawn_worker().unwrap_or(false)
+    }
+
+    /// Starts one worker if the pool is below `max`: `Ok(true)` if it did,
+    /// `Ok(false)` at `max`, and the operating system's error if the
+    /// thread could not start (counted in the metrics; the place taken in
+    /// `live` is given back).
+    #[cold]
+    pub(crate) fn try_spawn_worker(self: &Arc<Self>) -> std::io::Result<bool> {
         let Some(live) = increment_below(&self.live, self.limits.max()) else {
-            return false;
+            return Ok(false);
         };
         self.peak.fetch_max(live + 1, Ordering::Relaxed);
         // A new worker starts out idle: it is about to look for work, so
@@ -66,30 +75,27 @@ impl Shared {
         let spawned = builder.spawn(move || worker_main(shared));
         match spawned {
             Ok(handle) => {
-                let mut threads = lock(&self.threads);
+                lock(&self.threads).push(handle);
                 // Threads that exited by keep-alive are joined here rather
                 // than kept for `shutdown`, so the list stays short. Not
                 // detached: a thread whose main function has returned may
                 // still be running its thread-local destructors, and
                 // `shutdown` promises they are done; joining waits for
-                // just that.
+                // just that (and a shutdown meanwhile waits for this join).
                 #[cfg(not(loom))]
-                let finished: Vec<_> = threads.extract_if(.., |h| h.is_finished()).collect();
-                threads.push(handle);
-                drop(threads);
-                #[cfg(not(loom))]
-                for done in finished {
-                    // Its panic, if any, was counted where it happened.
-                    let _ = done.join();
-                }
-                true
+                self.join_counted(self.take_threads(|h| h.is_finished()));
+                Ok(true)
             }
-            Err(_) => {
-                // Nothing to report to: the job stays queued for the
-                // workers there are, and the next job tries again.
+            Err(error) => {
+                // The job that asked for this thread stays queued for the
+                // workers there are, and the next job tries again; with
+                // none alive, `submit` hands its job back (rule 3).
+                // ORDERING: a statistic; nothing is ordered by it.
+                self.spawn_failures
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 self.idle.fetch_sub(1, Ordering::SeqCst);
                 self.release_live();
-                false
+                Err(error)
             }
         }
     }
@@ -222,10 +228,11 @@ pub(crate) struct WorkerSlot {
     /// batch that follows; cleared when the worker stops searching. Only
     /// this worker writes it, so it costs no shared read-modify-write.
     busy: CachePadded<AtomicBool>,
-    /// Rule 7: the job this worker runs is itself in `wait_idle`, which
-    /// does not wait for it; a worker going to sleep ignores it when it
-    /// decides whether to wake the waiters.
-    pub(crate) waits_for_idle: AtomicBool,
+    /// Rule 8: the job this worker runs is itself waiting on the pool
+    /// (`wait_idle`, `shutdown`, the last `Executor` dropped): other
+    /// threads of the pool that wait on it do not wait for this worker.
+    /// Written under `Shared::exited`.
+    pub(crate) waits_on_pool: AtomicBool,
     /// The jobs this worker dispatched and completed, per lane.
     pub(crate) tally: Tally,
 }
@@ -235,7 +242,7 @@ impl WorkerSlot {
         WorkerSlot {
             thread: thread::current().id(),
             busy: CachePadded::new(AtomicBool::new(false)),
-            waits_for_idle: AtomicBool::new(false),
+            waits_on_pool: AtomicBool::new(false),
             tally: Tally::new(lanes),
         }
     }
@@ -306,11 +313,13 @@ impl Drop for WorkerExit<'_> {
 
 fn worker_main(shared: Arc<Shared>) {
     WORKER_OF.with(|of| of.set(Arc::as_ptr(&shared) as usize));
+    // Registered before the start hook: a hook that waits on the pool
+    // finds its own slot to mark (rule 8).
+    let slot = Arc::new(WorkerSlot::new(shared.lanes.len()));
+    lock(&shared.workers).push(Arc::clone(&slot));
     if let Some(hook) = &shared.thread_settings.on_start {
         call_quietly(|| hook());
     }
-    let slot = Arc::new(WorkerSlot::new(shared.lanes.len()));
-    lock(&shared.workers).push(Arc::clone(&slot));
     let mut exit = WorkerExit {
         shared: &shared,
         slot,
@@ -336,4 +345,34 @@ fn worker_main(shared: Arc<Shared>) {
     }
     drop(exit);
     shared.instruments.worker_exited(&shared.lanes);
+}
+
+/// Starts one thread with the workers' stack size and joins it at once:
+/// core threads that could never start are a build error, not a pool
+/// whose jobs wait for nobody. (Not under loom: a model's threads are its
+/// own, and a probe would only add to what it explores.)
+pub(crate) fn probe_thread(
+    core: usize,
+    stack_size: Option<usize>,
+) -> Result<(), crate::error::BuildError> {
+    if cfg!(loom) {
+        return Ok(());
+    }
+    let mut builder = std::thread::Builder::new().name("priority-executor-probe".into());
+    if let Some(bytes) = stack_size {
+        builder = builder.stack_size(bytes);
+    }
+    match builder.spawn(|| {}) {
+        Ok(probe) => {
+            // An empty body cannot panic.
+            let _ = probe.join();
+            Ok(())
+        }
+        Err(error) => Err(crate::error::BuildError::CannotStartThread {
+            core,
+            stack_size,
+            kind: error.kind(),
+            error: error.to_string(),
+        }),
+    }
 }

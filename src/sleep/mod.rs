@@ -71,33 +71,6 @@ impl Sleep {
         true
     }
 
-    /// Producer side, after `n` jobs were published (a batch): wakes up to
-    /// `n` sleepers under one lock and returns how many it woke. Rule 2
-    /// still holds: one job, at most one sleeper.
-    #[inline]
-    pub(crate) fn wake_many(&self, n: usize) -> usize {
-        // ORDERING: SeqCst load after the SeqCst publish; see README, rule 1.
-        dekker_fence();
-        if n == 0 || self.sleepers.load(Ordering::SeqCst) == 0 {
-            return 0;
-        }
-        self.wake_many_slow(n)
-    }
-
-    #[cold]
-    fn wake_many_slow(&self, n: usize) -> usize {
-        let mut counts = lock(&self.counts);
-        let woken = n.min(counts.sleepers);
-        counts.sleepers -= woken;
-        counts.tokens += woken;
-        self.sleepers.store(counts.sleepers, Ordering::SeqCst);
-        drop(counts);
-        for _ in 0..woken {
-            self.wakeup.notify_one();
-        }
-        woken
-    }
-
     /// Wakes every sleeper (shutdown).
     pub(crate) fn wake_all(&self) {
         let mut counts = lock(&self.counts);

@@ -56,3 +56,28 @@ fn wait_idle_sees_both_workers_finish() {
         exec.shutdown();
     });
 }
+
+/// Rule 8: two jobs, one per worker, each wait for idle. Each ignores
+/// the other (it waits on the pool too) and returns; with each waiting
+/// for the other, loom reports the deadlock (it never times a wait out).
+#[test]
+fn two_jobs_waiting_for_idle_both_return() {
+    // Bound 1, as for the two workers above: about a million
+    // interleavings (two jobs each through the waiter's side and the
+    // worker's, and the shutdown); tens of minutes on 2 loaded cores.
+    model_with_bound(1, || {
+        let exec = executor(2);
+        assert_eq!(exec.prestart_core_threads(), 2);
+        let jobs: Vec<_> = [HIGH, LOW]
+            .into_iter()
+            .map(|priority| {
+                let handle = exec.handle();
+                exec.enqueue(priority, move || handle.wait_idle()).unwrap()
+            })
+            .collect();
+        for job in jobs {
+            assert_eq!(job.join(), Ok(()));
+        }
+        exec.shutdown();
+    });
+}

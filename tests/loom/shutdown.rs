@@ -247,3 +247,45 @@ fn retry_racing_shutdown_now_is_handed_back_or_dead_lettered() {
         assert_eq!(lane.handed_back, handed_back as u64);
     });
 }
+
+/// Rule 8: two jobs, one per worker, each shut their own executor down
+/// through a handle. Neither waits for the other (each is waiting on the
+/// pool), both return, and the owner's drop then joins both threads
+/// (with each waiting for the other, loom reports the deadlock).
+#[test]
+fn two_jobs_shutting_down_at_once_both_return() {
+    // Bound 1: three threads, each through close, the exit wait and the
+    // join; bound 2 ran for many minutes on 2 shared cores.
+    // `LOOM_MAX_PREEMPTIONS=2` runs that deeper search.
+    model_with_bound(1, || {
+        let exec = Executor::builder()
+            .name("loom")
+            .core_threads(2)
+            .max_threads(2)
+            .lane(HIGH, Capacity::Unbounded)
+            .lane(LOW, Capacity::Unbounded)
+            .build()
+            .unwrap();
+        assert_eq!(exec.prestart_core_threads(), 2);
+        // The first job may shut the executor down before the second is
+        // enqueued: then that one is refused, and only one job shuts down.
+        let jobs: Vec<_> = [HIGH, LOW]
+            .into_iter()
+            .filter_map(|priority| {
+                let handle = exec.handle();
+                match exec.enqueue(priority, move || handle.shutdown()) {
+                    Ok(job) => Some(job),
+                    Err(e) => {
+                        assert!(e.is_shut_down(), "{e}");
+                        None
+                    }
+                }
+            })
+            .collect();
+        assert!(!jobs.is_empty());
+        for job in jobs {
+            assert_eq!(job.join(), Ok(()));
+        }
+        drop(exec);
+    });
+}

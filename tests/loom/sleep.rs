@@ -54,8 +54,9 @@ fn enqueue_racing_two_sleepers_runs_the_job() {
     });
 }
 
-/// A batch of two jobs published with one count and one wake-up
-/// (`enqueue_batch`) while the only worker races to sleep: both run.
+/// A batch of two jobs (`enqueue_batch`, each published and a worker
+/// woken before the next is taken) while the only worker races to sleep:
+/// both run.
 #[test]
 fn batch_racing_sleep_runs_every_job() {
     model(|| {

@@ -1,6 +1,6 @@
-//! `enqueue_batch`: many jobs of one priority in one call, in order, with
-//! one wake-up per chunk; a full lane is handled job by job as `enqueue`
-//! would, and a batch stopped midway loses nothing.
+//! `enqueue_batch`: many jobs of one priority in one call, in order, each
+//! published and a worker woken for it as it comes; a full lane is handled
+//! job by job as `enqueue` would, and a batch stopped midway loses nothing.
 
 use crate::common::{hold_worker, watchdog};
 use priority_executor::{

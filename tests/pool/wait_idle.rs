@@ -168,3 +168,63 @@ fn a_job_waiting_for_idle_is_woken_when_the_other_jobs_finish() {
     });
     assert_eq!(done, (Ok("other"), Ok("waited")));
 }
+
+/// `threadpool`'s `test_join_wavesurfer`, with gates for its clock: four
+/// threads wait for idle while a job holds the pool; when it goes idle,
+/// each waiter that returns enqueues a job of the next wave, which keeps
+/// the pool busy. Every waiter of that idle moment must still return (the
+/// idle generation), not go back to sleep behind the next wave. Several
+/// rounds, since which waiter wakes first is up to the scheduler.
+#[test]
+fn every_waiter_of_an_idle_moment_returns_though_the_next_wave_has_begun() {
+    const WAITERS: usize = 4;
+    const ROUNDS: usize = 20;
+    watchdog("the waiters of an idle moment", || {
+        for round in 0..ROUNDS {
+            let e = Arc::new(exec(WAITERS));
+            let this_wave = Gate::default();
+            let next_wave = Gate::default();
+            let held = this_wave.clone();
+            let _detached = e.enqueue(P, move || held.wait()).unwrap();
+            let (ready_tx, ready) = std::sync::mpsc::channel();
+            let (back_tx, back) = std::sync::mpsc::channel();
+            let waiters: Vec<_> = (0..WAITERS)
+                .map(|i| {
+                    let (e, next_wave) = (Arc::clone(&e), next_wave.clone());
+                    let (ready_tx, back_tx) = (ready_tx.clone(), back_tx.clone());
+                    std::thread::spawn(move || {
+                        ready_tx.send(()).unwrap();
+                        e.wait_idle();
+                        // The next wave: busy again until the test says.
+                        let _detached = e.enqueue(P, move || next_wave.wait()).unwrap();
+                        back_tx.send(i).unwrap();
+                    })
+                })
+                .collect();
+            for _ in 0..WAITERS {
+                ready.recv().unwrap();
+            }
+            // The waiters are on their way into `wait_idle`; nothing in the
+            // public API says when a thread is inside it, so give them this
+            // wait (the pool is held busy, so it reports busy) to get there.
+            // A waiter arriving later would rightly wait for the next wave.
+            assert!(!e.wait_idle_timeout(Duration::from_millis(100)));
+            this_wave.open();
+            let mut returned: Vec<usize> = (0..WAITERS)
+                .map(|_| {
+                    back.recv_timeout(Duration::from_secs(10))
+                        .unwrap_or_else(|_| {
+                            panic!("round {round}: a waiter of the idle moment went back to sleep")
+                        })
+                })
+                .collect();
+            returned.sort_unstable();
+            assert_eq!(returned, (0..WAITERS).collect::<Vec<_>>());
+            next_wave.open();
+            for waiter in waiters {
+                waiter.join().unwrap();
+            }
+            e.wait_idle();
+        }
+    });
+}

@@ -194,6 +194,11 @@ fn build_issue(plan: &ExecutorPlan, err: BuildError) -> Issue {
             "the name contains a NUL byte, which a thread name cannot hold (an executor's \
              threads are named after it)",
         ),
+        // Not a value of the file: the operating system refused a thread.
+        BuildError::CannotStartThread { .. } => Issue::invalid(
+            value_span(&raw.core_threads).unwrap_or(table),
+            err.to_string(),
+        ),
     };
     issue.with_source(err)
 }
