@@ -83,3 +83,12 @@ impl Shared {
             .abandon_all(|lane| self.count_cancelled(lane, true));
     }
 }
+
+impl Drop for Parked {
+    /// The pool's state is going (its last owner was a job of its own,
+    /// whose threads were left to finish on their own): nothing can queue
+    /// a parked future again, so it is dropped now.
+    fn drop(&mut self) {
+        self.abandon_all(|_| {});
+    }
+}

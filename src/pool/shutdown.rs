@@ -135,8 +135,10 @@ impl Shared {
                     waiting = lock(&self.exited);
                     continue;
                 }
-                if own == 0 && self.is_closed() {
-                    drop(guard);
+                if !inside && self.is_closed() {
+                    // The pool has ended: no worker will poll a parked
+                    // future again.
+                    drop(waiting);
                     self.abandon_parked();
                 }
                 return true;

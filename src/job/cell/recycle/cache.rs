@@ -221,6 +221,8 @@ pub(super) fn release_spare() {
     for class in 0..CLASSES {
         let mut depot = depot(class);
         let batches: Vec<_> = std::iter::from_fn(|| unstore(&mut depot, class)).collect();
+        // The list's own memory goes back too, as everything else here.
+        *depot = Vec::new();
         drop(depot);
         for batch in batches {
             free_all(class, batch);
