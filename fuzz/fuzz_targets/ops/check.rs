@@ -60,6 +60,8 @@ pub struct Future {
     pub handle: Option<JobHandle<u8>>,
     pub lane: usize,
     pub panics: bool,
+    /// The script dropped its only waker unwoken: it never finishes.
+    pub waker_dropped: bool,
 }
 
 pub struct Run {
@@ -226,6 +228,7 @@ impl Run {
                     handle: Some(handle),
                     lane,
                     panics,
+                    waker_dropped: false,
                 });
             }
             Err(e) => {
@@ -252,7 +255,10 @@ impl Run {
                 waker.wake();
             }
             WakeHow::FromHelper => helper.send(Command::Wake(waker)),
-            WakeHow::Drop => drop(waker),
+            WakeHow::Drop => {
+                drop(waker);
+                self.futures[i].waker_dropped = true;
+            }
         }
     }
 

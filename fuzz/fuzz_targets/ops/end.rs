@@ -104,7 +104,15 @@ impl Run {
         let mut cancelled_futures = 0usize;
         for (id, f) in self.futures.iter_mut().enumerate() {
             let handle = f.handle.take().expect("a future's handle");
-            if !wake_rest && !handle.is_finished() {
+            if f.waker_dropped {
+                // Its poll parked it with the waker the script dropped:
+                // nothing can poll it again.
+                assert!(
+                    !handle.is_finished(),
+                    "future {id} finished without its waker"
+                );
+            }
+            if (!wake_rest || f.waker_dropped) && !handle.is_finished() {
                 abandoned[f.lane] += 1;
                 drop(handle);
                 assert_eq!(
