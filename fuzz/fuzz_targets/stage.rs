@@ -277,7 +277,13 @@ fn run(s: &Script) {
             }
             Op::Metrics => {
                 let m = stage.metrics();
-                assert!(m.settled() <= m.sent, "{m:?}");
+                // A snapshot is exact only when the stage is quiet: with
+                // instances sending too, a letter sent after `sent` was
+                // read may be settled before the other counters are. With
+                // only this thread sending, every send came before it.
+                if !st.echoed {
+                    assert!(m.settled() <= m.sent, "{m:?}");
+                }
                 assert_eq!(m.sent, m.accepted + m.handed_back, "{m:?}");
             }
         }

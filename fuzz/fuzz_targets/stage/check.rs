@@ -18,6 +18,8 @@ pub struct State {
     /// it may go idle, or every instance fails `init`.
     pub may_close: bool,
     refuse: bool,
+    /// A letter that sends from inside its perform was sent.
+    pub echoed: bool,
 }
 
 impl State {
@@ -29,6 +31,7 @@ impl State {
             offered: 0,
             may_close: s.idle_ms.is_some() || all_fail,
             refuse: s.unlisted % 3 == 2,
+            echoed: false,
         }
     }
 
@@ -54,6 +57,7 @@ impl State {
             echo: spec.echo,
         };
         self.offered += 1;
+        self.echoed |= spec.echo;
         // With a perform held, a blocking send to a full lane could wait
         // for ever on this very thread.
         let (result, blocking) = match spec.how {
