@@ -1,0 +1,253 @@
+//! The end of an `ops` session: one of the shutdowns, the futures still
+//! parked woken or given up, then every job, future and lane accounted for.
+
+use crate::End;
+use crate::check::{Fate, Kind, Run};
+use crate::common::{self, PANIC_MESSAGE, step};
+use crate::futures;
+use crate::helper::Helper;
+use priority_executor::{Executor, JobError};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{Ordering, fence};
+
+impl Run {
+    pub fn end(
+        mut self,
+        exec: Executor,
+        end: End,
+        helper: &mut Helper,
+        release_holds: impl FnOnce(),
+    ) {
+        let mut handed_back_dropped = 0usize;
+        let mut stopped = false;
+        let wake_rest = match end {
+            End::Shutdown | End::ShutdownThenWake { .. } => {
+                release_holds();
+                step("shutdown");
+                exec.shutdown();
+                matches!(end, End::ShutdownThenWake { wake_rest: true })
+            }
+            End::Drop => {
+                release_holds();
+                step("drop");
+                drop(exec);
+                true
+            }
+            End::ShutdownNow {
+                run_mask,
+                wake_rest,
+            } => {
+                step("shutdown_now");
+                stopped = true;
+                let pending = exec.shutdown_now();
+                // Released first: a held job handed back is run here.
+                release_holds();
+                let m = exec.metrics();
+                assert_eq!(
+                    m.lanes.iter().map(|l| l.handed_back).sum::<u64>(),
+                    pending.len() as u64,
+                    "{m:?}"
+                );
+                step("run handed back");
+                for (i, job) in pending.into_iter().enumerate() {
+                    if run_mask >> (i % 64) & 1 == 1 {
+                        let _ = catch_unwind(AssertUnwindSafe(|| job.run()));
+                    } else {
+                        drop(job);
+                        handed_back_dropped += 1;
+                    }
+                }
+                drop(exec);
+                wake_rest
+            }
+        };
+        // The resizes and wakes still to come race the shutdown.
+        step("helper");
+        helper.finish();
+        let gone = matches!(end, End::Drop);
+        if gone {
+            // Nothing keeps the pool: a future woken now has no pool to
+            // go back to.
+            self.exec = None;
+        }
+
+        // Every future parked now is woken (its next poll finishes) or
+        // given up (its waker dropped: it never finishes).
+        step("futures");
+        for f in &self.futures {
+            let waker = {
+                let mut slot = futures::lock(&f.slot);
+                if wake_rest {
+                    slot.finish_now = true;
+                } else {
+                    slot.give_up = true;
+                }
+                slot.waker.take()
+            };
+            if wake_rest && let Some(waker) = waker {
+                waker.wake();
+            }
+        }
+        if let Some(exec) = &self.exec {
+            step("threads exit");
+            // A future woken after a graceful shutdown is polled on a
+            // thread started for it; once none is alive, nothing moves.
+            while exec.metrics().threads.live > 0 {
+                std::thread::yield_now();
+            }
+            // ORDERING: pairs with each worker's SeqCst decrement of `live`.
+            fence(Ordering::Acquire);
+        }
+
+        step("check futures");
+        let mut abandoned = vec![0u64; self.futures_in_lane.len()];
+        let mut cancelled_futures = 0usize;
+        for (id, f) in self.futures.iter_mut().enumerate() {
+            let handle = f.handle.take().expect("a future's handle");
+            if f.waker_dropped {
+                // Its poll parked it with the waker the script dropped:
+                // nothing can poll it again.
+                assert!(
+                    !handle.is_finished(),
+                    "future {id} finished without its waker"
+                );
+            }
+            if (!wake_rest || f.waker_dropped) && !handle.is_finished() {
+                abandoned[f.lane] += 1;
+                drop(handle);
+                assert_eq!(
+                    f.record.drops(),
+                    1,
+                    "future {id}: given up, not dropped once"
+                );
+                continue;
+            }
+            let result = handle.join();
+            let (calls, drops) = (f.record.calls(), f.record.drops());
+            assert_eq!(drops, 1, "future {id}: dropped {drops} times");
+            match result {
+                Ok(7) => assert!(!f.panics && calls >= 1, "future {id}"),
+                Err(JobError::Panicked { message }) => {
+                    assert!(f.panics && calls >= 1, "future {id}");
+                    assert_eq!(message, format!("{PANIC_MESSAGE} in a future"));
+                }
+                Err(JobError::Cancelled) => {
+                    assert!(
+                        stopped || gone,
+                        "future {id} cancelled without shutdown_now"
+                    );
+                    cancelled_futures += 1;
+                }
+                other => panic!("future {id}: {other:?}"),
+            }
+        }
+
+        if let Some(exec) = &self.exec {
+            step("check lanes");
+            for (lane, given_up) in exec.metrics().lanes.iter().zip(&abandoned) {
+                // A future given up is accepted and never settled, unless
+                // it was handed back by `shutdown_now` (and then parked
+                // again by its poll off the pool): that settled it.
+                if stopped {
+                    assert!(
+                        lane.settled() <= lane.submitted
+                            && lane.submitted <= lane.settled() + given_up,
+                        "{given_up} futures given up: {lane:?}"
+                    );
+                } else {
+                    assert_eq!(
+                        lane.submitted,
+                        lane.settled() + given_up,
+                        "{given_up} futures given up: {lane:?}"
+                    );
+                }
+                assert_eq!(lane.queued, 0, "{lane:?}");
+            }
+            assert!(exec.is_terminated());
+            // Refusals after shutdown leave nothing behind: no phantom
+            // queued job, no slot kept, no rejection counted.
+            let rejected: Vec<u64> = exec.metrics().lanes.iter().map(|l| l.rejected).collect();
+            for &p in &self.priorities {
+                assert!(exec.enqueue(p, || ()).unwrap_err().is_shut_down());
+                assert!(exec.try_enqueue(p, || ()).unwrap_err().is_shut_down());
+            }
+            for (lane, before) in exec.metrics().lanes.iter().zip(rejected) {
+                assert_eq!(lane.queued, 0, "{lane:?}");
+                assert_eq!(lane.rejected, before, "{lane:?}");
+            }
+        }
+        self.exec = None;
+
+        step("check jobs");
+        let mut cancelled = 0;
+        let mut lost = 0;
+        for (id, job) in std::mem::take(&mut self.jobs).into_iter().enumerate() {
+            let result = match job.fate {
+                Fate::Accepted(handle) => Some(handle.join()),
+                Fate::Joined(result) => Some(result),
+                Fate::Refused => None,
+                Fate::Lost => {
+                    lost += 1;
+                    let (calls, drops) = (job.record.calls(), job.record.drops());
+                    assert!(calls <= 1, "job {id} of a panicked batch ran {calls} times");
+                    assert_eq!(
+                        drops, 1,
+                        "job {id} of a panicked batch dropped {drops} times"
+                    );
+                    continue;
+                }
+            };
+            let calls = job.record.calls();
+            let drops = job.record.drops();
+            assert_eq!(drops, 1, "job {id}: closure dropped {drops} times");
+            if job.cancelled {
+                assert_eq!(result, Some(Err(JobError::Cancelled)), "job {id}");
+            }
+            match result {
+                // Refused: returned to us and called by us, once.
+                None => assert_eq!(calls, 1, "refused job {id}"),
+                Some(Ok(())) => {
+                    assert!(!job.panics);
+                    assert_eq!(calls, 1, "job {id}");
+                }
+                Some(Err(JobError::Panicked { message })) => {
+                    assert!(job.panics && job.kind == Kind::Plain, "job {id}: {message}");
+                    assert!(message.starts_with(PANIC_MESSAGE));
+                    assert_eq!(calls, 1, "job {id}");
+                }
+                Some(Err(JobError::Cancelled)) => {
+                    assert_eq!(calls, 0, "cancelled job {id} ran");
+                    if !job.cancelled {
+                        assert!(stopped, "job {id} cancelled without cancel or shutdown_now");
+                        cancelled += 1;
+                    }
+                }
+                Some(Err(e)) => panic!("job {id}: {e:?}"),
+            }
+        }
+        // Each job handed back and dropped is one cancelled handle: ours,
+        // a future's, or one lost with a panicking batch.
+        assert!(
+            cancelled <= handed_back_dropped,
+            "{cancelled} > {handed_back_dropped}"
+        );
+        assert!(
+            handed_back_dropped <= cancelled + cancelled_futures + lost,
+            "{handed_back_dropped} dropped, {cancelled} + {cancelled_futures} + {lost} cancelled"
+        );
+        // A worker that ran `shutdown()` from its job is not joined by
+        // it (nor, later, by the executor's drop): wait for it to exit.
+        step("workers exit");
+        let outlived = common::wait_threads_gone("fz-");
+        if !outlived.is_empty() {
+            static ONCE: std::sync::Once = std::sync::Once::new();
+            ONCE.call_once(|| {
+                eprintln!(
+                    "fuzz: note: workers {outlived:?} outlived their executor's shutdown \
+                     (a job called shutdown() through the handle; reported once)"
+                )
+            });
+        }
+        step("dropped");
+    }
+}

@@ -1,0 +1,155 @@
+//! A thread that races the script: it resizes the pool and wakes parked
+//! futures when the script says so, while the script goes on.
+
+use arbitrary::Arbitrary;
+use priority_executor::{BuildError, ExecutorHandle};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, mpsc};
+use std::task::Waker;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+pub enum Resize {
+    Threads { core: u8, max: u8 },
+    Core(u8),
+    Max(u8),
+    KeepAlive { zero: bool },
+}
+
+pub enum Command {
+    Resize(Resize),
+    Wake(Waker),
+}
+
+/// The thread and what it knows of the limits (it is the only one that
+/// changes them).
+pub struct Helper {
+    tx: Option<mpsc::Sender<Command>>,
+    thread: Option<JoinHandle<()>>,
+    /// The largest `max_threads` ever set, raised before the change.
+    pub max_ever: Arc<AtomicUsize>,
+}
+
+impl Helper {
+    pub fn start(exec: ExecutorHandle, core: usize, max: usize) -> Helper {
+        let (tx, rx) = mpsc::channel::<Command>();
+        let max_ever = Arc::new(AtomicUsize::new(max));
+        let seen = Arc::clone(&max_ever);
+        let thread = std::thread::Builder::new()
+            .name("fuzz-helper".into())
+            .spawn(move || {
+                let (mut core, mut max) = (core, max);
+                for command in rx {
+                    match command {
+                        Command::Wake(waker) => waker.wake(),
+                        Command::Resize(r) => apply(&exec, r, &mut core, &mut max, &seen),
+                    }
+                }
+            })
+            .expect("helper thread");
+        Helper {
+            tx: Some(tx),
+            thread: Some(thread),
+            max_ever,
+        }
+    }
+
+    pub fn send(&self, command: Command) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(command);
+        }
+    }
+
+    /// Lets the thread finish what it was sent, and joins it.
+    pub fn finish(&mut self) {
+        drop(self.tx.take());
+        if let Some(thread) = self.thread.take() {
+            thread.join().expect("helper thread failed a check");
+        }
+    }
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+fn apply(
+    exec: &ExecutorHandle,
+    r: Resize,
+    core: &mut usize,
+    max: &mut usize,
+    max_ever: &AtomicUsize,
+) {
+    match r {
+        Resize::Threads { core: c, max: m } => {
+            let (c, m) = (usize::from(c % 5), usize::from(m % 6));
+            // ORDERING: SeqCst, read by the script's checks after they
+            // read the pool's thread counts.
+            max_ever.fetch_max(m, Ordering::SeqCst);
+            let result = exec.set_threads(c, m);
+            let expected = if m == 0 {
+                Err(BuildError::ZeroMaxThreads)
+            } else if c > m {
+                Err(BuildError::CoreExceedsMax { core: c, max: m })
+            } else {
+                Ok(())
+            };
+            assert_eq!(
+                result, expected,
+                "set_threads({c}, {m}) with ({core}, {max})"
+            );
+            if result.is_ok() {
+                (*core, *max) = (c, m);
+            }
+        }
+        Resize::Core(c) => {
+            let c = usize::from(c % 5);
+            let result = exec.set_core_threads(c);
+            let expected = if c > *max {
+                Err(BuildError::CoreExceedsMax { core: c, max: *max })
+            } else {
+                Ok(())
+            };
+            assert_eq!(
+                result, expected,
+                "set_core_threads({c}) with ({core}, {max})"
+            );
+            if result.is_ok() {
+                *core = c;
+            }
+        }
+        Resize::Max(m) => {
+            let m = usize::from(m % 6);
+            // ORDERING: as above.
+            max_ever.fetch_max(m, Ordering::SeqCst);
+            let result = exec.set_max_threads(m);
+            let expected = if m == 0 {
+                Err(BuildError::ZeroMaxThreads)
+            } else if *core > m {
+                Err(BuildError::CoreExceedsMax {
+                    core: *core,
+                    max: m,
+                })
+            } else {
+                Ok(())
+            };
+            assert_eq!(
+                result, expected,
+                "set_max_threads({m}) with ({core}, {max})"
+            );
+            if result.is_ok() {
+                *max = m;
+            }
+        }
+        Resize::KeepAlive { zero } => exec.set_keep_alive(if zero {
+            Duration::ZERO
+        } else {
+            Duration::from_millis(20)
+        }),
+    }
+    let config = exec.config();
+    assert_eq!((config.core_threads, config.max_threads), (*core, *max));
+}
