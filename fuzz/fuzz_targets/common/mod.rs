@@ -160,11 +160,14 @@ impl Drop for Guard {
 
 /// Waits until no thread whose name starts with `prefix` is left in this
 /// process (Linux: `/proc/self/task/*/comm`). Returns the names of those
-/// still there at first: workers that outlived their executor's shutdown,
-/// which libFuzzer's leak check would otherwise report as the threads'
-/// memory (their `Thread` handles and names) still allocated when the
-/// input ends.
+/// still there after 100 ms: workers that outlived their executor's
+/// shutdown, which libFuzzer's leak check would otherwise report as the
+/// threads' memory (their `Thread` handles and names) still allocated when
+/// the input ends. A thread just joined may still be listed for a moment
+/// (`pthread_join` returns when the kernel clears its id, before the task
+/// is released), hence the grace period before it counts.
 pub fn wait_threads_gone(prefix: &str) -> Vec<String> {
+    let start = Instant::now();
     let mut first: Option<Vec<String>> = None;
     loop {
         let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
@@ -179,7 +182,9 @@ pub fn wait_threads_gone(prefix: &str) -> Vec<String> {
         if alive.is_empty() {
             return first.unwrap_or_default();
         }
-        first.get_or_insert(alive);
+        if start.elapsed() > Duration::from_millis(100) {
+            first.get_or_insert(alive);
+        }
         // Not synchronisation: nothing to wait on for a detached thread's
         // exit; the watchdog bounds the wait.
         std::thread::sleep(Duration::from_millis(1));
