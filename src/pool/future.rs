@@ -174,10 +174,13 @@ where
         // A worker's observer refuses retries once the executor stopped;
         // the caller running a handed-back job has one that does not, so a
         // poll that finds the executor stopped with such an observer is
-        // that caller's. (A worker's poll racing `shutdown_now` between the
-        // two looks can be taken for one: then a later cancellation of the
-        // future goes uncounted.)
-        if observer.may_retry() && self.pool_stopped() {
+        // that caller's. The stop is looked at first: it never clears, so
+        // a worker that sees it also sees its own observer refuse, and a
+        // worker's poll racing `shutdown_now` is never taken for the
+        // caller's (looked at the other way round, the stop could land
+        // between the two looks, and a later cancellation of the future
+        // went uncounted: its lane ended one short of balanced).
+        if self.pool_stopped() && observer.may_retry() {
             self.handed_back.store(true, Ordering::Relaxed);
         }
         let mut body = lock(&self.body);
