@@ -253,6 +253,7 @@ fn retry_racing_shutdown_now_is_handed_back_or_dead_lettered() {
 /// pool), both return, and the owner's drop then joins both threads
 /// (with each waiting for the other, loom reports the deadlock).
 #[test]
+#[ignore = "bound 1 ran past 30 minutes on 2 shared cores, past CI's budget; run by hand with --ignored"]
 fn two_jobs_shutting_down_at_once_both_return() {
     // Bound 1: three threads, each through close, the exit wait and the
     // join; bound 2 ran for many minutes on 2 shared cores.
