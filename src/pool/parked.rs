@@ -84,6 +84,10 @@ impl Shared {
     }
 }
 
+// Not under loom: a model's pool state may be dropped after the model's
+// execution has ended, where loom's lock cannot be taken; the models see
+// parked futures dropped at the pool's end through `abandon_parked`.
+#[cfg(not(loom))]
 impl Drop for Parked {
     /// The pool's state is going (its last owner was a job of its own,
     /// whose threads were left to finish on their own): nothing can queue
