@@ -30,30 +30,39 @@ impl Future for WaitForDoor {
     }
 }
 
+/// An executor with one worker, started.
+fn one_worker() -> Executor {
+    let exec = Executor::builder()
+        .name("loom")
+        .core_threads(1)
+        .max_threads(1)
+        .lane(LOW, Capacity::Unbounded)
+        .build()
+        .unwrap();
+    assert_eq!(exec.prestart_core_threads(), 1);
+    exec
+}
+
+/// Opens the door and wakes the waker left there, if any.
+fn open(door: &Door) {
+    let mut state = door.lock().unwrap();
+    state.0 = true;
+    let waker = state.1.take();
+    drop(state);
+    if let Some(waker) = waker {
+        waker.wake();
+    }
+}
+
 #[test]
 fn a_wake_racing_the_poll_is_never_lost() {
     model(|| {
-        let exec = Executor::builder()
-            .name("loom")
-            .core_threads(1)
-            .max_threads(1)
-            .lane(LOW, Capacity::Unbounded)
-            .build()
-            .unwrap();
-        assert_eq!(exec.prestart_core_threads(), 1);
+        let exec = one_worker();
         let door: Door = Arc::new(Mutex::new((false, None)));
         let handle = exec
             .spawn_future(LOW, WaitForDoor(Arc::clone(&door)))
             .unwrap();
-        let opener = loom::thread::spawn(move || {
-            let mut state = door.lock().unwrap();
-            state.0 = true;
-            let waker = state.1.take();
-            drop(state);
-            if let Some(waker) = waker {
-                waker.wake();
-            }
-        });
+        let opener = loom::thread::spawn(move || open(&door));
         // Joined before shutdown, which would otherwise hide a lost wake.
         assert_eq!(handle.join(), Ok(7));
         opener.join().unwrap();
@@ -70,29 +79,14 @@ fn a_wake_racing_the_poll_is_never_lost() {
 #[test]
 fn a_wake_racing_the_pools_end_resolves_the_handle() {
     model(|| {
-        let exec = Executor::builder()
-            .name("loom")
-            .core_threads(1)
-            .max_threads(1)
-            .lane(LOW, Capacity::Unbounded)
-            .build()
-            .unwrap();
-        assert_eq!(exec.prestart_core_threads(), 1);
+        let exec = one_worker();
         let door: Door = Arc::new(Mutex::new((false, None)));
         let handle = exec
             .spawn_future(LOW, WaitForDoor(Arc::clone(&door)))
             .unwrap();
         // Parked: polled once, its waker left at the door.
         exec.wait_idle();
-        let opener = loom::thread::spawn(move || {
-            let mut state = door.lock().unwrap();
-            state.0 = true;
-            let waker = state.1.take();
-            drop(state);
-            if let Some(waker) = waker {
-                waker.wake();
-            }
-        });
+        let opener = loom::thread::spawn(move || open(&door));
         exec.shutdown();
         let result = handle.join();
         assert!(
