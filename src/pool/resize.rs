@@ -49,6 +49,13 @@ impl Limits {
         self.max.load(Ordering::Relaxed)
     }
 
+    /// `max` as a SeqCst load: for the re-check after a claim (rule 3),
+    /// which pairs with the SeqCst swap of a resize.
+    #[inline]
+    pub(crate) fn max_seqcst(&self) -> usize {
+        self.max.load(Ordering::SeqCst)
+    }
+
     #[inline]
     pub(crate) fn allow_core_timeout(&self) -> bool {
         self.allow_core_timeout

@@ -114,6 +114,25 @@ impl Shared {
         format!("{}-{}", self.name, id)
     }
 
+    /// Rule 3, the worker's half: having claimed a job it no longer counts
+    /// as idle, so it looks again at what producers (or a resize raising
+    /// `max`) decided while it still counted. If more jobs wait than
+    /// workers are idle, it wakes a sleeper, or starts a thread below
+    /// `max`. Once per batch, not per job.
+    #[inline]
+    fn after_claim(self: &Arc<Self>) {
+        // ORDERING: SeqCst loads after the SeqCst decrement of `idle`: a
+        // Dekker pair with a producer's publish-then-load of `idle`, and
+        // with a resize's swap of `max` then load of `idle`; one of each
+        // pair sees the other's write.
+        if self.queued() <= self.idle.load(Ordering::SeqCst) || self.sleep.wake_one() {
+            return;
+        }
+        if self.live.load(Ordering::SeqCst) < self.limits.max_seqcst() {
+            self.spawn_worker();
+        }
+    }
+
     /// Starts threads until `core` are alive; returns how many it started.
     pub(crate) fn prestart_core(self: &Arc<Self>) -> usize {
         let mut started = 0;
@@ -331,6 +350,7 @@ fn worker_main(shared: Arc<Shared>) {
     // slot stays busy; nothing here marks or counts anything per job.
     while let Some((lane, task)) = shared.find_work(&mut exit.place, &slot) {
         shared.idle.fetch_sub(1, Ordering::SeqCst);
+        shared.after_claim();
         exit.place = Place::Busy;
         shared.instruments.worker_busy();
         let recent = Recent::new();

@@ -16,6 +16,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod growth;
 mod support;
 
 #[cfg(all(feature = "actor", not(loom)))]
