@@ -217,7 +217,7 @@ pub use esb::config_error::{ConfigError, ConfigErrorKind};
 #[cfg(feature = "esb")]
 pub use esb::message::{Message, MessageBuilder};
 #[cfg(feature = "esb")]
-pub use esb::registry::{ExecutorRef, Executors, Reload};
+pub use esb::registry::{ExecutorRef, Executors, ExecutorsBuilder, Reload};
 #[cfg(feature = "esb")]
 pub use esb::rules::Rules;
 #[cfg(feature = "esb")]

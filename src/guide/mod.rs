@@ -10,7 +10,7 @@
 //! | [`model`] | lanes, pickers, threads, handles, futures, errors, backpressure, shutdown, cancelling, metrics, batches |
 //! | [`policies`] | reserved workers, deadlines, aging, retries and dead letters, full lanes, hooks |
 //! | [`observability`] | the `metrics` and `tracing` features: every series, the Prometheus example, spans |
-//! | [`executors_toml`] | feature `esb`: the `executors.toml` specification, rules, errors, sequences, reloading |
+//! | [`executors_toml`] | feature `esb`: the `executors.toml` specification, hooks in code, rules, errors, sequences, reloading |
 //! | [`actors`] | feature `actor`: actors, mailboxes, stages, pipelines, the seeds' vocabulary |
 //! | [`rabbitmq`] | the RabbitMQ bridge (package `priority-executor-amqp`): consuming, guarantees, publishing, processes |
 //! | [`http`] | the tower layer (package `priority-executor-tower`) |

@@ -4,6 +4,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod builder;
 mod config_errors;
 mod config_fuzz;
 mod dotted_keys;
@@ -11,3 +12,13 @@ mod reload;
 mod reload_under_load;
 mod sequences;
 mod shared;
+
+/// Writes `toml` as `executors.toml` in a directory of its own for the
+/// test `test` (in the system's temporary directory), and returns its path.
+pub fn temp_file(test: &str, toml: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("priority-executor-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("executors.toml");
+    std::fs::write(&path, toml).expect("write temp file");
+    path
+}

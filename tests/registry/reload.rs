@@ -218,10 +218,7 @@ fn hooks_and_fault_handlers_follow_the_name() {
 
 #[test]
 fn reload_from_a_path_and_shutdown_waits_for_retired_executors() {
-    let dir = std::env::temp_dir().join(format!("priority-executor-reload-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("executors.toml");
-    std::fs::write(&path, BEFORE).expect("write");
+    let path = crate::temp_file("reload", BEFORE);
 
     let gate = Gate::default();
     let executors = Executors::from_path(&path).expect("valid");
@@ -273,7 +270,7 @@ fn reload_from_a_path_and_shutdown_waits_for_retired_executors() {
         "the retired executor drained"
     );
     assert!(reload.is_drained());
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(path.parent().expect("a directory of its own"));
 }
 
 #[test]

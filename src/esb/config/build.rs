@@ -45,11 +45,15 @@ impl ExecutorSpec {
 }
 
 impl Plan {
-    /// Builds the executor `plan` (one of `self.executors`), placing a
+    /// Builds the executor `plan` (one of `self.executors`), its builder
+    /// first given to `finish` (the code's configure function), placing a
     /// builder error at the key that caused it.
-    pub(crate) fn build(&self, plan: &ExecutorPlan) -> Result<Executor, ConfigError> {
-        plan.spec
-            .builder(&plan.name)
+    pub(crate) fn build(
+        &self,
+        plan: &ExecutorPlan,
+        finish: impl FnOnce(ExecutorBuilder) -> ExecutorBuilder,
+    ) -> Result<Executor, ConfigError> {
+        finish(plan.spec.builder(&plan.name))
             .build()
             .map_err(|err| self.build_error(plan, err))
     }

@@ -79,6 +79,18 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
+    /// The executor `name` of the file, or an error naming the ones the
+    /// file has.
+    pub(crate) fn executor_named(&self, name: &str) -> Result<&ExecutorPlan, ConfigError> {
+        self.executors
+            .iter()
+            .find(|e| e.name == name)
+            .ok_or_else(|| {
+                let defined: Vec<&str> = self.executors.iter().map(|e| e.name.as_str()).collect();
+                ConfigError::no_executor(self.path.as_deref(), name, &defined)
+            })
+    }
+
     /// The settings of `[mailboxes.NAME]`, or an error naming the sections
     /// the file has.
     #[cfg_attr(any(not(feature = "actor"), loom), allow(dead_code))]

@@ -251,6 +251,31 @@ impl ConfigError {
     }
 }
 
+impl ConfigError {
+    /// The file (`path`, if any) has no `[executors.NAME]` section named
+    /// `name`, which the code asked for; `defined` are the ones it has.
+    pub(crate) fn no_executor(path: Option<&Path>, name: &str, defined: &[&str]) -> Self {
+        let defined = if defined.is_empty() {
+            "none is".to_owned()
+        } else {
+            let quoted: Vec<String> = defined.iter().map(|n| format!("{n:?}")).collect();
+            format!("defined: {}", quoted.join(", "))
+        };
+        ConfigError(Box::new(Inner {
+            kind: ConfigErrorKind::MissingKey,
+            path: path.map(Path::to_owned),
+            position: None,
+            executor: Some(name.to_owned()),
+            rule: None,
+            mailbox: None,
+            scope: String::new(),
+            field: None,
+            detail: format!("no [executors.{name}] section ({defined})"),
+            source: None,
+        }))
+    }
+}
+
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let this = &self.0;

@@ -12,17 +12,20 @@
 //! (`reload.rs`), and how an executor a reload retires stays open until
 //! its last user lets go (`running.rs`).
 
+mod builder;
 mod enqueue;
 mod handlers;
 mod reload;
 mod running;
 
+pub use builder::ExecutorsBuilder;
 pub use reload::Reload;
 pub use running::ExecutorRef;
 
 use crate::esb::config::{self, ExecutorSpec, Plan};
 use crate::esb::sequence::{Counters, FaultFn, Sequence};
 use crate::{ConfigError, Executor, Message, Priority, Rules, SequenceMetrics, UnknownName};
+use builder::Options;
 use running::Running;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -83,6 +86,9 @@ pub struct Executors {
     writer: Mutex<()>,
     /// Threads draining executors retired by reloads.
     retiring: Mutex<Vec<JoinHandle<()>>>,
+    /// What the code added to the file's executors, applied again by
+    /// reloads.
+    options: Options,
 }
 
 /// Everything the registry knows, as of one reload or registration.
@@ -138,7 +144,8 @@ impl Entry {
 
 impl Executors {
     /// Loads `executors.toml` (or any file of its format) and starts every
-    /// executor in it.
+    /// executor in it. To give them hooks, or to start only some, use
+    /// [`Executors::builder`].
     ///
     /// # Errors
     ///
@@ -157,7 +164,7 @@ impl Executors {
     /// # Ok::<(), priority_executor::ConfigError>(())
     /// ```
     pub fn from_path(path: impl AsRef<Path>) -> Result<Self, ConfigError> {
-        Self::start(config::read(path.as_ref())?)
+        Self::start(config::read(path.as_ref())?, Options::default())
     }
 
     /// Loads executors from TOML text; errors give a line and column but no
@@ -180,15 +187,27 @@ impl Executors {
     /// # Ok::<(), priority_executor::ConfigError>(())
     /// ```
     pub fn from_toml_str(toml: &str) -> Result<Self, ConfigError> {
-        Self::start(config::parse(toml.to_owned(), None)?)
+        Self::start(config::parse(toml.to_owned(), None)?, Options::default())
     }
 
-    fn start(plan: Plan) -> Result<Self, ConfigError> {
+    /// A builder that loads a file with what the code adds to it: hooks
+    /// and other builder settings per executor, and which executors to
+    /// start.
+    ///
+    /// # Examples
+    ///
+    /// See [`ExecutorsBuilder`].
+    pub fn builder() -> ExecutorsBuilder {
+        ExecutorsBuilder::default()
+    }
+
+    fn start(mut plan: Plan, options: Options) -> Result<Self, ConfigError> {
+        options.select(&mut plan)?;
         let mut entries = BTreeMap::new();
         for executor in &plan.executors {
             // On error, the executors already built drop, and dropping one
             // shuts it down.
-            let built = plan.build(executor)?;
+            let built = plan.build(executor, |b| options.finish(&executor.name, b))?;
             let entry = Entry::new(
                 &executor.name,
                 built,
@@ -207,6 +226,7 @@ impl Executors {
             table: RwLock::new(Arc::new(table)),
             writer: Mutex::new(()),
             retiring: Mutex::new(Vec::new()),
+            options,
         })
     }
 

@@ -106,7 +106,8 @@ impl Executors {
         self.apply(plan)
     }
 
-    fn apply(&self, plan: Plan) -> Result<Reload, ConfigError> {
+    fn apply(&self, mut plan: Plan) -> Result<Reload, ConfigError> {
+        self.options.select(&mut plan)?;
         let _writer = self.writer();
         let current = self.table();
         // Build first: on error `fresh` drops (shutting down what it built)
@@ -121,7 +122,8 @@ impl Executors {
                     resized.insert(executor.name.clone(), Arc::clone(&e.executor));
                 }
                 _ => {
-                    fresh.insert(executor.name.clone(), plan.build(executor)?);
+                    let built = plan.build(executor, |b| self.options.finish(&executor.name, b))?;
+                    fresh.insert(executor.name.clone(), built);
                 }
             }
         }

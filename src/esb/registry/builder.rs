@@ -1,0 +1,184 @@
+//! What the code adds to a file's executors before they start: a
+//! configure function per executor (the builder's hooks, which a file
+//! cannot hold) and the names to start, when not all.
+
+use super::Executors;
+use crate::esb::config::{self, Plan};
+use crate::{ConfigError, ExecutorBuilder};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+/// A function that finishes an executor's builder, after the file's
+/// settings are on it.
+pub(crate) type ConfigureFn = Arc<dyn Fn(ExecutorBuilder) -> ExecutorBuilder + Send + Sync>;
+
+/// Loads `executors.toml` with what the code adds: [`configure`] hands
+/// a file entry's [`ExecutorBuilder`] to code before the executor starts
+/// (for hooks such as `before_execute`, `on_dead_letter`, `thread_name`),
+/// and [`only`] starts just the executors named. Made by
+/// [`Executors::builder`]; [`Executors::from_path`] is this with
+/// nothing added.
+///
+/// What it adds holds for the registry's life: a
+/// [`reload`](Executors::reload) that replaces an executor calls its
+/// configure function again, and starts only the executors named.
+///
+/// [`configure`]: ExecutorsBuilder::configure
+/// [`only`]: ExecutorsBuilder::only
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{Executors, Priority};
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use std::sync::Arc;
+///
+/// let toml = "
+///     [executors.thumbs]
+///     lanes = [{ priority = 10 }, { priority = 1 }]
+///     [executors.reports]
+///     lanes = [{ priority = 1 }]
+/// ";
+/// let started = Arc::new(AtomicUsize::new(0));
+/// let count = Arc::clone(&started);
+/// let executors = Executors::builder()
+///     .configure("thumbs", move |builder| {
+///         let count = Arc::clone(&count);
+///         builder.before_execute(move |_| {
+///             count.fetch_add(1, Ordering::Relaxed);
+///         })
+///     })
+///     .only(["thumbs"])
+///     .load_toml_str(toml)?;
+/// assert_eq!(executors.names(), ["thumbs"]);
+/// executors.get("thumbs")?.enqueue(Priority(10), || ())?.join()?;
+/// assert_eq!(started.load(Ordering::Relaxed), 1);
+/// executors.shutdown();
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Default)]
+#[must_use = "a builder does nothing until it loads a file"]
+pub struct ExecutorsBuilder {
+    pub(super) options: Options,
+}
+
+/// What an [`ExecutorsBuilder`] gathered, kept by the registry for reloads.
+#[derive(Clone, Default)]
+pub(super) struct Options {
+    configure: BTreeMap<String, ConfigureFn>,
+    only: Option<BTreeSet<String>>,
+}
+
+impl ExecutorsBuilder {
+    /// Gives the executor `name` of the file to `configure` before it
+    /// starts: the builder carries the file's settings (name, threads,
+    /// lanes, picker), and what `configure` sets on it wins. Called again
+    /// for the same name, the last function is kept.
+    ///
+    /// # Panics
+    ///
+    /// A panic in `configure` reaches the caller of the load (or of the
+    /// reload); what was started by then shuts down, and a reload leaves
+    /// the registry as it was.
+    ///
+    /// # Examples
+    ///
+    /// See [`ExecutorsBuilder`].
+    pub fn configure<F>(mut self, name: impl Into<String>, configure: F) -> Self
+    where
+        F: Fn(ExecutorBuilder) -> ExecutorBuilder + Send + Sync + 'static,
+    {
+        self.options
+            .configure
+            .insert(name.into(), Arc::new(configure));
+        self
+    }
+
+    /// Starts only the executors named here (by default, every executor of
+    /// the file). Called again, the names add up.
+    ///
+    /// # Examples
+    ///
+    /// See [`ExecutorsBuilder`].
+    pub fn only<I>(mut self, names: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        self.options
+            .only
+            .get_or_insert_with(BTreeSet::new)
+            .extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Loads the file at `path` with what was added.
+    ///
+    /// # Errors
+    ///
+    /// As [`Executors::from_path`]; and a name given to
+    /// [`configure`](Self::configure) or [`only`](Self::only) that the file
+    /// has no `[executors.NAME]` for is an error of kind
+    /// [`MissingKey`](crate::ConfigErrorKind::MissingKey) that lists the
+    /// executors the file has.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::Executors;
+    ///
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/executors.toml");
+    /// let err = Executors::builder().only(["thumbs"]).load(path).unwrap_err();
+    /// assert!(err.to_string().contains("no [executors.thumbs] section"));
+    /// ```
+    pub fn load(self, path: impl AsRef<Path>) -> Result<Executors, ConfigError> {
+        Executors::start(config::read(path.as_ref())?, self.options)
+    }
+
+    /// Loads executors from TOML text with what was added.
+    ///
+    /// # Errors
+    ///
+    /// As [`load`](Self::load), without the file.
+    ///
+    /// # Examples
+    ///
+    /// See [`ExecutorsBuilder`].
+    pub fn load_toml_str(self, toml: &str) -> Result<Executors, ConfigError> {
+        Executors::start(config::parse(toml.to_owned(), None)?, self.options)
+    }
+}
+
+impl Options {
+    /// Keeps in `plan` only the executors to start, after checking that
+    /// every name the code gave is in the file.
+    pub(super) fn select(&self, plan: &mut Plan) -> Result<(), ConfigError> {
+        let named = self.configure.keys().chain(self.only.iter().flatten());
+        for name in named {
+            plan.executor_named(name)?;
+        }
+        if let Some(only) = &self.only {
+            plan.executors.retain(|e| only.contains(&e.name));
+        }
+        Ok(())
+    }
+
+    /// The file's builder for `name`, finished by its configure function.
+    pub(super) fn finish(&self, name: &str, builder: ExecutorBuilder) -> ExecutorBuilder {
+        match self.configure.get(name) {
+            Some(configure) => configure(builder),
+            None => builder,
+        }
+    }
+}
+
+impl fmt::Debug for ExecutorsBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExecutorsBuilder")
+            .field("configure", &self.options.configure.keys())
+            .field("only", &self.options.only)
+            .finish()
+    }
+}
