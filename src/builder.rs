@@ -142,9 +142,27 @@ impl ExecutorBuilder {
     /// Adds a lane whose weight is its priority (as in Synapse): short for
     /// `.lane_config(LaneConfig::new(priority).capacity(capacity))`.
     ///
+    /// The weight is the lane's share, not a rank: lanes
+    /// [`Priority::HIGH`] (300) and [`Priority::LOW`] (100) share the
+    /// workers 3 : 1 while both have work. For "the higher lane first,
+    /// always", use [`Picker::Strict`](crate::Picker::Strict); for another
+    /// share, give the weights with [`lane_config`](Self::lane_config) and
+    /// [`LaneConfig::weight`]. A `Priority(0)` lane needs a weight of its
+    /// own, as a weight of 0 is refused.
+    ///
     /// # Examples
     ///
-    /// See [`ExecutorBuilder`].
+    /// ```
+    /// use priority_executor::{Capacity, Executor, LaneConfig, Priority};
+    ///
+    /// let exec = Executor::builder()
+    ///     .lane(Priority::HIGH, Capacity::Unbounded)
+    ///     .lane_config(LaneConfig::new(Priority::LOW).weight(30)) // 300 : 30, so 10 : 1
+    ///     .build()?;
+    /// let weights: Vec<u32> = exec.config().lanes.iter().map(|l| l.get_weight()).collect();
+    /// assert_eq!(weights, [300, 30]);
+    /// # Ok::<(), priority_executor::BuildError>(())
+    /// ```
     pub fn lane(self, priority: Priority, capacity: Capacity) -> Self {
         self.lane_config(LaneConfig::new(priority).capacity(capacity))
     }

@@ -21,7 +21,10 @@ use std::fmt;
 ///     .build()
 ///     .unwrap_err();
 /// assert_eq!(err, BuildError::ZeroWeight { priority: Priority(5) });
-/// assert_eq!(err.to_string(), "lane 5: weight must be at least 1 (got 0)");
+/// assert_eq!(
+///     err.to_string(),
+///     "lane 5: weight must be at least 1 (got 0; unless set, a lane's weight is its priority number)"
+/// );
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -36,7 +39,9 @@ pub enum BuildError {
         priority: Priority,
     },
     /// A lane's weight is 0, which would starve it (or everything else).
-    #[error("lane {priority}: weight must be at least 1 (got 0)")]
+    #[error(
+        "lane {priority}: weight must be at least 1 (got 0; unless set, a lane's weight is its priority number)"
+    )]
     ZeroWeight {
         /// The lane.
         priority: Priority,
