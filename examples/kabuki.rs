@@ -172,8 +172,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for exit in &exits {
         let m = &exit.metrics;
         println!(
-            "  {:<9} {}: sent {}, performed {}, faulted {}, dead-lettered {}, handed back {}",
-            m.name, exit.reason, m.sent, m.performed, m.faulted, m.dead_lettered, m.handed_back
+            "  {:<9} {}: offered {}, performed {}, faulted {}, dead-lettered {}, handed back {}",
+            m.name, exit.reason, m.offered, m.performed, m.faulted, m.dead_lettered, m.handed_back
         );
     }
     let written = std::fs::read_to_string(&path)?;

@@ -129,8 +129,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let m = &exit.metrics;
     println!(
-        "\n{}: sent {} = performed {} + dead-lettered {} + handed back {}",
-        exit.reason, m.sent, m.performed, m.dead_lettered, m.handed_back
+        "\n{}: offered {} = performed {} + dead-lettered {} + handed back {}",
+        exit.reason, m.offered, m.performed, m.dead_lettered, m.handed_back
     );
     if !m.is_balanced() || exit.reason != Reason::Stopped {
         return Err("the mailbox lost track of a message".into());

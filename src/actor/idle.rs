@@ -350,7 +350,7 @@ mod tests {
                 over: true
             }
         );
-        assert_eq!((exit.metrics.performed, exit.metrics.sent), (2, 2));
+        assert_eq!((exit.metrics.performed, exit.metrics.offered), (2, 2));
         assert!(exit.metrics.is_balanced());
         assert!(addr.send(3).unwrap_err().is_stopped());
     }

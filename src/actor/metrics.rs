@@ -46,8 +46,8 @@ pub struct MailboxLaneMetrics {
 ///     addr.send(n).unwrap();
 /// }
 /// let m = stage.drain().metrics;
-/// assert_eq!((m.sent, m.performed), (10, 10));
-/// assert!(m.is_balanced()); // sent = performed + faulted + dead-lettered + handed back
+/// assert_eq!((m.offered, m.accepted, m.performed), (10, 10, 10));
+/// assert!(m.is_balanced()); // offered = performed + faulted + dead-lettered + handed back
 /// # Ok::<(), priority_executor::actor::SpawnError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,9 +57,11 @@ pub struct StageMetrics {
     pub name: String,
     /// Instances configured.
     pub instances: usize,
-    /// Messages offered: `accepted + handed_back`.
-    pub sent: u64,
-    /// Messages accepted into a lane.
+    /// Sends: `accepted + handed_back`. A message refused, handed back
+    /// and sent again counts each time it is offered; the messages that
+    /// entered the stage are `accepted`.
+    pub offered: u64,
+    /// Messages accepted into a lane: each message once.
     pub accepted: u64,
     /// Messages refused at once and returned to the sender.
     pub handed_back: u64,
@@ -91,13 +93,14 @@ impl StageMetrics {
         self.performed + self.faulted + self.dead_lettered + self.handed_back
     }
 
-    /// Is every message sent accounted for (`sent == settled()`)? True
+    /// Is every send accounted for (`offered == settled()`, that is,
+    /// every accepted message performed, faulted or dead-lettered)? True
     /// whenever the stage is quiet.
     ///
     /// # Examples
     ///
     /// See [`StageMetrics`].
     pub fn is_balanced(&self) -> bool {
-        self.sent == self.settled()
+        self.offered == self.settled()
     }
 }

@@ -260,7 +260,7 @@ impl<I> Core<I> {
         StageMetrics {
             name: mb.name.clone(),
             instances: self.instances,
-            sent: accepted + handed_back,
+            offered: accepted + handed_back,
             accepted,
             handed_back,
             performed: self.performed.sum(),

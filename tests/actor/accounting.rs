@@ -1,4 +1,4 @@
-//! Accounting: sent = performed + faulted + dead-lettered + handed back,
+//! Accounting: offered = performed + faulted + dead-lettered + handed back,
 //! per stage, after a scenario that produces every outcome at once. (The
 //! other modules check it after each of theirs with `assert_balanced`.)
 
@@ -55,11 +55,45 @@ fn every_message_is_accounted_for_performed_faulted_dead_or_handed_back() {
         let m = exit.metrics;
         assert_balanced(&m);
         assert_eq!((full, unknown), (12, 20));
-        assert_eq!(m.sent, 2 + 20 + 20 + 30);
+        assert_eq!(m.offered, 2 + 20 + 20 + 30);
         assert_eq!(m.performed, 2 + 3);
         assert_eq!(m.faulted, 5);
         assert_eq!(m.dead_lettered, 30);
         assert_eq!(m.handed_back, 12 + 20);
+    });
+}
+
+#[test]
+fn a_message_sent_again_after_a_refusal_is_offered_twice_and_accepted_once() {
+    within("offered and accepted", || {
+        let (log, hold) = (Log::default(), Hold::default());
+        let stage = probes("retry-send", &log, &hold)
+            .mailbox(
+                MailboxConfig::new()
+                    .lane(GATE, Capacity::Unbounded)
+                    .lane(Priority::HIGH, Capacity::Bounded(2))
+                    .default_priority(Priority::HIGH),
+            )
+            .spawn()
+            .expect("spawn");
+        let addr = stage.addr();
+        addr.send_at(msg('G', 0), GATE).unwrap();
+        hold.wait_held();
+        addr.try_send(msg('H', 1)).unwrap();
+        addr.try_send(msg('H', 2)).unwrap();
+        let refused = addr.try_send(msg('H', 3)).unwrap_err();
+        assert!(refused.is_full());
+        hold.open();
+        // The sender keeps its message and sends it again, blocking.
+        addr.send(refused.into_inner()).unwrap();
+        let m = stage.drain().metrics;
+        assert_balanced(&m);
+        assert_eq!((m.offered, m.accepted, m.handed_back), (5, 4, 1));
+        assert_eq!(m.performed, 4);
+        // The log holds the three 'H' letters (the gate letter only holds).
+        let sent: Vec<u32> = log.performed().iter().map(|m| m.seq).collect();
+        assert_eq!(sent.len(), 3);
+        assert!([1, 2, 3].iter().all(|seq| sent.contains(seq)), "{sent:?}");
     });
 }
 
@@ -101,7 +135,7 @@ fn race(end: fn(&priority_executor::actor::Addr<super::support::Msg>)) {
     let exit = stage.drain();
     let m = exit.metrics;
     assert_balanced(&m);
-    assert_eq!(m.sent, 15_000);
+    assert_eq!(m.offered, 15_000);
     assert_eq!(m.handed_back, refused.load(Ordering::Relaxed));
     assert_eq!(m.performed + m.dead_lettered + m.handed_back, 15_000);
     assert_eq!(log.performed().len() as u64, m.performed);

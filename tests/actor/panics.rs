@@ -231,7 +231,7 @@ fn a_pipeline_with_panicking_stages_still_drains() {
         }
         // 160 pass the first stage; the second performs all of them.
         assert_eq!(exits[0].metrics.performed, 160);
-        assert_eq!(exits[1].metrics.sent, 160);
+        assert_eq!(exits[1].metrics.offered, 160);
         assert_eq!(probes.performed.load(Ordering::SeqCst), 160);
     });
 }

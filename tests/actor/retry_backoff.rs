@@ -48,7 +48,7 @@ fn a_kill_ends_a_retry_backoff_and_starts_no_further_attempt() {
         assert_eq!(attempts.try_iter().count(), 0, "no attempt after the kill");
         assert_eq!(exit.metrics.dead_lettered, 1);
         assert_eq!(exit.metrics.performed + exit.metrics.faulted, 0);
-        assert_eq!(exit.metrics.sent, 1);
+        assert_eq!(exit.metrics.offered, 1);
     });
 }
 

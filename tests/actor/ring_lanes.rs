@@ -47,7 +47,7 @@ fn run(instances: usize) {
     let m = exit.metrics;
     assert_balanced(&m);
     let total = u64::from(SENDERS * EACH);
-    assert_eq!((m.sent, m.performed), (total, total));
+    assert_eq!((m.offered, m.performed), (total, total));
     assert_eq!(m.sent_back, total / 5);
 
     let mut times: HashMap<(char, u32), usize> = HashMap::new();

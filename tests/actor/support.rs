@@ -161,9 +161,9 @@ pub fn probes(name: &str, log: &Log, hold: &Hold) -> StageBuilder<Probe> {
 /// Rule 18 of src/actor/README.md.
 pub fn assert_balanced(m: &StageMetrics) {
     assert_eq!(
-        m.sent,
+        m.offered,
         m.performed + m.faulted + m.dead_lettered + m.handed_back,
-        "sent = performed + faulted + dead-lettered + handed back, for stage {:?}: {m:#?}",
+        "offered = performed + faulted + dead-lettered + handed back, for stage {:?}: {m:#?}",
         m.name
     );
     assert_eq!((m.queued, m.running), (0, 0), "stage {:?} is quiet", m.name);

@@ -180,7 +180,7 @@ fn round(seed: u64) -> StageMetrics {
     // balance without anything being lost (the ledger above is the check).
     if !matches!(end, End::DrainMidway) {
         assert_eq!(
-            m.sent,
+            m.offered,
             m.performed + m.faulted + m.dead_lettered + m.handed_back,
             "the counters balance ({capacity:?}, {instances} instances, {senders} \
              senders, {end:?} at {midway}): {m:#?}"

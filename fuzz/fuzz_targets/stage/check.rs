@@ -168,7 +168,7 @@ impl State {
             assert!(m.is_balanced(), "{m:?}");
             assert_eq!((m.queued, m.running), (0, 0), "{m:?}");
             let offered = self.offered + self.log.offered.load(Ordering::SeqCst) as u64;
-            assert_eq!(m.sent, offered, "{m:?}");
+            assert_eq!(m.offered, offered, "{m:?}");
             assert_eq!(m.handed_back, back, "{m:?}");
             assert_eq!(m.performed, ok, "{m:?}");
             assert_eq!(m.dead_lettered, dead.len() as u64, "{m:?}");
