@@ -3,7 +3,8 @@
 use crate::config::ConsumerConfig;
 use crate::delivery::{Failure, Incoming};
 use crate::drain::Marker;
-use crate::error::{BridgeError, check_uri};
+use crate::error::BridgeError;
+use crate::liveness::check_uri;
 use crate::metrics::{ConsumerMetrics, Counters, Event};
 use crate::runtime::new_runtime;
 use crate::session::{self, Ctx};
