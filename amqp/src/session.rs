@@ -3,23 +3,20 @@
 
 use crate::bridge::{DrainFn, EventFn, HandlerFn};
 use crate::config::ConsumerConfig;
+use crate::declare::declare;
 use crate::delivery::{Failure, Incoming, Received};
 use crate::drain::Marker;
-use crate::error::{BridgeError, broker_error, declare_error};
+use crate::error::{BridgeError, broker_error};
 use crate::liveness::{self, parse_uri};
 use crate::metrics::{Counters, Event};
 use futures_lite::StreamExt;
 use lapin::message::Delivery;
 use lapin::options::{
     BasicAckOptions, BasicCancelOptions, BasicConsumeOptions, BasicNackOptions,
-    BasicPublishOptions, BasicQosOptions, ConfirmSelectOptions, ExchangeDeclareOptions,
-    QueueBindOptions, QueueDeclareOptions,
+    BasicPublishOptions, BasicQosOptions, ConfirmSelectOptions,
 };
 use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
-use lapin::{
-    Acker, BasicProperties, Channel, Connection, ConnectionProperties, ConnectionStatus,
-    ExchangeKind,
-};
+use lapin::{Acker, BasicProperties, Channel, Connection, ConnectionProperties, ConnectionStatus};
 use priority_executor::{ExecutorHandle, JobError, Priority};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -181,73 +178,6 @@ pub(crate) async fn run(
     ctx.event(Event::Stopped {
         queue: ctx.queue.to_string(),
     });
-}
-
-/// Declares the dead-letter exchange and queue, and the queue, as
-/// configured (or checks that the queue exists, with `no_declare`).
-pub(crate) async fn declare(config: &ConsumerConfig, channel: &Channel) -> Result<(), BridgeError> {
-    let queue = config.queue.as_str();
-    if !config.declare {
-        channel
-            .queue_declare(
-                queue.into(),
-                QueueDeclareOptions::default().passive(),
-                FieldTable::default(),
-            )
-            .await
-            .map_err(|e| declare_error(queue, e))?;
-        return Ok(());
-    }
-    if let Some(dlx) = &config.dead_letter_exchange {
-        channel
-            .exchange_declare(
-                dlx.as_str().into(),
-                ExchangeKind::Fanout,
-                ExchangeDeclareOptions {
-                    durable: true,
-                    ..ExchangeDeclareOptions::default()
-                },
-                FieldTable::default(),
-            )
-            .await
-            .map_err(|e| {
-                broker_error(
-                    format!("queue {queue:?}: declaring its dead_letter_exchange {dlx:?} (fanout, durable)"),
-                    e,
-                )
-            })?;
-        if let Some(dlq) = &config.dead_letter_queue {
-            channel
-                .queue_declare(
-                    dlq.as_str().into(),
-                    QueueDeclareOptions::durable(),
-                    FieldTable::default(),
-                )
-                .await
-                .map_err(|e| declare_error(dlq, e))?;
-            channel
-                .queue_bind(
-                    dlq.as_str().into(),
-                    dlx.as_str().into(),
-                    "".into(),
-                    QueueBindOptions::default(),
-                    FieldTable::default(),
-                )
-                .await
-                .map_err(|e| {
-                    broker_error(format!("binding dead_letter_queue {dlq:?} to {dlx:?}"), e)
-                })?;
-        }
-    }
-    channel
-        .queue_declare(
-            queue.into(),
-            QueueDeclareOptions::durable(),
-            config.queue_arguments(),
-        )
-        .await
-        .map_err(|e| declare_error(queue, e))?;
-    Ok(())
 }
 
 /// How a session ended.
