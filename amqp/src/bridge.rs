@@ -2,11 +2,11 @@
 
 use crate::config::ConsumerConfig;
 use crate::delivery::{Failure, Incoming};
-use crate::drain::Marker;
-use crate::error::{BridgeError, check_uri};
+use crate::error::BridgeError;
+use crate::liveness::check_uri;
 use crate::metrics::{ConsumerMetrics, Counters, Event};
 use crate::runtime::new_runtime;
-use crate::session::{self, Ctx};
+use crate::session::{self, Ctx, DrainFn, EventFn, HandlerFn};
 use priority_executor::{Capacity, Executor, ExecutorHandle, Priority};
 use std::fmt;
 use std::sync::Arc;
@@ -14,10 +14,6 @@ use std::sync::mpsc;
 use std::time::Duration;
 use tokio::runtime::Runtime;
 use tokio::sync::watch;
-
-pub(crate) type HandlerFn = Arc<dyn Fn(&Incoming) -> Result<(), Failure> + Send + Sync>;
-pub(crate) type EventFn = Arc<dyn Fn(&Event) + Send + Sync>;
-pub(crate) type DrainFn = Arc<dyn Fn(Marker) + Send + Sync>;
 
 /// Consumes RabbitMQ queues into an [`Executor`]: each delivery becomes a
 /// job in the lane its broker priority maps to, and is acked only once that

@@ -109,19 +109,6 @@ pub(crate) fn redact(uri: &str) -> String {
     }
 }
 
-/// Checks that a URI parses, before anything connects.
-pub(crate) fn check_uri(uri: &str) -> Result<(), BridgeError> {
-    parse_uri(uri).map(|_| ())
-}
-
-/// The URI, with the default heartbeat and connection timeout unless it
-/// sets them (`?heartbeat=S&connection_timeout=MS`, see
-/// [`DEFAULT_HEARTBEAT`](crate::DEFAULT_HEARTBEAT)): the heartbeat is what
-/// finds a connection that died without a word.
-pub(crate) fn parse_uri(uri: &str) -> Result<lapin::uri::AMQPUri, BridgeError> {
-    crate::liveness::Liveness::default().uri(uri)
-}
-
 /// Sorts a connection error into the kind a user can act on.
 pub(crate) fn connect_error(uri: &str, error: lapin::Error) -> BridgeError {
     let uri = redact(uri);

@@ -59,6 +59,7 @@
 
 mod bridge;
 mod config;
+mod declare;
 mod delivery;
 mod drain;
 mod error;

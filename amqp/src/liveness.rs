@@ -71,6 +71,19 @@ impl Liveness {
     }
 }
 
+/// Checks that a URI parses, before anything connects.
+pub(crate) fn check_uri(uri: &str) -> Result<(), BridgeError> {
+    parse_uri(uri).map(|_| ())
+}
+
+/// The URI, with the default heartbeat and connection timeout unless it
+/// sets them (`?heartbeat=S&connection_timeout=MS`, see
+/// [`DEFAULT_HEARTBEAT`](crate::DEFAULT_HEARTBEAT)): the heartbeat is what
+/// finds a connection that died without a word.
+pub(crate) fn parse_uri(uri: &str) -> Result<lapin::uri::AMQPUri, BridgeError> {
+    Liveness::default().uri(uri)
+}
+
 /// Opens a connection to `target` (`uri` as made by [`Liveness::uri`];
 /// errors name `uri`, without its password) within its connection
 /// timeout: the client applies that one to the TCP connect at most, not

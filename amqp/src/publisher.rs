@@ -2,11 +2,11 @@
 //! priority.
 
 use crate::config::ConsumerConfig;
+use crate::declare::declare;
 use crate::error::{BridgeError, broker_error, redact};
 use crate::liveness::{self, Liveness};
 use crate::outgoing::Outgoing;
 use crate::runtime::{new_runtime, wait_on};
-use crate::session::declare;
 use lapin::options::{
     BasicPublishOptions, ConfirmSelectOptions, QueueDeclareOptions, QueueDeleteOptions,
     QueuePurgeOptions,

@@ -1,0 +1,75 @@
+//! Declaring a queue as configured, with its dead-letter exchange and
+//! queue: the same for the consumer and the publisher.
+
+use crate::config::ConsumerConfig;
+use crate::error::{BridgeError, broker_error, declare_error};
+use lapin::options::{ExchangeDeclareOptions, QueueBindOptions, QueueDeclareOptions};
+use lapin::types::FieldTable;
+use lapin::{Channel, ExchangeKind};
+
+/// Declares the dead-letter exchange and queue, and the queue, as
+/// configured (or checks that the queue exists, with `no_declare`).
+pub(crate) async fn declare(config: &ConsumerConfig, channel: &Channel) -> Result<(), BridgeError> {
+    let queue = config.queue.as_str();
+    if !config.declare {
+        channel
+            .queue_declare(
+                queue.into(),
+                QueueDeclareOptions::default().passive(),
+                FieldTable::default(),
+            )
+            .await
+            .map_err(|e| declare_error(queue, e))?;
+        return Ok(());
+    }
+    if let Some(dlx) = &config.dead_letter_exchange {
+        channel
+            .exchange_declare(
+                dlx.as_str().into(),
+                ExchangeKind::Fanout,
+                ExchangeDeclareOptions {
+                    durable: true,
+                    ..ExchangeDeclareOptions::default()
+                },
+                FieldTable::default(),
+            )
+            .await
+            .map_err(|e| {
+                broker_error(
+                    format!("queue {queue:?}: declaring its dead_letter_exchange {dlx:?} (fanout, durable)"),
+                    e,
+                )
+            })?;
+        if let Some(dlq) = &config.dead_letter_queue {
+            channel
+                .queue_declare(
+                    dlq.as_str().into(),
+                    QueueDeclareOptions::durable(),
+                    FieldTable::default(),
+                )
+                .await
+                .map_err(|e| declare_error(dlq, e))?;
+            channel
+                .queue_bind(
+                    dlq.as_str().into(),
+                    dlx.as_str().into(),
+                    "".into(),
+                    QueueBindOptions::default(),
+                    FieldTable::default(),
+                )
+                .await
+                .map_err(|e| {
+                    broker_error(format!("binding dead_letter_queue {dlq:?} to {dlx:?}"), e)
+                })?;
+        }
+    }
+    channel
+        .queue_declare(
+            queue.into(),
+            QueueDeclareOptions::durable(),
+            config.queue_arguments(),
+        )
+        .await
+        .map_err(|e| declare_error(queue, e))?;
+    Ok(())
+}

@@ -1,0 +1,101 @@
+//! The user's actor inside the local stage, and the inbox handler that
+//! hands it each delivery and waits for the perform.
+
+use super::envelope::{Done, Envelope, Performed};
+use super::wire::Wire;
+use crate::delivery::{Failure, Incoming};
+use priority_executor::actor::{Actor, ActorError, Addr, Context, Outbox, Reason};
+use std::cell::RefCell;
+use std::sync::mpsc;
+
+thread_local! {
+    /// The first output of the current perform that the broker did not
+    /// take: the input is then not acked.
+    pub(super) static UNPUBLISHED: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// The user's actor inside the local stage.
+pub(super) struct Remote<A> {
+    pub(super) inner: A,
+}
+
+impl<A: Actor> Actor for Remote<A> {
+    type In = Envelope<A::In>;
+    type Out = A::Out;
+
+    fn init(&mut self, ctx: &Context<'_>) -> Result<(), ActorError> {
+        self.inner.init(ctx)
+    }
+
+    fn perform(
+        &mut self,
+        envelope: Envelope<A::In>,
+        out: &mut Outbox<'_, A::Out>,
+    ) -> Result<(), ActorError> {
+        let Envelope { msg, done } = envelope;
+        UNPUBLISHED.with(|u| u.borrow_mut().take());
+        let result = self
+            .inner
+            .perform(msg, out)
+            .map_err(|e| e.to_string())
+            .and_then(|()| match UNPUBLISHED.with(|u| u.borrow_mut().take()) {
+                None => Ok(()),
+                Some(e) => Err(e),
+            });
+        match done {
+            Some(done) => {
+                done.finish(match result {
+                    Ok(()) => Performed::Done,
+                    Err(e) => Performed::Failed(e),
+                });
+                Ok(())
+            }
+            None => result.map_err(ActorError::from),
+        }
+    }
+
+    fn destroy(&mut self, reason: Reason) {
+        self.inner.destroy(reason);
+    }
+}
+
+/// The inbox handler: decodes the body, hands it to the local stage in the
+/// delivery's lane and waits for the perform (and its outputs' confirms).
+pub(super) fn perform_remote<A: Actor>(
+    addr: &Addr<Envelope<A::In>>,
+    msg: &Incoming,
+) -> Result<(), Failure>
+where
+    A::In: Wire,
+{
+    let value = A::In::from_bytes(msg.body()).map_err(|e| {
+        Failure::reject(format!(
+            "queue {:?}: the body is not a {}: {e}",
+            msg.queue(),
+            std::any::type_name::<A::In>()
+        ))
+    })?;
+    let (tx, rx) = mpsc::sync_channel(1);
+    let envelope = Envelope {
+        msg: value,
+        done: Some(Done(Some(tx))),
+    };
+    if addr.send_at(envelope, msg.lane()).is_err() {
+        return Err(Failure::retry(format!(
+            "stage {}: no longer accepts messages",
+            addr.name()
+        )));
+    }
+    match rx.recv() {
+        Ok(Performed::Done) => Ok(()),
+        Ok(Performed::Failed(e)) => Err(Failure::retry(e)),
+        Ok(Performed::Panicked) => Err(Failure::reject(format!(
+            "stage {}: perform panicked",
+            addr.name()
+        ))),
+        Ok(Performed::Skipped) | Err(_) => Err(Failure::retry(format!(
+            "stage {}: the message was not performed",
+            addr.name()
+        ))),
+    }
+}

@@ -1,0 +1,201 @@
+//! How each delivery in hand ends: acked after its job, retried after a
+//! failure, requeued when it never ran, or dead-lettered with the reason.
+
+use super::state::{State, Step};
+use super::timeouts::{OPERATION_TIMEOUT, guarded, within};
+use super::types::{Attempt, Msg, Settle};
+use crate::metrics::{Counters, Event};
+use lapin::options::{BasicAckOptions, BasicNackOptions, BasicPublishOptions};
+use lapin::types::{AMQPValue, LongString, ShortString};
+use priority_executor::JobError;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// Headers a dead letter carries, beside the original ones.
+pub(crate) const REASON_HEADER: &str = "x-pe-reason";
+pub(crate) const ERROR_HEADER: &str = "x-pe-error";
+pub(crate) const ATTEMPTS_HEADER: &str = "x-pe-attempts";
+pub(crate) const QUEUE_HEADER: &str = "x-pe-queue";
+
+impl State {
+    pub(super) async fn on_msg(&mut self, msg: Msg) -> Step {
+        match msg {
+            Msg::Finished { tag, result } => self.on_finished(tag, result).await,
+            Msg::RetryDue { tag } => {
+                if let Some(item) = self.in_hand.get_mut(&tag) {
+                    item.since = Instant::now();
+                }
+                self.submit(tag).await
+            }
+            Msg::DeadLettered { tag, result } => match result {
+                Ok(()) => self.settle(tag, Settle::DeadLettered).await,
+                Err(error) => {
+                    self.ctx.event(Event::DeadLetterFailed {
+                        queue: self.ctx.queue.to_string(),
+                        error,
+                    });
+                    self.requeue(tag).await
+                }
+            },
+        }
+    }
+
+    async fn on_finished(&mut self, tag: u64, result: Result<Attempt, JobError>) -> Step {
+        let counters = self.ctx.counters.clone();
+        let Some(item) = self.in_hand.get(&tag) else {
+            return Ok(());
+        };
+        let attempts = item.attempts;
+        match result {
+            Ok(Attempt::Done) => self.settle(tag, Settle::Ack).await,
+            Ok(Attempt::Stale) => Ok(()),
+            Ok(Attempt::Failed(failure)) if failure.reject => {
+                Counters::add(&counters.rejected);
+                self.dead_letter(tag, "rejected", &failure.message).await
+            }
+            Ok(Attempt::Failed(failure)) => {
+                if attempts > self.ctx.config.max_retries {
+                    Counters::add(&counters.failed);
+                    self.dead_letter(tag, "failed", &failure.message).await
+                } else {
+                    Counters::add(&counters.retried);
+                    let delay = self.ctx.config.retry_delay(attempts);
+                    let tx = self.tx.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(delay).await;
+                        let _ = tx.send(Msg::RetryDue { tag });
+                    });
+                    Ok(())
+                }
+            }
+            Ok(Attempt::Expired(waited)) => {
+                Counters::add(&counters.expired);
+                let limit = self.ctx.config.start_within.unwrap_or_default();
+                let message = format!(
+                    "not started within start_within = {limit:?} (waited {waited:?} in lane {})",
+                    item.received.lane
+                );
+                self.dead_letter(tag, "expired", &message).await
+            }
+            Err(JobError::Panicked { message }) => {
+                Counters::add(&counters.panicked);
+                self.dead_letter(tag, "panicked", &message).await
+            }
+            // Handed back by shutdown_now and dropped, or pushed out of a
+            // discard-oldest lane: it never ran.
+            Err(_) => self.requeue(tag).await,
+        }
+    }
+
+    /// Publishes the message, with the reason, to the dead-letter exchange
+    /// (confirmed), and acks it once the broker has the copy. Without a
+    /// dead-letter exchange: rejects it without requeue, so the queue's own
+    /// dead-lettering (`x-death`) applies.
+    async fn dead_letter(&mut self, tag: u64, reason: &str, error: &str) -> Step {
+        let Some(channel) = self.dead_letters.clone() else {
+            return self.settle(tag, Settle::Reject).await;
+        };
+        let Some(item) = self.in_hand.get_mut(&tag) else {
+            return Ok(());
+        };
+        let mut headers = item.properties.headers().clone().unwrap_or_default();
+        headers.insert(REASON_HEADER.into(), long_string(reason));
+        headers.insert(ERROR_HEADER.into(), long_string(error));
+        headers.insert(
+            ATTEMPTS_HEADER.into(),
+            AMQPValue::LongLongInt(i64::from(item.attempts)),
+        );
+        headers.insert(QUEUE_HEADER.into(), long_string(&self.ctx.queue));
+        let properties = item.properties.clone().with_headers(headers);
+        let exchange: ShortString = self
+            .ctx
+            .config
+            .dead_letter_exchange
+            .as_deref()
+            .unwrap_or_default()
+            .into();
+        let routing_key: ShortString = item.received.routing_key.as_str().into();
+        let received = item.received.clone();
+        let tx = self.tx.clone();
+        tokio::spawn(async move {
+            let publish = async {
+                let confirm = channel
+                    .basic_publish(
+                        exchange,
+                        routing_key,
+                        BasicPublishOptions::default(),
+                        &received.body,
+                        properties,
+                    )
+                    .await?;
+                confirm.await
+            };
+            let result = match within(OPERATION_TIMEOUT, "publishing a dead letter", publish).await
+            {
+                Ok(c) if c.is_ack() => Ok(()),
+                Ok(_) => Err("the broker nacked the dead letter".to_owned()),
+                Err(e) => Err(e),
+            };
+            let _ = tx.send(Msg::DeadLettered { tag, result });
+        });
+        Ok(())
+    }
+
+    pub(super) async fn requeue(&mut self, tag: u64) -> Step {
+        self.settle(tag, Settle::Requeue).await
+    }
+
+    async fn settle(&mut self, tag: u64, how: Settle) -> Step {
+        let Some(item) = self.in_hand.remove(&tag) else {
+            return Ok(());
+        };
+        let counters = &self.ctx.counters;
+        counters.set_in_hand(self.in_hand.len());
+        let settle = async {
+            match how {
+                Settle::Ack | Settle::DeadLettered => {
+                    item.acker.ack(BasicAckOptions::default()).await
+                }
+                Settle::Reject => {
+                    item.acker
+                        .nack(BasicNackOptions {
+                            requeue: false,
+                            ..BasicNackOptions::default()
+                        })
+                        .await
+                }
+                Settle::Requeue => {
+                    item.acker
+                        .nack(BasicNackOptions {
+                            requeue: true,
+                            ..BasicNackOptions::default()
+                        })
+                        .await
+                }
+            }
+        };
+        let result = guarded(&self.status, "acknowledging a delivery", settle).await;
+        // Ok(false): the delivery's channel was reset, which the broker
+        // answers by delivering it again.
+        let failed = match result {
+            Ok(true) => None,
+            Ok(false) => Some("the delivery's channel is gone".to_owned()),
+            Err(e) => Some(e),
+        };
+        if let Some(error) = failed {
+            // The broker redelivers it; count it as abandoned with the rest.
+            counters.abandoned.fetch_add(1, Ordering::Relaxed);
+            return Err(error);
+        }
+        Counters::add(match how {
+            Settle::Ack => &counters.acked,
+            Settle::DeadLettered | Settle::Reject => &counters.dead_lettered,
+            Settle::Requeue => &counters.requeued,
+        });
+        Ok(())
+    }
+}
+
+fn long_string(s: &str) -> AMQPValue {
+    AMQPValue::LongString(LongString::from(s.as_bytes().to_vec()))
+}

@@ -1,0 +1,215 @@
+//! The session loop's state, and the way of a delivery into it: taken in
+//! hand, mapped to its lane and handed to the executor (or held while the
+//! lane is full).
+
+use super::ctx::Ctx;
+use super::timeouts::guarded;
+use super::types::{Attempt, InHand, Msg};
+use crate::delivery::{Incoming, Received};
+use crate::drain::Marker;
+use crate::metrics::Counters;
+use lapin::message::Delivery;
+use lapin::options::BasicNackOptions;
+use lapin::{Acker, Channel, ConnectionStatus};
+use priority_executor::Priority;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+use tokio::sync::mpsc;
+
+/// The session loop's state.
+pub(super) struct State {
+    pub(super) ctx: Arc<Ctx>,
+    pub(super) tx: mpsc::UnboundedSender<Msg>,
+    pub(super) in_hand: HashMap<u64, InHand>,
+    /// Deliveries whose lane was full: tried again shortly.
+    pub(super) blocked: VecDeque<u64>,
+    pub(super) alive: Arc<AtomicBool>,
+    pub(super) dead_letters: Option<Channel>,
+    pub(super) executor_down: bool,
+    pub(super) status: ConnectionStatus,
+    /// The drain marker taken (held unacked until the rest is settled).
+    pub(super) marker: Option<(Marker, Acker)>,
+}
+
+pub(super) type Step = Result<(), String>;
+
+impl State {
+    pub(super) async fn on_delivery(&mut self, delivery: Delivery) -> Step {
+        if self.ctx.drain.is_some() {
+            let marker = Marker::from_headers(delivery.properties.headers().as_ref());
+            match (marker, self.marker.is_some()) {
+                (Some(marker), false) => {
+                    self.marker = Some((marker, delivery.acker));
+                    return Ok(());
+                }
+                // Another consumer's marker: handed back for it.
+                (Some(_), true) => return self.hand_back(delivery.acker).await,
+                // Published after the drain: for whoever consumes next.
+                (None, true) => {
+                    Counters::add(&self.ctx.counters.delivered);
+                    self.hand_back(delivery.acker).await?;
+                    Counters::add(&self.ctx.counters.requeued);
+                    return Ok(());
+                }
+                (None, false) => {}
+            }
+        }
+        let ctx = &self.ctx;
+        Counters::add(&ctx.counters.delivered);
+        if delivery.redelivered {
+            Counters::add(&ctx.counters.redelivered);
+        }
+        let broker_priority = *delivery.properties.priority();
+        let (lane, mapped) = match ctx.config.table.lane_for(broker_priority) {
+            Some(lane) => (lane, true),
+            None => {
+                Counters::add(&ctx.counters.unmapped);
+                (ctx.unmapped, false)
+            }
+        };
+        let received = Arc::new(Received {
+            queue: ctx.queue.clone(),
+            body: delivery.data,
+            broker_priority,
+            lane,
+            mapped,
+            message_id: delivery
+                .properties
+                .message_id()
+                .as_ref()
+                .map(|s| s.as_str().to_owned()),
+            routing_key: delivery.routing_key.as_str().to_owned(),
+            redelivered: delivery.redelivered,
+            headers: delivery.properties.headers().clone(),
+        });
+        let tag = delivery.delivery_tag;
+        let now = Instant::now();
+        self.in_hand.insert(
+            tag,
+            InHand {
+                received,
+                properties: delivery.properties,
+                acker: delivery.acker,
+                attempts: 0,
+                since: now,
+                arrived: now,
+            },
+        );
+        ctx.counters.set_in_hand(self.in_hand.len());
+        // FIFO within a lane: behind deliveries already waiting for it.
+        let waiting = self
+            .blocked
+            .iter()
+            .any(|t| self.in_hand.get(t).is_some_and(|i| i.received.lane == lane));
+        if waiting {
+            self.blocked.push_back(tag);
+            return Ok(());
+        }
+        self.submit(tag).await
+    }
+
+    /// Requeues a delivery that is not taken into hand.
+    async fn hand_back(&self, acker: Acker) -> Step {
+        let nack = acker.nack(BasicNackOptions {
+            requeue: true,
+            ..BasicNackOptions::default()
+        });
+        match guarded(&self.status, "handing a delivery back", nack).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err("the delivery's channel is gone".to_owned()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Hands the delivery's next attempt to the executor, without blocking:
+    /// a full lane leaves it in hand, to be tried again shortly.
+    pub(super) async fn submit(&mut self, tag: u64) -> Step {
+        let Some(item) = self.in_hand.get_mut(&tag) else {
+            return Ok(());
+        };
+        item.attempts += 1;
+        let attempt = item.attempts;
+        let lane = item.received.lane;
+        let received = item.received.clone();
+        let since = item.since;
+        let deadline = self.ctx.config.start_within.map(|d| item.arrived + d);
+        let alive = self.alive.clone();
+        let handler = self.ctx.handler.clone();
+        let job = move || {
+            if !alive.load(Ordering::Acquire) {
+                return Attempt::Stale;
+            }
+            let started = Instant::now();
+            if let Some(deadline) = deadline
+                && started > deadline
+            {
+                return Attempt::Expired(started.duration_since(since));
+            }
+            let incoming = Incoming {
+                received,
+                attempt,
+                waited: started.duration_since(since),
+            };
+            match handler(&incoming) {
+                Ok(()) => Attempt::Done,
+                Err(failure) => Attempt::Failed(failure),
+            }
+        };
+        match self.ctx.executor.try_enqueue(lane, job) {
+            Ok(handle) => {
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    let result = handle.await;
+                    let _ = tx.send(Msg::Finished { tag, result });
+                });
+                Ok(())
+            }
+            Err(e) if e.is_full() => {
+                Counters::add(&self.ctx.counters.lane_full);
+                if let Some(item) = self.in_hand.get_mut(&tag) {
+                    item.attempts -= 1;
+                }
+                self.blocked.push_back(tag);
+                Ok(())
+            }
+            Err(e) => {
+                // Shut down (or, impossibly after the checks at start, an
+                // unknown lane): the broker gets the message back.
+                if e.is_shut_down() {
+                    self.executor_down = true;
+                }
+                self.requeue(tag).await
+            }
+        }
+    }
+
+    /// Tries the deliveries waiting for room again, in order within each
+    /// lane; a lane still full keeps the rest of its deliveries waiting,
+    /// other lanes go ahead.
+    pub(super) async fn submit_blocked(&mut self) -> Step {
+        let mut still = VecDeque::new();
+        let mut full: Vec<Priority> = Vec::new();
+        while let Some(tag) = self.blocked.pop_front() {
+            let Some(lane) = self.in_hand.get(&tag).map(|i| i.received.lane) else {
+                continue;
+            };
+            if full.contains(&lane) {
+                still.push_back(tag);
+                continue;
+            }
+            let before = self.blocked.len();
+            self.submit(tag).await?;
+            if self.blocked.len() > before {
+                // Full again: submit put it back at the end.
+                if let Some(tag) = self.blocked.pop_back() {
+                    still.push_back(tag);
+                }
+                full.push(lane);
+            }
+        }
+        self.blocked = still;
+        Ok(())
+    }
+}
