@@ -7,7 +7,11 @@
 //! queued with one `enqueue` per job against the same flood queued with
 //! `enqueue_batch`, in batches of `BATCH` jobs.
 //!
-//! `cargo bench --bench throughput` (`-- batch_vs_single` for that group)
+//! `waits_on_vs_off` compares the same executor with the lanes' wait
+//! histograms on (the default) and off.
+//!
+//! `cargo bench --bench throughput` (`-- batch_vs_single` or
+//! `-- waits_on_vs_off` for one group)
 
 mod pools;
 
@@ -136,5 +140,23 @@ fn batch_vs_single(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, trivial, work_1us, batch_vs_single);
+/// The cost of the lanes' wait histograms (`record_waits`, on by
+/// default): the same flood of trivial jobs, one `enqueue` each, on a
+/// one-lane executor with them on and off.
+fn waits_on_vs_off(c: &mut Criterion) {
+    let mut group = group(c, "waits_on_vs_off", TRIVIAL_JOBS);
+    for threads in thread_counts() {
+        let latch = Latch::leak(0);
+        for (name, record) in [("waits_on", true), ("waits_off", false)] {
+            let pool = CratePool::recording_waits(threads, &[1], PickerKind::Smooth, record);
+            let id = BenchmarkId::new(name, format!("{threads}threads"));
+            group.bench_function(id, |b| {
+                b.iter_custom(|iters| (0..iters).map(|_| flood_batched(&pool, 1, latch)).sum());
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, trivial, work_1us, batch_vs_single, waits_on_vs_off);
 criterion_main!(benches);

@@ -138,6 +138,7 @@ mod priority;
 mod sleep;
 mod sync;
 mod util;
+mod waits;
 
 #[cfg(feature = "esb")]
 mod esb;
@@ -162,6 +163,7 @@ pub use lane::config::{LaneConfig, MaxRunning, RejectionPolicy};
 pub use lane::picker::{Picker, UnknownPicker};
 pub use metrics::{LaneMetrics, Metrics, ThreadMetrics};
 pub use priority::{Capacity, Priority};
+pub use waits::WaitTimes;
 
 /// Frees the memory this thread and the shared cache keep for job cells.
 ///

@@ -5,6 +5,7 @@
 
 use crate::lane::config::RejectionPolicy;
 use crate::priority::{Capacity, Priority};
+use crate::waits::WaitTimes;
 use std::fmt;
 
 /// Counters of one executor, as returned by
@@ -88,6 +89,9 @@ impl Metrics {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct LaneMetrics {
+    /// How long its jobs waited before they started, per attempt: read
+    /// percentiles from it (`waits.percentile(99.0)`).
+    pub waits: WaitTimes,
     /// The lane's priority.
     pub priority: Priority,
     /// The lane's weight in the picker.
@@ -222,7 +226,7 @@ pub struct ThreadMetrics {
 /// exec.shutdown();
 /// let text = exec.metrics().to_string();
 /// assert!(text.starts_with("executor \"visa\": threads 0 live"));
-/// assert!(text.contains("\n  lane 10 (weight 10, capacity 100): queued 0, submitted 1, completed 1"));
+/// assert!(text.contains("\n  lane 10 (weight 10, capacity 100): queued 0, submitted 1, completed 1; waited p50 "));
 /// assert!(text.contains("\n  lane 1 (weight 1, capacity unbounded): queued 0, submitted 0, completed 0"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -242,7 +246,7 @@ impl fmt::Display for Metrics {
 }
 
 /// The lane's settings, then its counters (zero ones left out past the
-/// first three).
+/// first three), then its waits' percentiles if any was recorded.
 impl fmt::Display for LaneMetrics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -274,6 +278,9 @@ impl fmt::Display for LaneMetrics {
         }
         if let (Some(running), Some(max)) = (self.running, self.max_running) {
             write!(f, ", running {running} of at most {max}")?;
+        }
+        if self.waits.count() != 0 {
+            write!(f, "; waited {}", self.waits)?;
         }
         Ok(())
     }

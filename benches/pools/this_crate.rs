@@ -14,6 +14,16 @@ impl CratePool {
     /// One unbounded lane per weight, the weight doubling as the priority
     /// (10:1 means priorities 10 and 1), and `threads` fixed workers.
     pub fn new(threads: usize, weights: &[u32], picker: PickerKind) -> CratePool {
+        CratePool::recording_waits(threads, weights, picker, true)
+    }
+
+    /// As `new`, with the lanes' wait histograms on or off.
+    pub fn recording_waits(
+        threads: usize,
+        weights: &[u32],
+        picker: PickerKind,
+        record_waits: bool,
+    ) -> CratePool {
         let picker = match picker {
             PickerKind::Smooth => Picker::Smooth,
             PickerKind::Classic => Picker::Classic,
@@ -23,6 +33,7 @@ impl CratePool {
             .name("bench")
             .core_threads(threads)
             .max_threads(threads)
+            .record_waits(record_waits)
             .picker(picker);
         for &weight in weights {
             builder = builder.lane(Priority(weight), Capacity::Unbounded);

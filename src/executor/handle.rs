@@ -173,12 +173,13 @@ impl ExecutorHandle {
     /// See [`Metrics`].
     pub fn metrics(&self) -> Metrics {
         let counts = self.shared.dispatched_completed();
+        let waits = self.shared.waits();
         let lanes = self
             .shared
             .lanes
             .iter()
-            .zip(counts)
-            .map(|(lane, (dispatched, completed))| {
+            .zip(counts.into_iter().zip(waits))
+            .map(|(lane, ((dispatched, completed), waits))| {
                 let c = &lane.counters;
                 LaneMetrics {
                     priority: lane.priority,
@@ -201,6 +202,7 @@ impl ExecutorHandle {
                     running: lane.running(),
                     max_running: (lane.max_running != usize::MAX).then_some(lane.max_running),
                     when_full: lane.when_full,
+                    waits,
                 }
             })
             .collect();

@@ -26,6 +26,7 @@ use crate::priority::Priority;
 use crate::sleep::Sleep;
 use crate::sync::atomic::{AtomicUsize, Ordering};
 use crate::sync::{Arc, Condvar, Mutex, lock, thread};
+use crate::waits::{SharedWaits, WaitTimes};
 use crossbeam_utils::CachePadded;
 use std::time::{Duration, Instant};
 use timer::Timer;
@@ -76,9 +77,14 @@ pub(crate) struct Shared {
     pub(crate) thread_settings: ThreadSettings,
     /// The `metrics` facade's handles (feature `metrics`; nothing without).
     pub(crate) instruments: Instruments,
-    /// Stamp every job with its enqueue time (hooks and metrics report
-    /// waits).
+    /// Stamp every job with its enqueue time (the wait histograms, hooks
+    /// and metrics report waits).
     stamp_jobs: bool,
+    /// Per lane, the waits recorded off the workers and those of workers
+    /// that exited (`waits.rs`; each worker keeps its own in its tally).
+    pub(crate) waits: Box<[SharedWaits]>,
+    /// Fill `waits` (the builder's `record_waits`).
+    record_waits: bool,
     /// Some lane ages its jobs: check for overdue heads before each pick.
     aging: bool,
     timer: Timer,
@@ -129,11 +135,16 @@ impl Shared {
         lanes: &[LaneConfig],
         hooks: Hooks,
         thread_settings: ThreadSettings,
+        record_waits: bool,
     ) -> Arc<Shared> {
         let weights: Vec<u32> = lanes.iter().map(|l| l.weight).collect();
         let configs = lanes;
         let lanes: Box<[Lane]> = lanes.iter().map(|l| Lane::new(l, config.max)).collect();
         let instruments = Instruments::register(&name, lanes.iter().map(|l| l.priority));
+        let waits = lanes.iter().map(|_| SharedWaits::new()).collect();
+        // Loom models leave the histograms out: hundreds of counters per
+        // lane and worker, none of them part of a protocol.
+        let record_waits = record_waits && !cfg!(loom);
         Arc::new(Shared {
             name,
             limits: resize::Limits::new(config),
@@ -141,7 +152,9 @@ impl Shared {
             lanes,
             lane_configs: configs.into(),
             schedule: Schedule::new(picker, &weights),
-            stamp_jobs: hooks.need_clock() || facade::STAMPS_JOBS,
+            stamp_jobs: record_waits || hooks.need_clock() || facade::STAMPS_JOBS,
+            record_waits,
+            waits,
             hooks,
             thread_settings,
             instruments,
@@ -225,6 +238,23 @@ impl Shared {
                     let (wd, wk) = w.tally.of(index);
                     (d + wd, k + wk)
                 })
+            })
+            .collect()
+    }
+
+    /// Per lane, the waits recorded: the shared histogram and those of
+    /// the workers alive, under the `workers` lock as `dispatched_completed`.
+    pub(crate) fn waits(&self) -> Vec<WaitTimes> {
+        let workers = lock(&self.workers);
+        self.waits
+            .iter()
+            .enumerate()
+            .map(|(index, shared)| {
+                let mut counts = shared.snapshot();
+                for w in workers.iter() {
+                    w.tally.add_waits(index, &mut counts);
+                }
+                WaitTimes::from_counts(counts)
             })
             .collect()
     }

@@ -190,7 +190,7 @@ impl Shared {
 
     /// A job stamped at enqueue: its deadline, its wait for the hooks and
     /// metrics, its span.
-    #[cfg_attr(not(any(feature = "metrics", feature = "tracing")), cold)]
+    #[inline]
     fn run_timed(
         &self,
         index: usize,
@@ -224,6 +224,9 @@ impl Shared {
             }
             task.resolve(JobError::Expired);
             return None;
+        }
+        if self.record_waits {
+            tally::record_wait(tally, &self.waits, index, now.saturating_sub(enqueued_ns));
         }
         self.instruments
             .started(&self.lanes, index, waited, now, recent);

@@ -17,6 +17,7 @@
 use crate::lane::Lane;
 use crate::sync::atomic::Ordering;
 use crate::sync::owned::OwnedCount;
+use crate::waits::{OwnedWaits, SharedWaits};
 use crossbeam_utils::CachePadded;
 
 /// One worker's counts, per lane.
@@ -24,17 +25,31 @@ pub(crate) struct Tally {
     lanes: Box<[CachePadded<LaneTally>]>,
 }
 
-#[derive(Default)]
 struct LaneTally {
     dispatched: OwnedCount,
     completed: OwnedCount,
+    /// The waits of the attempts this worker started (`waits.rs`).
+    waits: OwnedWaits,
 }
 
 impl Tally {
     pub(crate) fn new(lanes: usize) -> Tally {
         Tally {
-            lanes: (0..lanes).map(|_| CachePadded::default()).collect(),
+            lanes: (0..lanes)
+                .map(|_| {
+                    CachePadded::new(LaneTally {
+                        dispatched: OwnedCount::default(),
+                        completed: OwnedCount::default(),
+                        waits: OwnedWaits::new(),
+                    })
+                })
+                .collect(),
         }
+    }
+
+    /// Adds this worker's waits of `lane` to `into` (a snapshot's counts).
+    pub(crate) fn add_waits(&self, lane: usize, into: &mut [u64]) {
+        self.lanes[lane].waits.add_to(into);
     }
 
     /// Jobs of `lane` this worker dispatched and completed.
@@ -45,7 +60,10 @@ impl Tally {
 
     /// Moves the counts into the lanes' shared counters, as the worker
     /// exits (under the `workers` lock, as it leaves the list).
-    pub(crate) fn fold_into(&self, lanes: &[Lane]) {
+    pub(crate) fn fold_into(&self, lanes: &[Lane], waits: &[SharedWaits]) {
+        for (t, shared) in self.lanes.iter().zip(waits) {
+            t.waits.fold_into(shared);
+        }
         for (lane, t) in lanes.iter().zip(self.lanes.iter()) {
             let c = &lane.counters;
             c.dispatched
@@ -82,5 +100,15 @@ pub(crate) fn count(tally: Option<&Tally>, lanes: &[Lane], index: usize, what: C
             };
             shared.fetch_add(1, Ordering::Relaxed);
         }
+    }
+}
+
+/// Records a wait of `ns` of a job of lane `index`: in the worker's
+/// `tally`, or, started by no worker, in the lane's shared histogram.
+#[inline]
+pub(crate) fn record_wait(tally: Option<&Tally>, waits: &[SharedWaits], index: usize, ns: u64) {
+    match tally {
+        Some(tally) => tally.lanes[index].waits.record(ns),
+        None => waits[index].record(ns),
     }
 }

@@ -313,7 +313,9 @@ impl Drop for WorkerExit<'_> {
             // One lock for both, so a reader counts this worker's jobs
             // once: in its tally or in the shared counters.
             let mut workers = lock(&self.shared.workers);
-            self.slot.tally.fold_into(&self.shared.lanes);
+            self.slot
+                .tally
+                .fold_into(&self.shared.lanes, &self.shared.waits);
             workers.retain(|w| !Arc::ptr_eq(w, &self.slot));
         }
         match self.place {

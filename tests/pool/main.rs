@@ -33,4 +33,5 @@ mod spawn_failure;
 mod thread_settings;
 mod unknown_priority;
 mod wait_idle;
+mod waits;
 mod weighted_order;
