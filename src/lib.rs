@@ -156,7 +156,7 @@ struct ReadmeDoctests;
 
 pub use builder::ExecutorBuilder;
 pub use error::{BatchError, BatchParts, BuildError, EnqueueError, ShutdownTimeout};
-pub use executor::{Executor, ExecutorConfig, ExecutorHandle};
+pub use executor::{Executor, ExecutorConfig, ExecutorHandle, Permit, Reserve};
 pub use hooks::{DeadLetter, ExpiredJob, JobInfo, JobOutcome};
 pub use job::{Attempt, JobError, JobHandle, JobOptions, PendingJob, RetryPolicy};
 pub use lane::config::{LaneConfig, MaxRunning, RejectionPolicy};

@@ -6,10 +6,12 @@
 mod config;
 mod enqueue;
 mod handle;
+mod reserve;
 mod settings;
 
 pub use config::ExecutorConfig;
 pub use handle::ExecutorHandle;
+pub use reserve::{Permit, Reserve};
 
 use crate::error::ShutdownTimeout;
 use crate::pool::Shared;

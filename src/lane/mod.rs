@@ -35,16 +35,18 @@
 
 pub(crate) mod config;
 pub(crate) mod picker;
+mod space;
+
+pub(crate) use space::SpaceWaiter;
 
 use crate::clock::{dur_ns, now_ns};
 use crate::job::task::Task;
 use crate::priority::{Capacity, Priority};
 use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crate::sync::queue::Queue;
-use crate::sync::{Condvar, Mutex, dekker_fence, lock, spin_hint, wait_until, yield_now};
+use crate::sync::{Condvar, Mutex, spin_hint, yield_now};
 use config::{LaneConfig, RejectionPolicy};
 use crossbeam_utils::CachePadded;
-use std::time::Instant;
 
 /// A lane's worker side: the jobs claimed, and the count of `opened` a
 /// worker last read. A claim below that count needs no read of `opened`:
@@ -82,7 +84,7 @@ pub(crate) struct Lane {
     claims: CachePadded<Claims>,
     occupied: CachePadded<AtomicUsize>,
     space_waiters: AtomicUsize,
-    space: Mutex<()>,
+    space: Mutex<space::AsyncWaiters>,
     space_freed: Condvar,
     pub(crate) counters: LaneCounters,
 }
@@ -137,7 +139,7 @@ impl Lane {
             }),
             occupied: CachePadded::new(AtomicUsize::new(0)),
             space_waiters: AtomicUsize::new(0),
-            space: Mutex::new(()),
+            space: Mutex::new(space::AsyncWaiters::default()),
             space_freed: Condvar::new(),
             counters: LaneCounters::default(),
         }
@@ -174,83 +176,6 @@ impl Lane {
                 Err(actual) => cur = actual,
             }
         }
-    }
-
-    /// Before [`reserve_blocking`](Lane::reserve_blocking) sleeps: spins a
-    /// moment for a run of free slots ([`Capacity::has_room_for_a_run`]),
-    /// and takes one then. `None`: the spin ended (or the deadline passed)
-    /// without a run free. Not under loom, whose models check the sleep protocol (the
-    /// spin only calls `try_reserve`, as a producer's first attempt does).
-    #[cold]
-    pub(crate) fn reserve_spinning(
-        &self,
-        deadline: Option<Instant>,
-        closed: impl Fn() -> bool,
-    ) -> Option<Result<(), NoSlot>> {
-        if cfg!(loom) {
-            return None;
-        }
-        let backoff = crossbeam_utils::Backoff::new();
-        while !backoff.is_completed() {
-            if closed() {
-                return Some(Err(NoSlot::Closed));
-            }
-            if self
-                .capacity
-                .has_room_for_a_run(self.occupied.load(Ordering::Relaxed))
-                && self.try_reserve()
-            {
-                return Some(Ok(()));
-            }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                // `reserve_blocking` takes any free slot before it gives up.
-                return None;
-            }
-            backoff.snooze();
-        }
-        None
-    }
-
-    /// Takes a slot, waiting while the lane is full until `deadline` (or for
-    /// ever when `None`) or until `closed()` turns true.
-    #[cold]
-    pub(crate) fn reserve_blocking(
-        &self,
-        deadline: Option<Instant>,
-        closed: impl Fn() -> bool,
-    ) -> Result<(), NoSlot> {
-        let mut guard = lock(&self.space);
-        // ORDERING: register as a waiter *before* re-checking for space. A
-        // worker frees a slot and then loads `space_waiters`, both SeqCst:
-        // either it sees this waiter and notifies under the lock, or this
-        // re-check sees the freed slot.
-        self.space_waiters.fetch_add(1, Ordering::SeqCst);
-        dekker_fence();
-        let outcome = loop {
-            if closed() {
-                break Err(NoSlot::Closed);
-            }
-            // ORDERING: SeqCst reads. A relaxed read after the SeqCst
-            // increment of `space_waiters` may return the count from before
-            // a worker's release (nothing orders it after that increment),
-            // while that worker's SeqCst load of `space_waiters` still saw
-            // no waiter: both would miss, and this producer would wait for
-            // ever with a free slot. (`dekker_fence` hides this under loom,
-            // so the models cannot show it.)
-            if self.reserve_seeing(Ordering::SeqCst) {
-                break Ok(());
-            }
-            guard = match wait_until(&self.space_freed, guard, deadline) {
-                Ok(g) => g,
-                Err(g) => {
-                    guard = g;
-                    break Err(NoSlot::Full);
-                }
-            };
-        };
-        self.space_waiters.fetch_sub(1, Ordering::SeqCst);
-        drop(guard);
-        outcome
     }
 
     /// Accepts one job into the lane unless it is closed: the caller must
@@ -317,12 +242,6 @@ impl Lane {
         (pushed_out + queued)
             .saturating_sub(c.requeued.load(Ordering::Relaxed))
             .saturating_sub(c.tombstones.load(Ordering::Relaxed))
-    }
-
-    /// Wakes every producer blocked on this lane (at shutdown).
-    pub(crate) fn wake_producers(&self) {
-        let _guard = lock(&self.space);
-        self.space_freed.notify_all();
     }
 
     // ===== worker side =====
@@ -498,21 +417,5 @@ impl Lane {
             return None;
         }
         Some(task)
-    }
-
-    #[inline]
-    fn release_slot(&self) {
-        // ORDERING: see `reserve_blocking`.
-        self.occupied.fetch_sub(1, Ordering::SeqCst);
-        dekker_fence();
-        if self.space_waiters.load(Ordering::SeqCst) > 0 {
-            self.notify_space();
-        }
-    }
-
-    #[cold]
-    fn notify_space(&self) {
-        let _guard = lock(&self.space);
-        self.space_freed.notify_one();
     }
 }

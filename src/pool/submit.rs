@@ -109,25 +109,15 @@ impl Shared {
                 job: payload,
             });
         }
-        // Rule 3: with no worker alive, start one before publishing, so a
-        // job is never queued for nobody: if no thread can start, the job
-        // goes back to the caller.
-        // ORDERING: SeqCst, as every access to `live` (rules 3 and 4).
-        let started = if self.live.load(Ordering::SeqCst) == 0 {
-            match self.try_spawn_worker() {
-                Ok(started) => started,
-                Err(error) if self.live.load(Ordering::SeqCst) == 0 => {
-                    return Err(EnqueueError::NoThread {
-                        priority,
-                        job: payload,
-                        error,
-                    });
-                }
-                // Another producer started one meanwhile.
-                Err(_) => false,
+        let started = match self.first_worker() {
+            Ok(started) => started,
+            Err(error) => {
+                return Err(EnqueueError::NoThread {
+                    priority,
+                    job: payload,
+                    error,
+                });
             }
-        } else {
-            false
         };
         if !lane.try_reserve() {
             match self.when_full(index, wait) {
@@ -156,6 +146,76 @@ impl Shared {
                 }
             }
         }
+        self.publish(index, payload, deadline, started, make)
+    }
+
+    /// Rule 3: with no worker alive, starts one before a job is published,
+    /// so a job is never queued for nobody. `Ok(true)` if it started one;
+    /// the operating system's error if none could start and none is alive
+    /// (the job then goes back to the caller).
+    #[inline]
+    fn first_worker(self: &Arc<Self>) -> std::io::Result<bool> {
+        // ORDERING: SeqCst, as every access to `live` (rules 3 and 4).
+        if self.live.load(Ordering::SeqCst) != 0 {
+            return Ok(false);
+        }
+        match self.try_spawn_worker() {
+            Ok(started) => Ok(started),
+            Err(error) if self.live.load(Ordering::SeqCst) == 0 => Err(error),
+            // Another producer started one meanwhile.
+            Err(_) => Ok(false),
+        }
+    }
+
+    /// Queues a job in lane `index`, whose slot the caller holds (a
+    /// permit of `reserve`): as `submit_with` from the point where it has
+    /// a slot. Refused, the slot is given back.
+    pub(crate) fn submit_reserved<P, S>(
+        self: &Arc<Self>,
+        index: usize,
+        payload: P,
+        make: impl FnOnce(P, Option<JobMeta>, usize) -> S,
+    ) -> Result<JobHandle<S::Output>, EnqueueError<P>>
+    where
+        S: Submission<Payload = P>,
+    {
+        let lane = &self.lanes[index];
+        let priority = lane.priority;
+        if self.is_closed() {
+            lane.unreserve();
+            return Err(EnqueueError::ShutDown {
+                priority,
+                job: payload,
+            });
+        }
+        match self.first_worker() {
+            Ok(started) => self.publish(index, payload, None, started, make),
+            Err(error) => {
+                lane.unreserve();
+                Err(EnqueueError::NoThread {
+                    priority,
+                    job: payload,
+                    error,
+                })
+            }
+        }
+    }
+
+    /// Allocates the job and publishes it in lane `index`, where the
+    /// caller holds a slot; then wakes or starts a worker (rules 1, 3, 5).
+    #[inline]
+    fn publish<P, S>(
+        self: &Arc<Self>,
+        index: usize,
+        payload: P,
+        deadline: Option<Instant>,
+        started: bool,
+        make: impl FnOnce(P, Option<JobMeta>, usize) -> S,
+    ) -> Result<JobHandle<S::Output>, EnqueueError<P>>
+    where
+        S: Submission<Payload = P>,
+    {
+        let lane = &self.lanes[index];
         // Allocate first: between opening the slot and pushing, a worker
         // may already wait for this job, so keep that window short.
         let job = make(payload, self.meta(deadline), index);
@@ -164,7 +224,7 @@ impl Shared {
         if !lane.open_slot() {
             lane.push_tombstone();
             return Err(EnqueueError::ShutDown {
-                priority,
+                priority: lane.priority,
                 job: job.into_payload(),
             });
         }

@@ -13,5 +13,6 @@ mod cell;
 mod futures;
 mod idle;
 mod keep_alive;
+mod reserve;
 mod shutdown;
 mod sleep;

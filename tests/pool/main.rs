@@ -24,6 +24,7 @@ mod pool_waits;
 mod refused_after_shutdown;
 mod rejection_policies;
 mod reliability;
+mod reserve;
 mod reserved_workers;
 mod resize;
 mod retries;
