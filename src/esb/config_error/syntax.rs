@@ -1,5 +1,6 @@
 //! The parser's errors: an integer too large for TOML told apart from a
-//! syntax error.
+//! syntax error, and a syntax error told with what the line should look
+//! like.
 
 use super::{ConfigErrorKind, Issue};
 
@@ -14,11 +15,15 @@ impl Issue {
         {
             return issue;
         }
+        // Parse errors are several lines (found, expected); keep one.
+        let mut detail = err.message().trim().replace('\n', "; ");
+        if let (false, Some(span)) = (detail.is_empty(), err.span()) {
+            detail = format!("{detail} ({})", shape(&detail, source, span.start));
+        }
         Issue {
             kind: ConfigErrorKind::Syntax,
             span: err.span(),
-            // Parse errors are several lines (found, expected); keep one.
-            detail: err.message().trim().replace('\n', "; "),
+            detail,
             executor: None,
             field: None,
             quote_value: false,
@@ -79,3 +84,53 @@ fn out_of_range_integer(source: &str, offset: usize) -> Option<Issue> {
         ..Issue::invalid(span, detail)
     })
 }
+
+/// What the text at a syntax error should look like, from the parser's
+/// `message` and the line the error is on (`offset`).
+fn shape(message: &str, source: &str, offset: usize) -> &'static str {
+    let offset = (0..=offset.min(source.len()))
+        .rev()
+        .find(|&i| source.is_char_boundary(i))
+        .unwrap_or(0);
+    let line_start = source[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line = source[line_start..].lines().next().unwrap_or("");
+    let before = &source[line_start..offset];
+    let header = line.trim_start().starts_with('[') && !before.contains('=');
+    // The parser names what it was reading first ("invalid array").
+    let reading = message.split(';').next().unwrap_or("");
+    if message.contains("duplicate key") {
+        "each key is set once in its table, and each `[section]` header once"
+    } else if reading.contains("table header") || header {
+        if line.trim_start().starts_with("[[") {
+            "an array-of-tables header is `[[name]]` alone on its line, such as \
+             `[[executors.NAME.lanes]]`"
+        } else {
+            "a table header is `[name]` alone on its line, such as `[executors.NAME]`"
+        }
+    } else if reading.contains("escape") {
+        "in a \"string\" a backslash starts an escape such as \\n or \\\\; write text with \
+         backslashes, such as a regex, in 'single quotes'"
+    } else if reading == "invalid string" {
+        VALUE
+    } else if reading.contains("string") {
+        "a string ends on the line it starts: \"text\" or 'text'; \"\"\"text\"\"\" may span lines"
+    } else if reading.contains("inline table") {
+        "an inline table is `{ key = value, key = value }` on one line, with no comma after \
+         the last value"
+    } else if reading.contains("array") {
+        "an array is `[value, value]`, closed with `]`"
+    } else if reading.contains("integer") || reading.contains("number") {
+        "a number is written such as 4, -1, 1_000 or 0.5"
+    } else if message.contains("expected newline") {
+        "a line holds one `key = value`, then at most a `# comment`; text is quoted: \
+         `key = \"text\"`"
+    } else if before.contains('=') {
+        VALUE
+    } else {
+        "a line is `key = value`, a `[section]` header or a `# comment`"
+    }
+}
+
+/// What may follow `key =`.
+const VALUE: &str = "a value is a number, true or false, a \"quoted string\", an [array] or an \
+                     { inline table }";

@@ -1,0 +1,130 @@
+//! The wording of config errors: each points at the value that is wrong,
+//! names the setting and the value, and says what is really allowed; a
+//! syntax error says what the line should look like.
+
+use super::config_errors::{load_err, temp_file};
+use priority_executor::{ConfigErrorKind, Executors};
+
+/// The error of `toml` as `(line, column, message)`, the message with no
+/// place.
+fn placed(toml: &str) -> (Option<usize>, Option<usize>, String) {
+    let err = load_err(toml);
+    let text = err.to_string();
+    let message = text.split_once(": ").map_or(&*text, |(_, m)| m).to_owned();
+    (err.line(), err.column(), message)
+}
+
+#[test]
+fn a_syntax_error_says_what_the_line_should_look_like() {
+    // Two values on one line: the parser's "expected newline", kept with
+    // its position.
+    let err = load_err("[executors.e]\ncore_threads = 2 3\n");
+    assert_eq!(err.kind(), ConfigErrorKind::Syntax);
+    assert_eq!(
+        err.to_string(),
+        "line 2, column 18: expected newline, `#` (a line holds one `key = value`, then at \
+         most a `# comment`; text is quoted: `key = \"text\"`)"
+    );
+    // A key with no `=`.
+    assert_eq!(
+        placed("[executors.e]\nmax_threads 4\n"),
+        (
+            Some(2),
+            Some(13),
+            "expected `.`, `=` (a line is `key = value`, a `[section]` header or a \
+             `# comment`)"
+                .to_owned()
+        )
+    );
+    // An unclosed header, of a table and of an array of tables.
+    assert_eq!(
+        placed("[executors.e\n"),
+        (
+            Some(1),
+            Some(13),
+            "invalid table header; expected `.`, `]` (a table header is `[name]` alone on \
+             its line, such as `[executors.NAME]`)"
+                .to_owned()
+        )
+    );
+    assert_eq!(
+        placed("[[executors.e.lanes]\n"),
+        (
+            Some(1),
+            Some(20),
+            "invalid table header; expected `.`, `]]` (an array-of-tables header is \
+             `[[name]]` alone on its line, such as `[[executors.NAME.lanes]]`)"
+                .to_owned()
+        )
+    );
+    // No value, and a word that is not one.
+    assert_eq!(
+        placed("[executors.e]\nallow_core_timeout = True\n"),
+        (
+            Some(2),
+            Some(22),
+            "invalid string; expected `\"`, `'` (a value is a number, true or false, a \
+             \"quoted string\", an [array] or an { inline table })"
+                .to_owned()
+        )
+    );
+    // An unquoted duration.
+    assert_eq!(
+        placed("[executors.e]\nkeep_alive = 5s\n").2,
+        "expected newline, `#` (a line holds one `key = value`, then at most a `# comment`; \
+         text is quoted: `key = \"text\"`)"
+    );
+    // An inline table with a comma after its last value, an unclosed array.
+    assert_eq!(
+        placed("[executors.e]\nlanes = [{ priority = 1, }]\n"),
+        (
+            Some(2),
+            Some(24),
+            "invalid inline table; expected `}` (an inline table is `{ key = value, key = \
+             value }` on one line, with no comma after the last value)"
+                .to_owned()
+        )
+    );
+    assert_eq!(
+        placed("[executors.e]\nlanes = [{ priority = 1 }\n"),
+        (
+            Some(3),
+            Some(1),
+            "invalid array; expected `]` (an array is `[value, value]`, closed with `]`)"
+                .to_owned()
+        )
+    );
+    // An unclosed string, a regex's backslash in a basic string.
+    assert_eq!(
+        placed("[executors.e]\npicker = \"fair\n"),
+        (
+            Some(2),
+            Some(15),
+            "invalid basic string (a string ends on the line it starts: \"text\" or 'text'; \
+             \"\"\"text\"\"\" may span lines)"
+                .to_owned()
+        )
+    );
+    assert_eq!(
+        placed("[rules.r]\n[[rules.r.when]]\npriority = 1\nheader = \"a\"\nmatches = \"\\d+\"\n"),
+        (
+            Some(5),
+            Some(14),
+            "invalid escape sequence; expected `b`, `f`, `n`, `r`, `t`, `u`, `U`, `\\`, `\"` \
+             (in a \"string\" a backslash starts an escape such as \\n or \\\\; write text with \
+             backslashes, such as a regex, in 'single quotes')"
+                .to_owned()
+        )
+    );
+    // A key set twice.
+    assert_eq!(
+        placed("[executors.e]\ncore_threads = 2\ncore_threads = 3\n"),
+        (
+            Some(3),
+            Some(1),
+            "duplicate key `core_threads` in table `executors.e` (each key is set once in its \
+             table, and each `[section]` header once)"
+                .to_owned()
+        )
+    );
+}
