@@ -128,3 +128,113 @@ fn a_syntax_error_says_what_the_line_should_look_like() {
         )
     );
 }
+
+/// The new user's file: lane 10 first, lane 1's weight on line 13.
+const WEIGHT_70000: &str = r#"# Two lanes, the second weighted far too high.
+[executors.visa]
+core_threads = 2
+max_threads = 10
+
+[[executors.visa.lanes]]
+priority = 10
+capacity = 1000
+
+[[executors.visa.lanes]]
+priority = 1
+capacity = 1000
+weight = 70000
+"#;
+
+#[test]
+fn weights_too_large_point_at_the_weight_that_passes_the_limit() {
+    let path = temp_file("weight-sum", WEIGHT_70000);
+    let err = Executors::from_path(&path).unwrap_err();
+    assert_eq!(err.kind(), ConfigErrorKind::InvalidValue);
+    assert_eq!(
+        (err.line(), err.column(), err.executor(), err.field()),
+        (Some(13), Some(10), Some("visa"), Some("weight"))
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}:13:10: executor \"visa\", lane priority 1: weight = 70000 is too large: the \
+             lane weights add up to 70010 with it, more than the limit of 65536 (the lanes \
+             declared before it weigh 10, which leaves 1 to 65526; only the ratios of the \
+             weights matter)",
+            path.display()
+        )
+    );
+    let _ = std::fs::remove_dir_all(path.parent().expect("dir"));
+
+    // The first lane alone is over the limit: the lanes after it are not
+    // to blame.
+    assert_eq!(
+        placed("[executors.e]\nlanes = [{ priority = 1, weight = 70000 }, { priority = 10 }]\n"),
+        (
+            Some(2),
+            Some(35),
+            "executor \"e\", lane priority 1: weight = 70000 is too large: an executor's lane \
+             weights add up to at most 65536 (allowed: 1 to 65536; only the ratios of the \
+             weights matter)"
+                .to_owned()
+        )
+    );
+    // Two weights each allowed alone: the second passes the limit.
+    assert_eq!(
+        placed(
+            "[executors.e]\nlanes = [{ priority = 10, weight = 40000 }, \
+             { priority = 1, weight = 40000 }]\n"
+        ),
+        (
+            Some(2),
+            Some(70),
+            "executor \"e\", lane priority 1: weight = 40000 is too large: the lane weights \
+             add up to 80000 with it, more than the limit of 65536 (the lanes declared before \
+             it weigh 40000, which leaves 1 to 25536; only the ratios of the weights matter)"
+                .to_owned()
+        )
+    );
+    // The lanes before it already reach the limit.
+    assert_eq!(
+        placed(
+            "[executors.e]\nlanes = [{ priority = 10, weight = 65536 }, \
+             { priority = 1, weight = 1 }]\n"
+        )
+        .2,
+        "executor \"e\", lane priority 1: weight = 1 is too large: the lane weights add up to \
+         65537 with it, more than the limit of 65536 (the lanes declared before it already \
+         weigh 65536, the limit; only the ratios of the weights matter)"
+    );
+}
+
+#[test]
+fn a_default_weight_too_large_points_at_the_priority() {
+    // No weight written: the weight is the priority, placed at it.
+    let err = load_err(
+        "[executors.e]\n[[executors.e.lanes]]\npriority = 40000\n\
+         [[executors.e.lanes]]\npriority = 30000\nweight = 1\n\
+         [[executors.e.lanes]]\npriority = 30001\n",
+    );
+    assert_eq!(
+        (err.line(), err.column(), err.field()),
+        (Some(8), Some(12), Some("priority"))
+    );
+    assert_eq!(
+        err.detail(),
+        "priority = 30001 needs an explicit weight: the default, its priority, is too large: \
+         the lane weights add up to 70002 with it, more than the limit of 65536 (the lanes \
+         declared before it weigh 40001, which leaves 1 to 25535; only the ratios of the \
+         weights matter)"
+    );
+    assert_eq!(
+        placed("[executors.e]\n[[executors.e.lanes]]\npriority = 100000\n"),
+        (
+            Some(3),
+            Some(12),
+            "executor \"e\", lane priority 100000: priority = 100000 needs an explicit weight: \
+             the default, its priority, is too large: an executor's lane weights add up to at \
+             most 65536 (allowed: 1 to 65536; only the ratios of the weights matter)"
+                .to_owned()
+        )
+    );
+}
