@@ -50,7 +50,7 @@ fn display_names_file_line_column_executor_lane_field_value_and_rule() {
         err.to_string(),
         format!(
             "{}:7:14: executor \"visa_priority_exec\", lane priority 1: \
-             weight = 0 is not allowed (weight must be >= 1)",
+             weight = 0 is not allowed (expected a whole number from 1 to 65536)",
             path.display()
         )
     );

@@ -238,3 +238,119 @@ fn a_default_weight_too_large_points_at_the_priority() {
         )
     );
 }
+
+#[test]
+fn a_weight_out_of_range_says_1_to_65536() {
+    // The new user's float: 0 is refused, and so is anything past the
+    // limit on the sum.
+    assert_eq!(
+        placed("[executors.e]\n[[executors.e.lanes]]\npriority = 1\nweight = 1.5\n"),
+        (
+            Some(4),
+            Some(10),
+            "executor \"e\", lane priority 1: weight = 1.5 has the wrong type: expected a \
+             whole number from 1 to 65536, found a float"
+                .to_owned()
+        )
+    );
+    for (value, column) in [("-1", 35), ("4294967296", 35)] {
+        let toml = format!("[executors.e]\nlanes = [{{ priority = 1, weight = {value} }}]\n");
+        assert_eq!(
+            placed(&toml),
+            (
+                Some(2),
+                Some(column),
+                format!(
+                    "executor \"e\", lane priority 1: weight = {value} is not allowed \
+                     (expected a whole number from 1 to 65536)"
+                )
+            )
+        );
+    }
+    assert_eq!(
+        placed("[executors.e]\nlanes = [{ priority = 0 }]\n"),
+        (
+            Some(2),
+            Some(23),
+            "executor \"e\", lane priority 0: priority = 0 needs an explicit weight, a whole \
+             number from 1 to 65536 (a lane's weight defaults to its priority, and weight 0 \
+             is not allowed)"
+                .to_owned()
+        )
+    );
+}
+
+#[test]
+fn max_threads_out_of_range_says_at_least_1() {
+    assert_eq!(
+        placed("[executors.e]\nmax_threads = 1.5\nlanes = [{ priority = 1 }]\n"),
+        (
+            Some(2),
+            Some(15),
+            "executor \"e\": max_threads = 1.5 has the wrong type: expected a whole number \
+             >= 1, found a float"
+                .to_owned()
+        )
+    );
+    assert_eq!(
+        placed("[executors.e]\nmax_threads = -2\nlanes = [{ priority = 1 }]\n"),
+        (
+            Some(2),
+            Some(15),
+            "executor \"e\": max_threads = -2 is not allowed (expected a whole number >= 1)"
+                .to_owned()
+        )
+    );
+}
+
+#[test]
+fn max_running_out_of_range_says_1_to_100_percent() {
+    // Past what a percentage can be, past 100%, and 0 threads: one message.
+    for (value, shown) in [
+        ("\"300%\"", "\"300%\""),
+        ("\"150%\"", "\"150%\""),
+        ("0", "0"),
+    ] {
+        let toml = format!("[executors.e]\nlanes = [{{ priority = 1, max_running = {value} }}]\n");
+        assert_eq!(
+            placed(&toml),
+            (
+                Some(2),
+                Some(40),
+                format!(
+                    "executor \"e\", lane priority 1: max_running = {shown} is not allowed \
+                     (expected a number of threads >= 1 or a percentage of max_threads from 1% \
+                     to 100%, such as \"20%\")"
+                )
+            )
+        );
+    }
+}
+
+#[test]
+fn promote_after_zero_names_the_value_and_what_is_allowed() {
+    assert_eq!(
+        placed("[executors.e]\nlanes = [{ priority = 1, promote_after = \"0ms\" }]\n"),
+        (
+            Some(2),
+            Some(42),
+            "executor \"e\", lane priority 1: promote_after = \"0ms\" is not allowed (expected a \
+             duration longer than zero, such as \"2s\" or \"500ms\"; omit it for no aging)"
+                .to_owned()
+        )
+    );
+    // Not a duration at all: the same range.
+    let err = load_err("[executors.e]\nlanes = [{ priority = 1, promote_after = \"soon\" }]\n");
+    assert_eq!(
+        (err.line(), err.column(), err.field()),
+        (Some(2), Some(42), Some("promote_after"))
+    );
+    assert!(
+        err.detail()
+            .starts_with("promote_after = \"soon\" is not a duration: ")
+            && err
+                .detail()
+                .ends_with("(expected a duration longer than zero, such as \"2s\" or \"500ms\")"),
+        "{err}"
+    );
+}

@@ -1,6 +1,7 @@
 //! From checked settings to a running executor: the builder, and a
 //! builder error placed back at the key that caused it.
 
+use super::document::{MAX_RUNNING, PROMOTE_AFTER, WEIGHT};
 use super::raw::RawLane;
 use super::{ExecutorPlan, ExecutorSpec, Plan, Spanned};
 use crate::esb::config_error::{ConfigError, Issue};
@@ -128,12 +129,15 @@ fn build_issue(plan: &ExecutorPlan, err: BuildError) -> Issue {
         BuildError::ZeroWeight { priority } => match lane(*priority) {
             Some(RawLane {
                 weight: Some(w), ..
-            }) => Issue::invalid(w.span(), "weight = 0 is not allowed (weight must be >= 1)"),
+            }) => Issue::invalid(
+                w.span(),
+                format!("weight = 0 is not allowed (expected {WEIGHT})"),
+            ),
             Some(l) => Issue::invalid(
                 l.priority.span(),
                 format!(
-                    "priority = {priority} needs an explicit weight >= 1 (a lane's weight \
-                     defaults to its priority, and weight 0 is not allowed)"
+                    "priority = {priority} needs an explicit weight, {WEIGHT} (a lane's \
+                     weight defaults to its priority, and weight 0 is not allowed)"
                 ),
             ),
             None => Issue::invalid(table, err.to_string()),
@@ -182,16 +186,25 @@ fn build_issue(plan: &ExecutorPlan, err: BuildError) -> Issue {
             }),
         BuildError::ZeroMaxRunning { priority } => Issue::invalid(
             lane_key(*priority, |l| l.max_running.as_ref().map(Spanned::span)).unwrap_or(table),
-            "max_running = 0 is not allowed (at least 1 thread, or a percentage such as \"20%\")",
+            format!("max_running = 0 is not allowed (expected {MAX_RUNNING})"),
         ),
         BuildError::BadMaxRunningPercent { priority, percent } => Issue::invalid(
             lane_key(*priority, |l| l.max_running.as_ref().map(Spanned::span)).unwrap_or(table),
-            format!("max_running = \"{percent}%\" is not allowed (a percentage is 1% to 100%)"),
+            format!("max_running = \"{percent}%\" is not allowed (expected {MAX_RUNNING})"),
         ),
-        BuildError::ZeroPromoteAfter { priority } => Issue::invalid(
-            lane_key(*priority, |l| l.promote_after.as_ref().map(Spanned::span)).unwrap_or(table),
-            "promote_after must be longer than zero (omit it for no aging)",
-        ),
+        BuildError::ZeroPromoteAfter { priority } => {
+            match lane(*priority).and_then(|l| l.promote_after.as_ref()) {
+                Some(after) => Issue::invalid(
+                    after.span(),
+                    format!(
+                        "promote_after = {:?} is not allowed (expected {PROMOTE_AFTER}; omit it \
+                         for no aging)",
+                        after.get_ref()
+                    ),
+                ),
+                None => Issue::invalid(table, err.to_string()),
+            }
+        }
         BuildError::InvalidName { .. } => Issue::invalid(
             plan.name_span.clone(),
             "the name contains a NUL byte, which a thread name cannot hold (an executor's \

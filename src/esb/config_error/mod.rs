@@ -57,7 +57,7 @@ pub enum ConfigErrorKind {
 ///
 /// Its `Display` is one line: the place, the executor or rule, and what is
 /// wrong with which value and what is allowed, for example
-/// `executors.toml:7:12: executor "visa_priority_exec", lane priority 1: weight = 0 is not allowed (weight must be >= 1)`.
+/// `executors.toml:7:12: executor "visa_priority_exec", lane priority 1: weight = 0 is not allowed (expected a whole number from 1 to 65536)`.
 /// Text loaded with [`Executors::from_toml_str`](crate::Executors::from_toml_str)
 /// has no file name and shows `line 7, column 12` instead.
 ///
@@ -78,7 +78,7 @@ pub enum ConfigErrorKind {
 /// assert_eq!(
 ///     err.to_string(),
 ///     "line 4, column 10: executor \"visa\", lane priority 1: \
-///      weight = 0 is not allowed (weight must be >= 1)"
+///      weight = 0 is not allowed (expected a whole number from 1 to 65536)"
 /// );
 /// ```
 #[derive(Debug)]
