@@ -7,7 +7,7 @@ use priority_executor::{
 };
 use std::path::PathBuf;
 
-fn load_err(toml: &str) -> ConfigError {
+pub(crate) fn load_err(toml: &str) -> ConfigError {
     match Executors::from_toml_str(toml) {
         Ok(executors) => {
             let names: Vec<String> = executors.names();
@@ -19,7 +19,7 @@ fn load_err(toml: &str) -> ConfigError {
 }
 
 /// Writes `toml` to a fresh directory as `executors.toml`.
-fn temp_file(test: &str, toml: &str) -> PathBuf {
+pub(crate) fn temp_file(test: &str, toml: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "priority-executor-config-errors-{}-{test}",
         std::process::id()
@@ -50,7 +50,7 @@ fn display_names_file_line_column_executor_lane_field_value_and_rule() {
         err.to_string(),
         format!(
             "{}:7:14: executor \"visa_priority_exec\", lane priority 1: \
-             weight = 0 is not allowed (weight must be >= 1)",
+             weight = 0 is not allowed (expected a whole number from 1 to 65536)",
             path.display()
         )
     );

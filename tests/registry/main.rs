@@ -7,6 +7,7 @@ mod common;
 mod builder;
 mod config_errors;
 mod config_fuzz;
+mod config_messages;
 mod dotted_keys;
 mod reload;
 mod reload_under_load;

@@ -1,6 +1,7 @@
 //! From checked settings to a running executor: the builder, and a
 //! builder error placed back at the key that caused it.
 
+use super::document::{MAX_RUNNING, PROMOTE_AFTER, WEIGHT};
 use super::raw::RawLane;
 use super::{ExecutorPlan, ExecutorSpec, Plan, Spanned};
 use crate::esb::config_error::{ConfigError, Issue};
@@ -132,12 +133,15 @@ fn build_issue(plan: &ExecutorPlan, err: BuildError) -> Issue {
         BuildError::ZeroWeight { priority } => match lane(*priority) {
             Some(RawLane {
                 weight: Some(w), ..
-            }) => Issue::invalid(w.span(), "weight = 0 is not allowed (weight must be >= 1)"),
+            }) => Issue::invalid(
+                w.span(),
+                format!("weight = 0 is not allowed (expected {WEIGHT})"),
+            ),
             Some(l) => Issue::invalid(
                 l.priority.span(),
                 format!(
-                    "priority = {priority} needs an explicit weight >= 1 (a lane's weight \
-                     defaults to its priority, and weight 0 is not allowed)"
+                    "priority = {priority} needs an explicit weight, {WEIGHT} (a lane's \
+                     weight defaults to its priority, and weight 0 is not allowed)"
                 ),
             ),
             None => Issue::invalid(table, err.to_string()),
@@ -174,25 +178,37 @@ fn build_issue(plan: &ExecutorPlan, err: BuildError) -> Issue {
             value_span(&raw.max_threads).unwrap_or(table),
             "max_threads = 0 is not allowed (max_threads must be >= 1)",
         ),
-        BuildError::WeightsTooLarge { sum, limit } => Issue::invalid(
-            raw.lanes.as_ref().map_or(table, Spanned::span),
-            format!(
-                "lane weights add up to {sum}, more than the limit of {limit} (give the lanes \
-                 smaller explicit weights: only their ratios matter)"
-            ),
-        ),
+        BuildError::WeightsTooLarge { sum, limit } => weights_too_large(lanes, *limit)
+            .unwrap_or_else(|| {
+                Issue::invalid(
+                    raw.lanes.as_ref().map_or(table, Spanned::span),
+                    format!(
+                        "lane weights add up to {sum}, more than the limit of {limit} (give the \
+                         lanes smaller explicit weights: only their ratios matter)"
+                    ),
+                )
+            }),
         BuildError::ZeroMaxRunning { priority } => Issue::invalid(
             lane_key(*priority, |l| l.max_running.as_ref().map(Spanned::span)).unwrap_or(table),
-            "max_running = 0 is not allowed (at least 1 thread, or a percentage such as \"20%\")",
+            format!("max_running = 0 is not allowed (expected {MAX_RUNNING})"),
         ),
         BuildError::BadMaxRunningPercent { priority, percent } => Issue::invalid(
             lane_key(*priority, |l| l.max_running.as_ref().map(Spanned::span)).unwrap_or(table),
-            format!("max_running = \"{percent}%\" is not allowed (a percentage is 1% to 100%)"),
+            format!("max_running = \"{percent}%\" is not allowed (expected {MAX_RUNNING})"),
         ),
-        BuildError::ZeroPromoteAfter { priority } => Issue::invalid(
-            lane_key(*priority, |l| l.promote_after.as_ref().map(Spanned::span)).unwrap_or(table),
-            "promote_after must be longer than zero (omit it for no aging)",
-        ),
+        BuildError::ZeroPromoteAfter { priority } => {
+            match lane(*priority).and_then(|l| l.promote_after.as_ref()) {
+                Some(after) => Issue::invalid(
+                    after.span(),
+                    format!(
+                        "promote_after = {:?} is not allowed (expected {PROMOTE_AFTER}; omit it \
+                         for no aging)",
+                        after.get_ref()
+                    ),
+                ),
+                None => Issue::invalid(table, err.to_string()),
+            }
+        }
         BuildError::InvalidName { .. } => Issue::invalid(
             plan.name_span.clone(),
             "the name contains a NUL byte, which a thread name cannot hold (an executor's \
@@ -205,4 +221,51 @@ fn build_issue(plan: &ExecutorPlan, err: BuildError) -> Issue {
         ),
     };
     issue.with_source(err)
+}
+
+/// The lane whose weight, added to those of the lanes declared before it,
+/// takes the sum past `limit`: an issue at its `weight`, or at its
+/// `priority` when the weight is the default (the priority).
+fn weights_too_large(lanes: &[Spanned<RawLane>], limit: u64) -> Option<Issue> {
+    let mut before = 0u64;
+    for lane in lanes.iter().map(Spanned::get_ref) {
+        let priority = *lane.priority.get_ref();
+        let weight = lane.weight.as_ref().map_or(priority, |w| *w.get_ref());
+        let sum = before + u64::from(weight);
+        if sum <= limit {
+            before = sum;
+            continue;
+        }
+        let room = limit - before;
+        let allowed = if before == 0 {
+            format!("allowed: 1 to {limit}")
+        } else if room == 0 {
+            format!("the lanes declared before it already weigh {before}, the limit")
+        } else {
+            format!("the lanes declared before it weigh {before}, which leaves 1 to {room}")
+        };
+        let reason = if before == 0 {
+            format!("an executor's lane weights add up to at most {limit}")
+        } else {
+            format!("the lane weights add up to {sum} with it, more than the limit of {limit}")
+        };
+        let issue = match &lane.weight {
+            Some(w) => Issue::invalid(
+                w.span(),
+                format!(
+                    "weight = {weight} is too large: {reason} ({allowed}; only the ratios of \
+                     the weights matter)"
+                ),
+            ),
+            None => Issue::invalid(
+                lane.priority.span(),
+                format!(
+                    "priority = {priority} needs an explicit weight: the default, its priority, \
+                     is too large: {reason} ({allowed}; only the ratios of the weights matter)"
+                ),
+            ),
+        };
+        return Some(issue);
+    }
+    None
 }

@@ -13,8 +13,21 @@ use toml_edit::{Item, TableLike, Value};
 
 /// "a whole number >= 0": what a count of threads may be.
 pub(crate) const WHOLE: &str = "a whole number >= 0";
-/// What a priority or a weight may be.
+/// "a whole number >= 1": what `max_threads` may be.
+pub(crate) const POSITIVE: &str = "a whole number >= 1";
+/// What a priority may be.
 pub(crate) const U32: &str = "a whole number from 0 to 4294967295";
+/// What a lane's weight may be: at least 1, and no more than the sum of
+/// an executor's lane weights may reach.
+pub(crate) const WEIGHT: &str = "a whole number from 1 to 65536";
+/// What `keep_alive` may be.
+pub(crate) const KEEP_ALIVE: &str = "a duration such as \"5s\", \"250ms\" or \"1m 30s\"";
+/// What a lane's `promote_after` may be.
+pub(crate) const PROMOTE_AFTER: &str = "a duration longer than zero, such as \"2s\" or \"500ms\"";
+const _: () = assert!(crate::lane::picker::MAX_CYCLE == 65_536);
+/// What a lane's `max_running` may be.
+pub(crate) const MAX_RUNNING: &str =
+    "a number of threads >= 1 or a percentage of max_threads from 1% to 100%, such as \"20%\"";
 
 /// A value read from the file, with the span of its text.
 #[derive(Clone, Debug)]

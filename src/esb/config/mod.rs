@@ -14,6 +14,7 @@ mod document;
 mod raw;
 
 pub(crate) use document::{Fields, Node, Spanned, U32};
+use document::{KEEP_ALIVE, PROMOTE_AFTER};
 
 use crate::esb::config_error::{ConfigError, Issue};
 use crate::esb::rules::{self, RawRules, Rules};
@@ -189,14 +190,13 @@ fn check(source: &str) -> Result<Checked, Issue> {
     Ok((executors, rule_sets, mailboxes))
 }
 
-/// Parses the duration `key = text`.
-fn duration(key: &str, text: &Spanned<String>) -> Result<Duration, Issue> {
+/// Parses the duration `key = text`; `expected` says which ones are allowed.
+fn duration(key: &str, text: &Spanned<String>, expected: &str) -> Result<Duration, Issue> {
     humantime::parse_duration(text.get_ref()).map_err(|err| {
         Issue::invalid(
             text.span(),
             format!(
-                "{key} = {:?} is not a duration: {err} (expected a duration such as \
-                 \"5s\", \"250ms\" or \"1m 30s\")",
+                "{key} = {:?} is not a duration: {err} (expected {expected})",
                 text.get_ref()
             ),
         )
@@ -217,7 +217,7 @@ fn lane(raw: &RawLane) -> Result<(Priority, LaneConfig), Issue> {
         lane = lane.max_running(*limit.get_ref());
     }
     if let Some(after) = &raw.promote_after {
-        lane = lane.promote_after(duration("promote_after", after)?);
+        lane = lane.promote_after(duration("promote_after", after, PROMOTE_AFTER)?);
     }
     if let Some(policy) = &raw.when_full {
         let parsed = policy.get_ref().parse::<RejectionPolicy>().map_err(|_| {
@@ -238,7 +238,7 @@ fn lane(raw: &RawLane) -> Result<(Priority, LaneConfig), Issue> {
 fn spec(raw: &RawExecutor) -> Result<ExecutorSpec, Issue> {
     let keep_alive = match &raw.keep_alive {
         None => None,
-        Some(text) => Some(duration("keep_alive", text)?),
+        Some(text) => Some(duration("keep_alive", text, KEEP_ALIVE)?),
     };
     let picker = match &raw.picker {
         None => None,

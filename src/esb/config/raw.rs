@@ -2,7 +2,7 @@
 //! from the parsed document with each value's span. Types and keys are
 //! checked here; what the values mean is checked by the caller.
 
-use super::document::{Fields, Node, Spanned, U32, WHOLE};
+use super::document::{Fields, MAX_RUNNING, Node, POSITIVE, Spanned, U32, WEIGHT, WHOLE};
 use crate::esb::config_error::Issue;
 use crate::esb::rules::{self, RawRules};
 use crate::{Capacity, MaxRunning, Priority};
@@ -121,7 +121,7 @@ fn executor(node: &Node<'_>) -> Result<Spanned<RawExecutor>, Issue> {
     })?;
     let executor = RawExecutor {
         core_threads: fields.read("core_threads", |n| n.integer(WHOLE))?,
-        max_threads: fields.read("max_threads", |n| n.integer(WHOLE))?,
+        max_threads: fields.read("max_threads", |n| n.integer(POSITIVE))?,
         keep_alive: fields.read("keep_alive", Node::string)?,
         allow_core_timeout: fields.read("allow_core_timeout", Node::boolean)?,
         picker: fields.read("picker", Node::string)?,
@@ -143,7 +143,7 @@ fn lane(node: &Node<'_>) -> Result<Spanned<RawLane>, Issue> {
     let lane = RawLane {
         priority,
         capacity: fields.read("capacity", capacity)?,
-        weight: fields.read("weight", |n| n.integer(U32))?,
+        weight: fields.read("weight", |n| n.integer(WEIGHT))?,
         max_running: fields.read("max_running", max_running)?,
         promote_after: fields.read("promote_after", Node::string)?,
         when_full: fields.read("when_full", Node::string)?,
@@ -167,7 +167,7 @@ fn capacity(node: &Node<'_>) -> Result<Spanned<Capacity>, Issue> {
 
 /// `max_running = 4` (threads) or `max_running = "20%"` (of max_threads).
 fn max_running(node: &Node<'_>) -> Result<Spanned<MaxRunning>, Issue> {
-    const EXPECTED: &str = "a number of threads >= 1 or a percentage such as \"20%\"";
+    const EXPECTED: &str = MAX_RUNNING;
     let limit = match (node.as_integer(), node.as_str()) {
         (Some(n), _) => usize::try_from(n)
             .map(MaxRunning::Threads)

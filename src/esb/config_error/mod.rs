@@ -9,15 +9,20 @@
 //! check never has to know where in the file it is, and an error inside an
 //! inline table or a dotted key is placed as well as one under a `[table]`
 //! header.
+//!
+//! Here: the public error. `issue.rs`: a check's mistake and its placing;
+//! `syntax.rs`: the parser's errors; `context.rs`: what a byte offset of the
+//! file is in.
 
 use std::error::Error;
 use std::fmt;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 mod context;
+mod issue;
+mod syntax;
 
-use context::Context;
+pub(crate) use issue::Issue;
 
 /// What kind of mistake a [`ConfigError`] reports.
 ///
@@ -52,7 +57,7 @@ pub enum ConfigErrorKind {
 ///
 /// Its `Display` is one line: the place, the executor or rule, and what is
 /// wrong with which value and what is allowed, for example
-/// `executors.toml:7:12: executor "visa_priority_exec", lane priority 1: weight = 0 is not allowed (weight must be >= 1)`.
+/// `executors.toml:7:12: executor "visa_priority_exec", lane priority 1: weight = 0 is not allowed (expected a whole number from 1 to 65536)`.
 /// Text loaded with [`Executors::from_toml_str`](crate::Executors::from_toml_str)
 /// has no file name and shows `line 7, column 12` instead.
 ///
@@ -73,7 +78,7 @@ pub enum ConfigErrorKind {
 /// assert_eq!(
 ///     err.to_string(),
 ///     "line 4, column 10: executor \"visa\", lane priority 1: \
-///      weight = 0 is not allowed (weight must be >= 1)"
+///      weight = 0 is not allowed (expected a whole number from 1 to 65536)"
 /// );
 /// ```
 #[derive(Debug)]
@@ -300,258 +305,5 @@ impl Error for ConfigError {
             .source
             .as_deref()
             .map(|e| e as &(dyn Error + 'static))
-    }
-}
-
-// ===== Issue: an error before it is placed =====
-
-/// A mistake found by some check, with the span of the source it is about.
-#[derive(Debug)]
-pub(crate) struct Issue {
-    pub(crate) kind: ConfigErrorKind,
-    pub(crate) span: Option<Range<usize>>,
-    pub(crate) detail: String,
-    /// Overrides the executor found from the span (a rule priority checked
-    /// against an executor's lanes is placed in the rule but names the
-    /// executor).
-    pub(crate) executor: Option<Box<str>>,
-    /// Overrides the key found from the span (a missing key has no span of
-    /// its own).
-    pub(crate) field: Option<Box<str>>,
-    /// For type and value errors found where the key is not known (an
-    /// array element, say): `detail` follows `KEY = VALUE ` once placed.
-    pub(crate) quote_value: bool,
-    /// A copy of the source that parses, to find the context in when the
-    /// source itself does not (an integer too large for TOML).
-    pub(crate) placed_in: Option<Box<str>>,
-    pub(crate) source: Option<Box<dyn Error + Send + Sync + 'static>>,
-}
-
-impl Issue {
-    pub(crate) fn invalid(span: Range<usize>, detail: impl Into<String>) -> Self {
-        Issue {
-            kind: ConfigErrorKind::InvalidValue,
-            span: Some(span),
-            detail: detail.into(),
-            executor: None,
-            field: None,
-            quote_value: false,
-            placed_in: None,
-            source: None,
-        }
-    }
-
-    /// A key the table does not know; `span` is the key's.
-    pub(crate) fn unknown_key(span: Range<usize>, detail: impl Into<String>) -> Self {
-        Issue {
-            kind: ConfigErrorKind::UnknownKey,
-            ..Issue::invalid(span, detail)
-        }
-    }
-
-    /// A value of the wrong type; `detail` follows `KEY = VALUE `.
-    pub(crate) fn wrong_type(span: Range<usize>, detail: impl Into<String>) -> Self {
-        Issue {
-            kind: ConfigErrorKind::WrongType,
-            quote_value: true,
-            ..Issue::invalid(span, detail)
-        }
-    }
-
-    /// A value of the right type that is not allowed; `detail` follows
-    /// `KEY = VALUE `.
-    pub(crate) fn not_allowed(span: Range<usize>, detail: impl Into<String>) -> Self {
-        Issue {
-            quote_value: true,
-            ..Issue::invalid(span, detail)
-        }
-    }
-
-    pub(crate) fn missing(span: Range<usize>, detail: impl Into<String>) -> Self {
-        Issue {
-            kind: ConfigErrorKind::MissingKey,
-            ..Issue::invalid(span, detail)
-        }
-    }
-
-    pub(crate) fn with_field(mut self, field: &str) -> Self {
-        self.field = Some(field.into());
-        self
-    }
-
-    pub(crate) fn with_executor(mut self, executor: &str) -> Self {
-        self.executor = Some(executor.into());
-        self
-    }
-
-    pub(crate) fn with_source(mut self, source: impl Error + Send + Sync + 'static) -> Self {
-        self.source = Some(Box::new(source));
-        self
-    }
-
-    /// The parser's error. An integer too large (or small) for TOML is a
-    /// parse error too; it is told apart by the text at the error, not by
-    /// the error's wording, and placed in its executor or rule and key.
-    pub(crate) fn syntax(err: &toml_edit::TomlError, source: &str) -> Self {
-        if let Some(issue) = err
-            .span()
-            .and_then(|span| out_of_range_integer(source, span.start))
-        {
-            return issue;
-        }
-        Issue {
-            kind: ConfigErrorKind::Syntax,
-            span: err.span(),
-            // Parse errors are several lines (found, expected); keep one.
-            detail: err.message().trim().replace('\n', "; "),
-            executor: None,
-            field: None,
-            quote_value: false,
-            placed_in: None,
-            source: None,
-        }
-    }
-
-    /// Places the issue in `source` (loaded from `path`, if any).
-    pub(crate) fn locate(self, source: &str, path: Option<&Path>) -> ConfigError {
-        let mut error = Inner {
-            kind: self.kind,
-            path: path.map(Path::to_owned),
-            position: None,
-            executor: self.executor.as_deref().map(str::to_owned),
-            rule: None,
-            mailbox: None,
-            scope: String::new(),
-            field: None,
-            detail: self.detail,
-            source: self.source,
-        };
-        let Some(span) = self.span else {
-            return ConfigError(Box::new(error));
-        };
-        error.position = Some(line_column(source, span.start));
-        if error.detail.is_empty() {
-            // The parser gives no message for some characters (a control
-            // character in a comment): name the character.
-            error.detail = match source.get(span.start..).and_then(|s| s.chars().next()) {
-                Some(c) => format!("unexpected character {c:?} (not valid TOML here)"),
-                None => "unexpected end of the text (not valid TOML)".to_owned(),
-            };
-        }
-        // Parsed again only for an error, and only if the text parses; a
-        // syntax error has no structure to name.
-        let parsed = self.placed_in.as_deref().unwrap_or(source);
-        if let Some(context) = Context::find(parsed, span.start) {
-            if error.executor.is_none() {
-                error.executor = context.executor.clone();
-            }
-            error.rule = context.rule.clone();
-            error.mailbox = context.mailbox.clone();
-            error.field = context.field.clone();
-            error.scope = context.scope(self.executor.as_deref());
-        }
-        if let Some(field) = self.field {
-            error.field = Some(field.into());
-        }
-        if self.quote_value {
-            let value = quote(source, span);
-            error.detail = match &error.field {
-                Some(field) => format!("{field} = {value} {}", error.detail),
-                None => format!("{value} {}", error.detail),
-            };
-        }
-        ConfigError(Box::new(error))
-    }
-}
-
-/// The text of a value as written, shortened to one line.
-fn quote(source: &str, span: Range<usize>) -> String {
-    let text = source.get(span).unwrap_or("").trim();
-    let line = text.lines().next().unwrap_or("");
-    if line.chars().count() > 40 || line.len() < text.len() {
-        let short: String = line.chars().take(40).collect();
-        format!("{short}...")
-    } else {
-        line.to_owned()
-    }
-}
-
-/// The integer literal starting at `offset`, if it is one TOML cannot hold
-/// (beyond 64 bits signed): an issue placed at the literal, with the
-/// context found in a copy of `source` that has `0` in its place.
-fn out_of_range_integer(source: &str, offset: usize) -> Option<Issue> {
-    let rest = source.get(offset..)?;
-    let len = rest
-        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '+' | '-')))
-        .unwrap_or(rest.len());
-    let literal = &rest[..len];
-    let negative = literal.starts_with('-');
-    let unsigned = literal.trim_start_matches(['+', '-']);
-    let (radix, digits) = match unsigned.get(..2) {
-        Some("0x") => (16, &unsigned[2..]),
-        Some("0o") => (8, &unsigned[2..]),
-        Some("0b") => (2, &unsigned[2..]),
-        _ => (10, unsigned),
-    };
-    // TOML's integer grammar: digits, single underscores between them, no
-    // sign on a prefixed integer, no leading zero on a decimal one.
-    let well_formed = !digits.is_empty()
-        && !digits.starts_with('_')
-        && !digits.ends_with('_')
-        && !digits.contains("__")
-        && digits.chars().all(|c| c == '_' || c.is_digit(radix))
-        && (radix == 10 || unsigned.len() == literal.len())
-        && !(radix == 10 && digits.len() > 1 && digits.starts_with('0'));
-    if !well_formed {
-        return None;
-    }
-    let magnitude = u128::from_str_radix(&digits.replace('_', ""), radix).unwrap_or(u128::MAX);
-    let limit = if negative {
-        u128::from(i64::MIN.unsigned_abs())
-    } else {
-        u128::from(i64::MAX.unsigned_abs())
-    };
-    if magnitude <= limit {
-        return None;
-    }
-    let detail = if negative {
-        format!("is too small (TOML integers go down to {})", i64::MIN)
-    } else {
-        format!("is too large (TOML integers go up to {})", i64::MAX)
-    };
-    let span = offset..offset + len;
-    let placed_in = format!("{}0{}", &source[..offset], &source[span.end..]);
-    Some(Issue {
-        quote_value: true,
-        placed_in: Some(placed_in.into()),
-        ..Issue::invalid(span, detail)
-    })
-}
-
-/// 1-based line and column (in characters) of byte `offset`.
-pub(crate) fn line_column(source: &str, offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(source.len());
-    while !source.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = &source[..offset];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let column = before[line_start..].chars().count() + 1;
-    (line, column)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn line_column_counts_characters() {
-        let text = "a\nbé = 1\n";
-        assert_eq!(line_column(text, 0), (1, 1));
-        assert_eq!(line_column(text, 2), (2, 1));
-        // 'é' is two bytes but one column.
-        assert_eq!(line_column(text, 6), (2, 4));
-        assert_eq!(line_column(text, 999), (3, 1));
     }
 }
