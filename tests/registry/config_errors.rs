@@ -2,10 +2,10 @@
 //! column, with the executor or rule, the key, the value and what is
 //! allowed.
 
+use crate::temp_file;
 use priority_executor::{
     Capacity, ConfigError, ConfigErrorKind, Executors, Picker, Priority, Rules,
 };
-use std::path::PathBuf;
 
 pub(crate) fn load_err(toml: &str) -> ConfigError {
     match Executors::from_toml_str(toml) {
@@ -16,18 +16,6 @@ pub(crate) fn load_err(toml: &str) -> ConfigError {
         }
         Err(err) => err,
     }
-}
-
-/// Writes `toml` to a fresh directory as `executors.toml`.
-pub(crate) fn temp_file(test: &str, toml: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "priority-executor-config-errors-{}-{test}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join("executors.toml");
-    std::fs::write(&path, toml).expect("write temp file");
-    path
 }
 
 const VISA_WEIGHT_0: &str = r#"# The seed's visa executor with a mistake on line 7.

@@ -2,7 +2,8 @@
 //! names the setting and the value, and says what is really allowed; a
 //! syntax error says what the line should look like.
 
-use super::config_errors::{load_err, temp_file};
+use super::config_errors::load_err;
+use crate::temp_file;
 use priority_executor::{ConfigErrorKind, Executors};
 
 /// The error of `toml` as `(line, column, message)`, the message with no
