@@ -105,7 +105,7 @@ impl<M> Addr<M> {
     ///
     /// # Examples
     ///
-    /// See [`SendError::is_unknown_priority`].
+    /// See [`SendError::UnknownPriority`].
     #[inline]
     pub fn send_at(&self, msg: M, priority: Priority) -> Result<(), SendError<M>> {
         self.mb.send(msg, Some(priority), Wait::Forever)

@@ -28,7 +28,7 @@ use std::fmt;
 /// let addr = stage.addr();
 /// stage.drain();
 /// let err = addr.send("late".to_owned()).unwrap_err();
-/// assert!(err.is_stopped());
+/// assert!(matches!(err, SendError::Stopped { .. }));
 /// assert_eq!(err.to_string(), "stage \"echo\" is closed: message handed back");
 /// assert_eq!(err.into_inner(), "late");
 /// # Ok::<(), priority_executor::actor::SpawnError>(())
@@ -55,6 +55,37 @@ pub enum SendError<M> {
     },
     /// No lane takes this priority (only under
     /// [`Unlisted::Refuse`](super::Unlisted::Refuse)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::actor::{
+    ///     Actor, ActorError, MailboxConfig, Outbox, SendError, Stage, Unlisted,
+    /// };
+    /// use priority_executor::{Capacity, Priority};
+    ///
+    /// struct Sink;
+    /// impl Actor for Sink {
+    ///     type In = u32;
+    ///     type Out = ();
+    ///     fn perform(&mut self, _: u32, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let stage = Stage::builder("sink", |_| Sink)
+    ///     .mailbox(
+    ///         MailboxConfig::new()
+    ///             .lane(Priority::HIGH, Capacity::Unbounded)
+    ///             .lane(Priority::MEDIUM, Capacity::Unbounded)
+    ///             .unlisted(Unlisted::Refuse),
+    ///     )
+    ///     .spawn()?;
+    /// let err = stage.addr().send_at(7, Priority(5)).unwrap_err();
+    /// assert!(matches!(err, SendError::UnknownPriority { .. }));
+    /// assert_eq!(err.to_string(), "no lane for priority 5 (lanes: 300, 200): message handed back");
+    /// assert_eq!(err.into_inner(), 7);
+    /// # Ok::<(), priority_executor::actor::SpawnError>(())
+    /// ```
     UnknownPriority {
         /// The priority the message was given.
         priority: Priority,
@@ -77,58 +108,6 @@ impl<M> SendError<M> {
             | SendError::Full { message, .. }
             | SendError::UnknownPriority { message, .. } => message,
         }
-    }
-
-    /// Was the stage closed?
-    ///
-    /// # Examples
-    ///
-    /// See [`SendError`].
-    pub fn is_stopped(&self) -> bool {
-        matches!(self, SendError::Stopped { .. })
-    }
-
-    /// Was the lane full?
-    ///
-    /// # Examples
-    ///
-    /// See [`SendError::Full`] in `tests/actor/backpressure.rs`.
-    pub fn is_full(&self) -> bool {
-        matches!(self, SendError::Full { .. })
-    }
-
-    /// Did no lane take the priority?
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::actor::{Actor, ActorError, MailboxConfig, Outbox, Stage, Unlisted};
-    /// use priority_executor::{Capacity, Priority};
-    ///
-    /// struct Sink;
-    /// impl Actor for Sink {
-    ///     type In = u32;
-    ///     type Out = ();
-    ///     fn perform(&mut self, _: u32, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
-    ///         Ok(())
-    ///     }
-    /// }
-    /// let stage = Stage::builder("sink", |_| Sink)
-    ///     .mailbox(
-    ///         MailboxConfig::new()
-    ///             .lane(Priority::HIGH, Capacity::Unbounded)
-    ///             .lane(Priority::MEDIUM, Capacity::Unbounded)
-    ///             .unlisted(Unlisted::Refuse),
-    ///     )
-    ///     .spawn()?;
-    /// let err = stage.addr().send_at(7, Priority(5)).unwrap_err();
-    /// assert!(err.is_unknown_priority());
-    /// assert_eq!(err.to_string(), "no lane for priority 5 (lanes: 300, 200): message handed back");
-    /// assert_eq!(err.into_inner(), 7);
-    /// # Ok::<(), priority_executor::actor::SpawnError>(())
-    /// ```
-    pub fn is_unknown_priority(&self) -> bool {
-        matches!(self, SendError::UnknownPriority { .. })
     }
 
     fn kind(&self) -> &'static str {

@@ -31,7 +31,7 @@ use std::time::Duration;
 /// # Examples
 ///
 /// ```
-/// use priority_executor::{Capacity, Executor, Priority};
+/// use priority_executor::{Capacity, EnqueueError, Executor, Priority};
 ///
 /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build()?;
 /// let handle = exec.handle();
@@ -46,7 +46,7 @@ use std::time::Duration;
 /// // Another thread shuts the executor down through `&self`.
 /// std::thread::spawn(move || handle.shutdown()).join().unwrap();
 /// assert!(exec.is_terminated());
-/// assert!(exec.enqueue(Priority(1), || ()).unwrap_err().is_shut_down());
+/// assert!(matches!(exec.enqueue(Priority(1), || ()).unwrap_err(), EnqueueError::ShutDown { .. }));
 /// # Ok::<(), priority_executor::BuildError>(())
 /// ```
 #[derive(Clone)]

@@ -3,7 +3,7 @@
 //! a high one (nor, in a pipeline, high-priority output).
 
 use super::support::{GATE, Hold, Log, assert_balanced, held, msg, probes, within};
-use priority_executor::actor::{MailboxConfig, Pipeline, Reason};
+use priority_executor::actor::{MailboxConfig, Pipeline, Reason, SendError};
 use priority_executor::{Capacity, Priority};
 use std::time::Duration;
 
@@ -26,7 +26,7 @@ fn a_full_lane_refuses_try_send_and_send_timeout_with_the_message() {
         addr.send(msg('L', 0)).unwrap();
         addr.send(msg('L', 1)).unwrap();
         let err = addr.try_send(msg('L', 2)).unwrap_err();
-        assert!(err.is_full());
+        assert!(matches!(err, SendError::Full { .. }));
         assert_eq!(
             err.to_string(),
             "lane 100 is full (capacity 2): message handed back"
@@ -57,7 +57,10 @@ fn a_blocked_send_completes_when_room_is_made() {
             .expect("spawn");
         let addr = held(&stage, &hold);
         addr.send(msg('L', 0)).unwrap();
-        assert!(addr.try_send(msg('L', 1)).unwrap_err().is_full());
+        assert!(matches!(
+            addr.try_send(msg('L', 1)).unwrap_err(),
+            SendError::Full { .. }
+        ));
         let sender = {
             let addr = addr.clone();
             std::thread::spawn(move || addr.send(msg('L', 1)))

@@ -4,7 +4,7 @@
 
 use super::support::{assert_balanced, within};
 use priority_executor::actor::{
-    Actor, ActorError, Context, Outbox, Phase, Pipeline, Reason, Stage,
+    Actor, ActorError, Context, Outbox, Phase, Pipeline, Reason, SendError, Stage,
 };
 use priority_executor::{Priority, RetryPolicy};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -183,7 +183,10 @@ fn when_every_init_fails_the_stage_ends_and_drain_returns() {
         while stage.finished().is_none() {
             std::thread::yield_now();
         }
-        assert!(addr.send(1).unwrap_err().is_stopped());
+        assert!(matches!(
+            addr.send(1).unwrap_err(),
+            SendError::Stopped { .. }
+        ));
         let exit = stage.drain();
         assert_eq!(exit.reason, Reason::FailedInit);
         assert_balanced(&exit.metrics);

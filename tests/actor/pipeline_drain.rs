@@ -5,7 +5,7 @@
 
 use super::support::{assert_balanced, within};
 use priority_executor::Priority;
-use priority_executor::actor::{Actor, ActorError, Outbox, Pipeline, Reason, Stage};
+use priority_executor::actor::{Actor, ActorError, Outbox, Pipeline, Reason, SendError, Stage};
 use std::sync::{Arc, Mutex};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,7 +124,7 @@ fn every_message_reaches_the_sink_and_stages_end_in_order() {
         }
 
         let err = addr.send(7).unwrap_err();
-        assert!(err.is_stopped());
+        assert!(matches!(err, SendError::Stopped { .. }));
         assert_eq!(
             err.into_inner(),
             7,

@@ -4,7 +4,7 @@
 
 use crate::common::{hold_worker, watchdog};
 use priority_executor::{
-    Capacity, Executor, ExecutorBuilder, LaneConfig, Priority, RejectionPolicy,
+    Capacity, EnqueueError, Executor, ExecutorBuilder, LaneConfig, Priority, RejectionPolicy,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
@@ -117,7 +117,7 @@ fn a_full_lane_that_rejects_stops_the_batch_and_hands_the_rest_back() {
     let err = exec
         .enqueue_batch(P, (0..10).map(|i| move || i))
         .unwrap_err();
-    assert!(err.error.is_full(), "{err}");
+    assert!(matches!(err.error, EnqueueError::Full { .. }), "{err}");
     assert_eq!((err.accepted.len(), err.rest.len()), (3, 6));
     let parts = err.into_parts();
     let back: Vec<i32> = parts.refused.into_iter().map(|job| job()).collect();
@@ -169,7 +169,7 @@ fn a_batch_stopped_by_shutdown_midway_loses_nothing() {
         move || i
     });
     let err = exec.enqueue_batch(P, jobs).unwrap_err();
-    assert!(err.error.is_shut_down(), "{err}");
+    assert!(matches!(err.error, EnqueueError::ShutDown { .. }), "{err}");
     let accepted = err.accepted.len();
     let parts = err.into_parts();
     // Every job is accounted for: queued (then handed back by
@@ -191,7 +191,7 @@ fn an_unknown_priority_refuses_the_whole_batch_and_an_empty_batch_is_fine() {
     let err = exec
         .enqueue_batch(Priority(9), (0..5).map(|i| move || i))
         .unwrap_err();
-    assert!(err.error.is_unknown_priority());
+    assert!(matches!(err.error, EnqueueError::UnknownPriority { .. }));
     assert!(err.accepted.is_empty());
     assert_eq!(err.into_parts().refused.len(), 5);
     let none = exec.enqueue_batch(Priority(9), Vec::<fn() -> i32>::new());

@@ -3,7 +3,7 @@
 //! jobs; the `Executor` stays the owner and its drop stays graceful.
 
 use crate::common::{Gate, hold_worker, watchdog};
-use priority_executor::{Capacity, Executor, ExecutorHandle, Priority};
+use priority_executor::{Capacity, EnqueueError, Executor, ExecutorHandle, Priority};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -75,7 +75,10 @@ fn shutdown_through_a_shared_reference_drains_the_queue() {
     let stopper = std::thread::spawn(move || other.shutdown());
     // The shutdown is waiting for the held worker; new jobs are refused.
     crate::common::wait_until("the executor closes", || e.is_shutdown());
-    assert!(e.enqueue(P, || ()).unwrap_err().is_shut_down());
+    assert!(matches!(
+        e.enqueue(P, || ()).unwrap_err(),
+        EnqueueError::ShutDown { .. }
+    ));
     drop(gate);
     stopper.join().unwrap();
     assert_eq!(ran.load(Ordering::SeqCst), 100);
@@ -134,7 +137,7 @@ fn dropping_the_executor_shuts_down_gracefully_whatever_handles_remain() {
     assert!(handle.is_terminated());
     // The handle outlives the executor: it refuses, handing the job back.
     let err = handle.enqueue(P, || 7).unwrap_err();
-    assert!(err.is_shut_down());
+    assert!(matches!(err, EnqueueError::ShutDown { .. }));
     assert_eq!(err.into_inner()(), 7);
 }
 

@@ -214,7 +214,7 @@ fn unknown_executor_sequence_or_priority_hands_the_message_back() {
     let err = executors
         .enqueue_sequence("visa_exec", "submit", message(&[("id", "1")]))
         .unwrap_err();
-    assert!(err.is_unknown_executor());
+    assert!(matches!(err, SequenceError::UnknownExecutor { .. }));
     assert!(
         matches!(
             &err,
@@ -539,7 +539,7 @@ fn full_lane_and_shut_down_executor_hand_the_message_back() {
             ..
         }
     ));
-    assert!(err.is_full());
+    assert!(matches!(err, SequenceError::Full { .. }));
     assert_eq!(err.to_string(), "executor \"e\": lane 1 is full");
     assert_eq!(err.into_message().body(), b"third");
 
@@ -554,7 +554,7 @@ fn full_lane_and_shut_down_executor_hand_the_message_back() {
         .enqueue_sequence("e", "count", Message::builder().body("late").build())
         .unwrap_err();
     assert!(matches!(err, SequenceError::ShutDown { .. }));
-    assert!(err.is_shut_down());
+    assert!(matches!(err, SequenceError::ShutDown { .. }));
     assert_eq!(err.into_message().body(), b"late");
     let m = executors.sequence_metrics("count").expect("registered");
     assert_eq!((m.enqueued, m.ran), (1, 1));

@@ -252,7 +252,7 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
                                 None => panic!("job {id} accepted at an unknown priority"),
                             },
                             Err(e) => {
-                                let full = e.is_full();
+                                let full = matches!(e, EnqueueError::Full { .. });
                                 match &e {
                                     EnqueueError::UnknownPriority { .. } => assert!(unknown),
                                     EnqueueError::Full { .. } => assert!(lane.is_some()),

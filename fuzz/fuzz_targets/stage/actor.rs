@@ -4,7 +4,7 @@
 //! counts its clones and drops.
 
 use crate::common::{Guard, PANIC_MESSAGE, Record};
-use priority_executor::actor::{Actor, ActorError, Addr, Context, Outbox, Reason};
+use priority_executor::actor::{Actor, ActorError, Addr, Context, Outbox, Reason, SendError};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
@@ -118,7 +118,7 @@ impl Actor for Fz {
             self.log.offered.fetch_add(1, Ordering::SeqCst);
             // Rule 16: from its own instance a send never waits.
             if let Err(e) = addr.send(child) {
-                if e.is_full() {
+                if matches!(e, SendError::Full { .. }) {
                     self.log.child_full.fetch_add(1, Ordering::SeqCst);
                 }
                 let child = e.into_inner();
