@@ -159,7 +159,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .then(index)
         .then(write)
         .spawn()?;
-    pipeline.send(documents)?;
+    pipeline.addr().send(documents)?;
     // Kabuki's shutdown(): the marker follows the payload through every
     // stage; drain returns once Write has closed its file.
     let exits = pipeline.drain();

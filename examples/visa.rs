@@ -53,7 +53,13 @@ fn main() -> Result<(), Box<dyn Error>> {
     let executors = Executors::from_path(path)?;
     let rules = executors.rules(EXECUTOR);
     let rules = rules.as_deref().map_or("none", Rules::name);
-    let lanes = executors.get(EXECUTOR)?.priorities();
+    let lanes = executors
+        .get(EXECUTOR)?
+        .config()
+        .lanes
+        .iter()
+        .map(|l| l.priority())
+        .collect::<Vec<_>>();
     println!("loaded {path}");
     let lane_list: Vec<String> = lanes.iter().map(Priority::to_string).collect();
     println!(

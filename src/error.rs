@@ -340,7 +340,7 @@ impl<F> std::error::Error for EnqueueError<F> {}
 /// # Examples
 ///
 /// ```
-/// use priority_executor::{BatchParts, Capacity, EnqueueError, Executor, LaneConfig, Priority, RejectionPolicy};
+/// use priority_executor::{BatchError, Capacity, EnqueueError, Executor, LaneConfig, Priority, RejectionPolicy};
 /// use std::sync::mpsc;
 ///
 /// let exec = Executor::builder()
@@ -370,8 +370,9 @@ impl<F> std::error::Error for EnqueueError<F> {}
 /// assert!(matches!(err.error, EnqueueError::Full { .. })); // job 3 found the lane full
 /// assert_eq!((err.accepted.len(), err.rest.len()), (2, 2));
 ///
-/// let BatchParts { accepted, refused, .. } = err.into_parts();
-/// let back: Vec<i32> = refused.into_iter().map(|job| job()).collect();
+/// let BatchError { error, accepted, rest, .. } = err;
+/// let refused = std::iter::once(error.into_inner()).chain(rest);
+/// let back: Vec<i32> = refused.map(|job| job()).collect();
 /// assert_eq!(back, vec![3, 4, 5]); // handed back unrun, in order
 /// release.send(()).unwrap();
 /// assert_eq!(busy.join(), Ok(0));
@@ -386,38 +387,6 @@ pub struct BatchError<F, T> {
     pub accepted: Vec<JobHandle<T>>,
     /// The jobs after the refused one, never offered, in order.
     pub rest: Vec<F>,
-}
-
-/// A [`BatchError`] taken apart: what was queued and what came back.
-///
-/// # Examples
-///
-/// See [`BatchError`].
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct BatchParts<F, T> {
-    /// Handles of the jobs queued, in order.
-    pub accepted: Vec<JobHandle<T>>,
-    /// Every job not queued, in order: the refused one, then the rest.
-    pub refused: Vec<F>,
-}
-
-impl<F, T> BatchError<F, T> {
-    /// The handles of the queued jobs, and every job not queued (the
-    /// refused one first, then the rest), in order.
-    ///
-    /// # Examples
-    ///
-    /// See [`BatchError`].
-    pub fn into_parts(self) -> BatchParts<F, T> {
-        let mut refused = Vec::with_capacity(self.rest.len() + 1);
-        refused.push(self.error.into_inner());
-        refused.extend(self.rest);
-        BatchParts {
-            accepted: self.accepted,
-            refused,
-        }
-    }
 }
 
 impl<F, T> fmt::Debug for BatchError<F, T> {

@@ -155,7 +155,7 @@ pub mod guide;
 struct ReadmeDoctests;
 
 pub use builder::ExecutorBuilder;
-pub use error::{BatchError, BatchParts, BuildError, EnqueueError, ShutdownTimeout};
+pub use error::{BatchError, BuildError, EnqueueError, ShutdownTimeout};
 pub use executor::{Executor, ExecutorConfig, ExecutorHandle};
 pub use hooks::{DeadLetter, ExpiredJob, JobInfo, JobOutcome};
 pub use job::{Attempt, JobError, JobHandle, JobOptions, PendingJob, RetryPolicy};

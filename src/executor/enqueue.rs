@@ -349,7 +349,8 @@ impl ExecutorHandle {
     /// // Refused as a whole for an unknown priority, jobs handed back.
     /// let err = exec.enqueue_batch(Priority(2), vec![|| 0u64, || 1]).unwrap_err();
     /// assert!(matches!(err.error, EnqueueError::UnknownPriority { .. }));
-    /// assert_eq!(err.into_parts().refused.len(), 2);
+    /// assert_eq!(err.rest.len(), 1);
+    /// assert_eq!(err.error.into_inner()(), 0);
     /// ```
     pub fn enqueue_batch<F, T, I>(
         &self,

@@ -2,7 +2,6 @@
 //! which jobs and other threads enqueue, read the metrics and shut it down.
 
 use crate::job::PendingJob;
-use crate::lane::picker::Picker;
 use crate::metrics::{LaneMetrics, Metrics, ThreadMetrics};
 use crate::pool::Shared;
 use crate::priority::Priority;
@@ -65,35 +64,8 @@ impl ExecutorHandle {
     }
 
     /// The priorities that have lanes, highest first.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Capacity, Executor, Priority};
-    ///
-    /// let exec = Executor::builder()
-    ///     .lane(Priority(1), Capacity::Unbounded)
-    ///     .lane(Priority(10), Capacity::Unbounded)
-    ///     .build()
-    ///     .unwrap();
-    /// assert_eq!(exec.priorities(), vec![Priority(10), Priority(1)]);
-    /// ```
-    pub fn priorities(&self) -> Vec<Priority> {
+    pub(crate) fn priorities(&self) -> Vec<Priority> {
         self.shared.priorities()
-    }
-
-    /// The picker choosing between lanes.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Capacity, Executor, Picker, Priority};
-    ///
-    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
-    /// assert_eq!(exec.picker(), Picker::Smooth);
-    /// ```
-    pub fn picker(&self) -> Picker {
-        self.shared.picker()
     }
 
     /// Blocks until the executor is idle: no job queued, none running, no

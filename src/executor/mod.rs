@@ -129,7 +129,7 @@ impl fmt::Debug for Executor {
         let limits = shared.limits.snapshot();
         f.debug_struct("Executor")
             .field("name", &shared.name)
-            .field("picker", &self.picker())
+            .field("picker", &shared.picker())
             .field("priorities", &self.priorities())
             .field("core_threads", &limits.core)
             .field("max_threads", &limits.max)

@@ -211,11 +211,15 @@ impl LaneConfig {
 /// # Examples
 ///
 /// ```
-/// use priority_executor::MaxRunning;
+/// use priority_executor::{Executor, LaneConfig, MaxRunning, Priority};
 ///
-/// assert_eq!(MaxRunning::Percent(20).resolve(100), 20);
-/// assert_eq!(MaxRunning::Percent(1).resolve(10), 1); // rounded up, at least 1
-/// assert_eq!(MaxRunning::Threads(3).resolve(100), 3);
+/// // Bulk work may take at most a fifth of the threads.
+/// let exec = Executor::builder()
+///     .max_threads(10)
+///     .lane_config(LaneConfig::new(Priority(1)).max_running(MaxRunning::Percent(20)))
+///     .build()
+///     .unwrap();
+/// assert_eq!(exec.metrics().lanes[0].max_running, Some(2));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MaxRunning {
@@ -229,9 +233,8 @@ pub enum MaxRunning {
 impl MaxRunning {
     /// The cap in threads for a pool of `max_threads`.
     ///
-    /// # Examples
-    ///
-    /// See [`MaxRunning`].
+    /// Not part of the API: public for the crate's tests.
+    #[doc(hidden)]
     pub fn resolve(self, max_threads: usize) -> usize {
         match self {
             MaxRunning::Threads(n) => n,
@@ -306,5 +309,17 @@ impl std::str::FromStr for RejectionPolicy {
                 "unknown rejection policy {other:?} (expected one of: block, reject, caller-runs, discard-oldest)"
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MaxRunning;
+
+    #[test]
+    fn max_running_resolves_to_threads() {
+        assert_eq!(MaxRunning::Percent(20).resolve(100), 20);
+        assert_eq!(MaxRunning::Percent(1).resolve(10), 1); // rounded up, at least 1
+        assert_eq!(MaxRunning::Threads(3).resolve(100), 3);
     }
 }

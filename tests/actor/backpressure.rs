@@ -122,10 +122,10 @@ fn a_full_low_lane_downstream_never_blocks_high_priority_output() {
             .expect("spawn");
         // Hold the downstream instance: the gate message passes through up.
         up_hold.open();
-        pipeline.send_at(msg('G', 0), GATE).unwrap();
+        pipeline.addr().send_at(msg('G', 0), GATE).unwrap();
         down_hold.wait_held();
-        pipeline.send_at(msg('L', 0), Priority::LOW).unwrap(); // fills down's low lane
-        pipeline.send_at(msg('L', 1), Priority::LOW).unwrap(); // one up instance blocks on it
+        pipeline.addr().send_at(msg('L', 0), Priority::LOW).unwrap(); // fills down's low lane
+        pipeline.addr().send_at(msg('L', 1), Priority::LOW).unwrap(); // one up instance blocks on it
         let metrics = || pipeline.metrics();
         let low_queued = || {
             metrics()[1]
@@ -137,7 +137,10 @@ fn a_full_low_lane_downstream_never_blocks_high_priority_output() {
         while up_log.performed().len() < 2 || !low_queued() {
             std::thread::yield_now();
         }
-        pipeline.send_at(msg('H', 0), Priority::HIGH).unwrap();
+        pipeline
+            .addr()
+            .send_at(msg('H', 0), Priority::HIGH)
+            .unwrap();
         // The other up instance forwards it past the full low lane.
         while metrics()[1]
             .lanes

@@ -225,7 +225,7 @@ fn a_pipeline_with_panicking_stages_still_drains() {
             .spawn()
             .expect("spawn");
         for n in 1..=200 {
-            pipeline.send(n).unwrap();
+            pipeline.addr().send(n).unwrap();
         }
         let exits = pipeline.drain();
         for exit in &exits {

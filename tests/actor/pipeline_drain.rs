@@ -69,7 +69,7 @@ fn every_message_reaches_the_sink_and_stages_end_in_order() {
             } else {
                 Priority::LOW
             };
-            pipeline.send_at(n * 10, p).unwrap();
+            pipeline.addr().send_at(n * 10, p).unwrap();
         }
         let exits = pipeline.drain();
         assert_eq!(exits.len(), 3);
@@ -142,7 +142,7 @@ fn a_pipeline_dropped_without_drain_still_drains() {
             .spawn()
             .expect("spawn");
         for n in 0..100 {
-            pipeline.send(n).unwrap();
+            pipeline.addr().send(n).unwrap();
         }
         drop(pipeline);
         let log = log.lock().unwrap();

@@ -63,7 +63,7 @@ fn prioritized_messages_a_level_in_between_and_the_default() {
             seen: s.clone(),
             hold: h.clone(),
         })
-        .prioritized()
+        .generator(PriorityGenerator::prioritized())
         .spawn()
         .expect("spawn");
         let addr = stage.addr();

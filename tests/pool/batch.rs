@@ -4,7 +4,8 @@
 
 use crate::common::{hold_worker, watchdog};
 use priority_executor::{
-    Capacity, EnqueueError, Executor, ExecutorBuilder, LaneConfig, Priority, RejectionPolicy,
+    BatchError, Capacity, EnqueueError, Executor, ExecutorBuilder, LaneConfig, Priority,
+    RejectionPolicy,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
@@ -119,15 +120,17 @@ fn a_full_lane_that_rejects_stops_the_batch_and_hands_the_rest_back() {
         .unwrap_err();
     assert!(matches!(err.error, EnqueueError::Full { .. }), "{err}");
     assert_eq!((err.accepted.len(), err.rest.len()), (3, 6));
-    let parts = err.into_parts();
-    let back: Vec<i32> = parts.refused.into_iter().map(|job| job()).collect();
+    let BatchError {
+        error,
+        accepted,
+        rest,
+        ..
+    } = err;
+    let refused = std::iter::once(error.into_inner()).chain(rest);
+    let back: Vec<i32> = refused.map(|job| job()).collect();
     assert_eq!(back, (3..10).collect::<Vec<_>>());
     drop(gate);
-    let ran: Vec<i32> = parts
-        .accepted
-        .into_iter()
-        .map(|h| h.join().unwrap())
-        .collect();
+    let ran: Vec<i32> = accepted.into_iter().map(|h| h.join().unwrap()).collect();
     assert_eq!(ran, vec![0, 1, 2]);
     assert_eq!(exec.metrics().lanes[0].rejected, 1);
 }
@@ -170,16 +173,22 @@ fn a_batch_stopped_by_shutdown_midway_loses_nothing() {
     });
     let err = exec.enqueue_batch(P, jobs).unwrap_err();
     assert!(matches!(err.error, EnqueueError::ShutDown { .. }), "{err}");
-    let accepted = err.accepted.len();
-    let parts = err.into_parts();
+    let BatchError {
+        error,
+        accepted: handles,
+        rest,
+        ..
+    } = err;
+    let accepted = handles.len();
+    let refused: Vec<_> = std::iter::once(error.into_inner()).chain(rest).collect();
     // Every job is accounted for: queued (then handed back by
     // shutdown_now), or handed back here in order.
-    assert_eq!(accepted + parts.refused.len(), 200);
+    assert_eq!(accepted + refused.len(), 200);
     assert_eq!(handed_back.load(Ordering::SeqCst), accepted);
-    let back: Vec<i32> = parts.refused.into_iter().map(|job| job()).collect();
+    let back: Vec<i32> = refused.into_iter().map(|job| job()).collect();
     assert_eq!(back, (accepted as i32..200).collect::<Vec<_>>());
     drop(gate);
-    for handle in parts.accepted {
+    for handle in handles {
         // Handed back by shutdown_now and dropped there: cancelled.
         assert!(handle.join().is_err());
     }
@@ -193,7 +202,10 @@ fn an_unknown_priority_refuses_the_whole_batch_and_an_empty_batch_is_fine() {
         .unwrap_err();
     assert!(matches!(err.error, EnqueueError::UnknownPriority { .. }));
     assert!(err.accepted.is_empty());
-    assert_eq!(err.into_parts().refused.len(), 5);
+    let refused: Vec<_> = std::iter::once(err.error.into_inner())
+        .chain(err.rest)
+        .collect();
+    assert_eq!(refused.len(), 5);
     let none = exec.enqueue_batch(Priority(9), Vec::<fn() -> i32>::new());
     assert!(none.unwrap().is_empty());
 }

@@ -59,7 +59,15 @@ fn a_file_executor_gets_the_hooks_of_its_configure_function() {
     assert_eq!(ran.load(Ordering::SeqCst), 1);
     // The file's settings stay under what the function sets.
     let thumbs = executors.get("thumbs").unwrap();
-    assert_eq!(thumbs.priorities(), [Priority(10), Priority(1)]);
+    assert_eq!(
+        thumbs
+            .config()
+            .lanes
+            .iter()
+            .map(|l| l.priority())
+            .collect::<Vec<_>>(),
+        [Priority(10), Priority(1)]
+    );
     assert_eq!(thumbs.config().max_threads, 1);
     drop(thumbs);
     // The other executor is untouched.

@@ -199,7 +199,12 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
         builder = builder.lane(p, c);
     }
     let exec = Arc::new(builder.build().expect("valid random config"));
-    let priorities: Vec<Priority> = exec.priorities();
+    let priorities: Vec<Priority> = exec
+        .config()
+        .lanes
+        .iter()
+        .map(|l| l.priority())
+        .collect::<Vec<_>>();
     let total = PRODUCERS * JOBS_PER_PRODUCER;
     let ledger = Ledger::new(total);
 
