@@ -34,7 +34,7 @@ pub enum BuildError {
     NoLanes,
     /// Two lanes share a priority.
     #[error("lane {priority} is declared twice: each priority has one lane")]
-    DuplicatePriority {
+    DuplicateLane {
         /// The repeated priority.
         priority: Priority,
     },
@@ -420,14 +420,14 @@ impl<F, T> std::error::Error for BatchError<F, T> {}
 /// # Examples
 ///
 /// ```
-/// use priority_executor::ShutdownTimeout;
+/// use priority_executor::TimedOut;
 ///
-/// let t = ShutdownTimeout { queued: 3, running: 1 };
+/// let t = TimedOut { queued: 3, running: 1 };
 /// assert_eq!(t.to_string(), "shutdown timed out with 3 jobs queued and 1 running");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("shutdown timed out with {queued} jobs queued and {running} running")]
-pub struct ShutdownTimeout {
+pub struct TimedOut {
     /// Jobs still queued when the time ran out.
     pub queued: usize,
     /// Jobs running when the time ran out.

@@ -155,9 +155,9 @@ pub mod guide;
 struct ReadmeDoctests;
 
 pub use builder::ExecutorBuilder;
-pub use error::{BatchError, BuildError, EnqueueError, ShutdownTimeout};
+pub use error::{BatchError, BuildError, EnqueueError, TimedOut};
 pub use executor::{Executor, ExecutorConfig, ExecutorHandle};
-pub use hooks::{DeadLetter, ExpiredJob, JobInfo, JobOutcome};
+pub use hooks::{DeadJob, ExpiredJob, JobInfo, JobOutcome};
 pub use job::{Attempt, JobError, JobHandle, JobOptions, PendingJob, RetryPolicy};
 pub use lane::config::{LaneConfig, MaxRunning, RejectionPolicy};
 pub use lane::picker::{Picker, UnknownPicker};

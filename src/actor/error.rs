@@ -28,7 +28,7 @@ use std::fmt;
 /// let addr = stage.addr();
 /// stage.drain();
 /// let err = addr.send("late".to_owned()).unwrap_err();
-/// assert!(matches!(err, SendError::Stopped { .. }));
+/// assert!(matches!(err, SendError::ShutDown { .. }));
 /// assert_eq!(err.to_string(), "stage \"echo\" is closed: message handed back");
 /// assert_eq!(err.into_inner(), "late");
 /// # Ok::<(), priority_executor::actor::SpawnError>(())
@@ -37,7 +37,7 @@ use std::fmt;
 pub enum SendError<M> {
     /// The stage no longer accepts messages (stopped, killed, draining,
     /// idle or gone).
-    Stopped {
+    ShutDown {
         /// The stage's name.
         stage: String,
         /// The message, unperformed.
@@ -104,7 +104,7 @@ impl<M> SendError<M> {
     /// See [`SendError`].
     pub fn into_inner(self) -> M {
         match self {
-            SendError::Stopped { message, .. }
+            SendError::ShutDown { message, .. }
             | SendError::Full { message, .. }
             | SendError::UnknownPriority { message, .. } => message,
         }
@@ -112,7 +112,7 @@ impl<M> SendError<M> {
 
     fn kind(&self) -> &'static str {
         match self {
-            SendError::Stopped { .. } => "Stopped",
+            SendError::ShutDown { .. } => "ShutDown",
             SendError::Full { .. } => "Full",
             SendError::UnknownPriority { .. } => "UnknownPriority",
         }
@@ -123,7 +123,7 @@ impl<M> fmt::Debug for SendError<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct(self.kind());
         match self {
-            SendError::Stopped { stage, .. } => d.field("stage", stage),
+            SendError::ShutDown { stage, .. } => d.field("stage", stage),
             SendError::Full {
                 priority, capacity, ..
             } => d.field("priority", priority).field("capacity", capacity),
@@ -138,7 +138,7 @@ impl<M> fmt::Debug for SendError<M> {
 impl<M> fmt::Display for SendError<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SendError::Stopped { stage, .. } => {
+            SendError::ShutDown { stage, .. } => {
                 write!(f, "stage {stage:?} is closed: message handed back")
             }
             SendError::Full {

@@ -354,7 +354,7 @@ mod tests {
         assert!(exit.metrics.is_balanced());
         assert!(matches!(
             addr.send(3).unwrap_err(),
-            SendError::Stopped { .. }
+            SendError::ShutDown { .. }
         ));
     }
 }

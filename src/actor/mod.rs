@@ -94,7 +94,7 @@ mod signal;
 mod stage;
 mod strategy;
 
-pub use actor::{Actor, ActorError, Context, Reason};
+pub use actor::{Actor, ActorError, Reason, StageContext};
 pub use addr::{Addr, Outbox};
 pub use builder::{MAX_INSTANCES, StageBuilder};
 pub use config::{MAX_CAPACITY, MailboxConfig, Unlisted};

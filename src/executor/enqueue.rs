@@ -154,7 +154,7 @@ impl ExecutorHandle {
     ///
     /// # Examples
     ///
-    /// See [`Attempt`] and [`DeadLetter`](crate::DeadLetter).
+    /// See [`Attempt`] and [`DeadJob`](crate::DeadJob).
     pub fn enqueue_retrying<F, T, E>(
         &self,
         priority: Priority,

@@ -201,11 +201,11 @@ impl ExecutorHandle {
     /// use priority_executor::{Capacity, Executor, Priority};
     ///
     /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
-    /// assert!(!exec.is_shutdown());
+    /// assert!(!exec.is_shut_down());
     /// let _ = exec.shutdown_now();
-    /// assert!(exec.is_shutdown());
+    /// assert!(exec.is_shut_down());
     /// ```
-    pub fn is_shutdown(&self) -> bool {
+    pub fn is_shut_down(&self) -> bool {
         self.shared.is_closed()
     }
 
@@ -314,7 +314,7 @@ impl fmt::Debug for ExecutorHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ExecutorHandle")
             .field("name", &self.shared.name)
-            .field("shut_down", &self.is_shutdown())
+            .field("shut_down", &self.is_shut_down())
             .finish_non_exhaustive()
     }
 }

@@ -11,7 +11,7 @@ mod settings;
 pub use config::ExecutorConfig;
 pub use handle::ExecutorHandle;
 
-use crate::error::ShutdownTimeout;
+use crate::error::TimedOut;
 use crate::pool::Shared;
 use crate::sync::{Arc, deadline_after};
 use std::fmt;
@@ -77,7 +77,7 @@ impl Executor {
     ///
     /// # Errors
     ///
-    /// [`ShutdownTimeout`] with the jobs still queued and running when the
+    /// [`TimedOut`] with the jobs still queued and running when the
     /// time ran out. The threads go on draining in the background: nothing
     /// queued is dropped.
     ///
@@ -91,13 +91,13 @@ impl Executor {
     /// let _detached = exec.enqueue(Priority(1), || ());
     /// assert!(exec.shutdown_timeout(Duration::from_secs(10)).is_ok());
     /// ```
-    pub fn shutdown_timeout(mut self, timeout: Duration) -> Result<(), ShutdownTimeout> {
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Result<(), TimedOut> {
         if self.handle.shared.shut_down(deadline_after(timeout)) {
             Ok(())
         } else {
             self.detached = true;
             let m = self.metrics();
-            Err(ShutdownTimeout {
+            Err(TimedOut {
                 queued: m.queued(),
                 running: m.threads.busy,
             })

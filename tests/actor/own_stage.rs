@@ -155,7 +155,7 @@ fn dropping_a_stage_inside_its_own_perform_drains_it_without_a_deadlock() {
     );
     assert!(matches!(
         addr.send(1).unwrap_err(),
-        SendError::Stopped { .. }
+        SendError::ShutDown { .. }
     ));
 }
 

@@ -124,7 +124,7 @@ fn every_message_reaches_the_sink_and_stages_end_in_order() {
         }
 
         let err = addr.send(7).unwrap_err();
-        assert!(matches!(err, SendError::Stopped { .. }));
+        assert!(matches!(err, SendError::ShutDown { .. }));
         assert_eq!(
             err.into_inner(),
             7,

@@ -231,7 +231,7 @@ fn an_idle_stage_stops_by_itself_and_loses_no_message_sent_around_its_end() {
                 Ok(()) => accepted += 1,
                 Err(err) => {
                     assert!(
-                        matches!(err, SendError::Stopped { .. }),
+                        matches!(err, SendError::ShutDown { .. }),
                         "refused only as stopped: {err:?}"
                     );
                     refused.push(err.into_inner());
@@ -243,7 +243,7 @@ fn an_idle_stage_stops_by_itself_and_loses_no_message_sent_around_its_end() {
             std::thread::yield_now();
         }
         let late = addr.send(10).unwrap_err();
-        assert!(matches!(late, SendError::Stopped { .. }));
+        assert!(matches!(late, SendError::ShutDown { .. }));
         assert_eq!(late.into_inner(), 10, "a send after the end is handed back");
         let exit = stage.join();
         assert_eq!(exit.reason, Reason::Idle);

@@ -32,7 +32,7 @@ fn hands_back_exactly_the_never_started_jobs() {
         ));
     }
     let pending = exec.shutdown_now();
-    assert!(exec.is_shutdown());
+    assert!(exec.is_shut_down());
     drop(gate);
     assert_eq!(pending.len(), 30);
     let priorities: Vec<Priority> = pending.iter().map(|p| p.priority()).collect();

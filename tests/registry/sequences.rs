@@ -227,7 +227,7 @@ fn unknown_executor_sequence_or_priority_hands_the_message_back() {
         err.to_string(),
         "no executor named \"visa_exec\" (executors: visa)"
     );
-    assert_eq!(err.into_message().property("id"), Some("1"));
+    assert_eq!(err.into_inner().property("id"), Some("1"));
 
     let err = executors
         .enqueue_sequence("visa", "call-external", message(&[("id", "2")]))
@@ -245,7 +245,7 @@ fn unknown_executor_sequence_or_priority_hands_the_message_back() {
         err.to_string(),
         "executor \"visa\" has no lane for priority 7 (lanes: 10, 5, 1)"
     );
-    let back = err.into_message();
+    let back = err.into_inner();
     assert_eq!(
         (back.property("id"), back.body()),
         (Some("3"), &b"<visa/>"[..])
@@ -306,7 +306,7 @@ fn before_enqueue_hook_changes_priority_and_properties() {
             ..
         }
     ));
-    assert_eq!(err.into_message().property("received-by"), Some("hook"));
+    assert_eq!(err.into_inner().property("received-by"), Some("hook"));
 
     assert!(
         executors
@@ -541,7 +541,7 @@ fn full_lane_and_shut_down_executor_hand_the_message_back() {
     ));
     assert!(matches!(err, SequenceError::Full { .. }));
     assert_eq!(err.to_string(), "executor \"e\": lane 1 is full");
-    assert_eq!(err.into_message().body(), b"third");
+    assert_eq!(err.into_inner().body(), b"third");
 
     gate.open();
     first.join().expect("no panic").expect("ok");
@@ -555,7 +555,7 @@ fn full_lane_and_shut_down_executor_hand_the_message_back() {
         .unwrap_err();
     assert!(matches!(err, SequenceError::ShutDown { .. }));
     assert!(matches!(err, SequenceError::ShutDown { .. }));
-    assert_eq!(err.into_message().body(), b"late");
+    assert_eq!(err.into_inner().body(), b"late");
     let m = executors.sequence_metrics("count").expect("registered");
     assert_eq!((m.enqueued, m.ran), (1, 1));
     executors.shutdown();
@@ -657,7 +657,7 @@ fn a_rejecting_lane_hands_the_message_back_from_the_blocking_call() {
         .enqueue_sequence("e", "hold", Message::builder().body("third").build())
         .unwrap_err();
     assert!(matches!(err, SequenceError::Full { .. }));
-    assert_eq!(err.into_message().body(), b"third");
+    assert_eq!(err.into_inner().body(), b"third");
     gate.open();
     first.join().expect("no panic").expect("ok");
     second.join().expect("no panic").expect("ok");

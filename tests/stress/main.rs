@@ -283,7 +283,7 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
 
     stop_rx.recv().expect("a producer reaches stop_after");
     let pending = exec.shutdown_now();
-    assert!(exec.is_shutdown());
+    assert!(exec.is_shut_down());
     let handed_back = pending.len();
     // Run some handed-back jobs, drop the others (their handles then say
     // Cancelled).

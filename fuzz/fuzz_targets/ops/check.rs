@@ -275,7 +275,7 @@ impl Run {
         let job = move || {
             guard.called();
             exec.shutdown();
-            assert!(exec.is_shutdown());
+            assert!(exec.is_shut_down());
         };
         match self.exec().try_enqueue(priority, job) {
             Ok(handle) => {

@@ -9,7 +9,7 @@ use std::fmt;
 /// unknown executor, sequence or priority, a full lane, or an executor shut
 /// down.
 ///
-/// Get the message back with [`into_message`](SequenceError::into_message).
+/// Get the message back with [`into_inner`](SequenceError::into_inner).
 ///
 /// # Examples
 ///
@@ -26,7 +26,7 @@ use std::fmt;
 ///     .unwrap_err();
 /// assert!(matches!(err, SequenceError::UnknownPriority { priority: Priority(5), .. }));
 /// assert_eq!(err.to_string(), "executor \"visa\" has no lane for priority 5 (lanes: 10, 1)");
-/// assert_eq!(err.into_message().body(), b"<visa/>");
+/// assert_eq!(err.into_inner().body(), b"<visa/>");
 /// executors.shutdown();
 /// # Ok::<(), priority_executor::ConfigError>(())
 /// ```
@@ -169,7 +169,7 @@ impl SequenceError {
     /// # Examples
     ///
     /// See [`SequenceError`].
-    pub fn into_message(self) -> Message {
+    pub fn into_inner(self) -> Message {
         match self {
             SequenceError::UnknownExecutor { message, .. }
             | SequenceError::UnknownSequence { message, .. }
