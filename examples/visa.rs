@@ -58,7 +58,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         .config()
         .lanes
         .iter()
-        .map(|l| l.priority())
+        .map(|l| l.priority)
         .collect::<Vec<_>>();
     println!("loaded {path}");
     let lane_list: Vec<String> = lanes.iter().map(Priority::to_string).collect();

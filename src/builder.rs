@@ -161,7 +161,7 @@ impl ExecutorBuilder {
     ///     .lane(Priority::HIGH, Capacity::Unbounded)
     ///     .lane_config(LaneConfig::new(Priority::LOW).weight(30)) // 300 : 30, so 10 : 1
     ///     .build()?;
-    /// let weights: Vec<u32> = exec.config().lanes.iter().map(|l| l.get_weight()).collect();
+    /// let weights: Vec<u32> = exec.config().lanes.iter().map(|l| l.weight).collect();
     /// assert_eq!(weights, [300, 30]);
     /// # Ok::<(), priority_executor::BuildError>(())
     /// ```

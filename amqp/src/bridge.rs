@@ -363,7 +363,7 @@ fn check_config(
         .config()
         .lanes
         .iter()
-        .map(|lane| lane.priority())
+        .map(|lane| lane.priority)
         .collect();
     let lane_list = lanes
         .iter()

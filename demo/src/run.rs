@@ -18,7 +18,7 @@ pub fn run(options: &Options) -> Result<(), String> {
     let (owner, source) = executor_for(options)?;
     let executor = owner.executor();
     let config = executor.config();
-    let priorities: Vec<Priority> = config.lanes.iter().map(|lane| lane.priority()).collect();
+    let priorities: Vec<Priority> = config.lanes.iter().map(|lane| lane.priority).collect();
     let (high, low) = match (priorities.first(), priorities.last()) {
         (Some(&h), Some(&l)) if h != l => (h, l),
         _ => {

@@ -204,7 +204,7 @@ mod tests {
         let executor = executors.get(DEFAULT_EXECUTOR).expect("the visa executor");
         let config = executor.config();
         assert_eq!(config.picker, Picker::Classic);
-        let priorities: Vec<Priority> = config.lanes.iter().map(|lane| lane.priority()).collect();
+        let priorities: Vec<Priority> = config.lanes.iter().map(|lane| lane.priority).collect();
         assert_eq!(priorities, [Priority(10), Priority(1)]);
         // --reserve 1 on 3 threads caps the lowest lane at 2 running jobs.
         let metrics = executor.metrics();

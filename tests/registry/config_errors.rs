@@ -475,7 +475,7 @@ fn the_shipped_file_loads() {
         visa.config()
             .lanes
             .iter()
-            .map(|l| l.priority())
+            .map(|l| l.priority)
             .collect::<Vec<_>>(),
         [Priority(10), Priority(1)]
     );

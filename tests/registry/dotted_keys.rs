@@ -15,7 +15,7 @@ fn an_executor_declared_by_dotted_keys_loads() {
         a.config()
             .lanes
             .iter()
-            .map(|l| l.priority())
+            .map(|l| l.priority)
             .collect::<Vec<_>>(),
         [Priority(1)]
     );
@@ -44,7 +44,7 @@ fn lanes_and_rules_declared_by_dotted_keys_work() {
         visa.config()
             .lanes
             .iter()
-            .map(|l| l.priority())
+            .map(|l| l.priority)
             .collect::<Vec<_>>(),
         [Priority(10), Priority(1)]
     );

@@ -203,7 +203,7 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
         .config()
         .lanes
         .iter()
-        .map(|l| l.priority())
+        .map(|l| l.priority)
         .collect::<Vec<_>>();
     let total = PRODUCERS * JOBS_PER_PRODUCER;
     let ledger = Ledger::new(total);

@@ -145,7 +145,7 @@ impl PriorityLayer {
             .config()
             .lanes
             .last()
-            .map_or(Priority(0), |lane| lane.priority());
+            .map_or(Priority(0), |lane| lane.priority);
         PriorityLayer::with_target(Target::Handle { executor, lowest }, name)
     }
 

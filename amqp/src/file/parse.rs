@@ -292,7 +292,7 @@ declare = false
             .config()
             .lanes
             .iter()
-            .map(|l| l.priority())
+            .map(|l| l.priority)
             .collect::<Vec<_>>();
         assert!(c.table().lanes().iter().all(|l| lanes.contains(l)));
         executors.shutdown();

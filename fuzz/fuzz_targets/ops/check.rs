@@ -80,10 +80,10 @@ pub struct Run {
 impl Run {
     pub fn new(exec: &Executor) -> Run {
         let config = exec.config();
-        let priorities: Vec<_> = config.lanes.iter().map(|l| l.priority()).collect();
+        let priorities: Vec<_> = config.lanes.iter().map(|l| l.priority).collect();
         Run {
             exec: Some(exec.handle()),
-            capacities: config.lanes.iter().map(|l| l.get_capacity()).collect(),
+            capacities: config.lanes.iter().map(|l| l.capacity).collect(),
             futures_in_lane: vec![0; priorities.len()],
             priorities,
             jobs: Vec::new(),

@@ -280,7 +280,7 @@ impl Executors {
     /// let executors = Executors::from_toml_str("[executors.a]\nlanes = [{ priority = 3 }]\n")?;
     /// let a = executors.get("a")?;
     /// let lanes = a.config().lanes;
-    /// assert_eq!((lanes.len(), lanes[0].priority()), (1, Priority(3)));
+    /// assert_eq!((lanes.len(), lanes[0].priority), (1, Priority(3)));
     /// let missing = executors.get("b").unwrap_err();
     /// assert_eq!(missing.to_string(), "no executor named \"b\" (executors: a)");
     /// drop(a); // it borrows the registry
