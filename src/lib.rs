@@ -217,7 +217,7 @@ pub fn set_spare_cell_limit(bytes: usize) -> usize {
 #[cfg(feature = "esb")]
 pub use esb::config_error::{ConfigError, ConfigErrorKind};
 #[cfg(feature = "esb")]
-pub use esb::message::{Message, MessageBuilder};
+pub use esb::message::Message;
 #[cfg(feature = "esb")]
 pub use esb::registry::{ExecutorRef, Executors, ExecutorsBuilder, Reload};
 #[cfg(feature = "esb")]

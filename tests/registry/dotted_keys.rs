@@ -58,8 +58,8 @@ fn lanes_and_rules_declared_by_dotted_keys_work() {
     let rules = executors.rules("visa").expect("bound");
     assert_eq!(rules.name(), "visa");
     assert_eq!(rules.default_priority(), Some(Priority(1)));
-    let batch = Message::builder().property("channel", "batch").build();
-    let web = Message::builder().property("channel", "web").build();
+    let batch = Message::new().with_property("channel", "batch");
+    let web = Message::new().with_property("channel", "web");
     assert_eq!(executors.priority_for("visa", &batch), Some(Priority(1)));
     assert_eq!(executors.priority_for("visa", &web), Some(Priority(10)));
 
@@ -87,7 +87,7 @@ fn a_rule_set_by_dotted_keys_under_its_header_loads() {
          r.when = [{ priority = 2, all = [{ header = \"a\", exists = true }] }]\n",
     )
     .expect("valid TOML");
-    let a = Message::builder().property("a", "").build();
+    let a = Message::new().with_property("a", "");
     assert_eq!(executors.priority_for("e", &a), Some(Priority(2)));
     assert_eq!(
         executors.priority_for("e", &Message::new()),

@@ -75,7 +75,7 @@ fn registry(toml: &str, gate: &Gate) -> (Executors, Counts, mpsc::Receiver<()>) 
 }
 
 fn to(name: &str) -> Message {
-    Message::builder().property("to", name).build()
+    Message::new().with_property("to", name)
 }
 
 #[test]

@@ -193,10 +193,7 @@ fn a_reload_does_not_deadlock_sequences_that_enqueue_into_the_registry() {
         };
 
         step.set("A1 forwards B1, which holds f's worker");
-        ok(
-            enqueue(Message::builder().property("hold", "yes").build()),
-            "A1",
-        );
+        ok(enqueue(Message::new().with_property("hold", "yes")), "A1");
         lookup_started.recv().expect("B1 started");
         step.set("A2 forwards B2, which fills f's lane");
         ok(enqueue(Message::new()), "A2");

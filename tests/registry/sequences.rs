@@ -47,9 +47,8 @@ any = [{ header = "tier", equals = "gold" }, { header = "tier", matches = "plat.
 fn message(props: &[(&str, &str)]) -> Message {
     props
         .iter()
-        .fold(Message::builder(), |b, (k, v)| b.property(*k, *v))
-        .body("<visa/>")
-        .build()
+        .fold(Message::new(), |m, (k, v)| m.with_property(*k, *v))
+        .with_body("<visa/>")
 }
 
 fn ok(_: Message) -> Result<(), io::Error> {
@@ -101,7 +100,7 @@ fn without_default_priority_the_lowest_lane() {
         executors.priority_for("e", &Message::new()),
         Some(Priority(3))
     );
-    let x = Message::builder().property("x", "").build();
+    let x = Message::new().with_property("x", "");
     assert_eq!(executors.priority_for("e", &x), Some(Priority(7)));
     executors.shutdown();
 }
@@ -355,7 +354,7 @@ fn fault_handlers_receive_the_message_and_the_error() {
         .expect("declared");
 
     let failure = executors
-        .enqueue_sequence("visa", "reject", Message::builder().body("form-1").build())
+        .enqueue_sequence("visa", "reject", Message::new().with_body("form-1"))
         .expect("queued")
         .join()
         .expect("no panic")
@@ -365,17 +364,13 @@ fn fault_handlers_receive_the_message_and_the_error() {
         "sequence \"reject\" on executor \"visa\" (priority 1) failed: missing passport"
     );
     executors
-        .enqueue_sequence(
-            "visa",
-            "also-reject",
-            Message::builder().body("form-2").build(),
-        )
+        .enqueue_sequence("visa", "also-reject", Message::new().with_body("form-2"))
         .expect("queued")
         .join()
         .expect("no panic")
         .unwrap_err();
     let panicked = executors
-        .enqueue_sequence("visa", "boom", Message::builder().body("form-3").build())
+        .enqueue_sequence("visa", "boom", Message::new().with_body("form-3"))
         .expect("queued")
         .join();
     assert!(
@@ -465,7 +460,7 @@ fn counters_count_every_run_exactly() {
     });
     let handles: Vec<_> = (0..300)
         .map(|n| {
-            let m = Message::builder().property("n", n.to_string()).build();
+            let m = Message::new().with_property("n", n.to_string());
             executors
                 .enqueue_sequence("e", "every-third-fails", m)
                 .expect("queued")
@@ -530,7 +525,7 @@ fn full_lane_and_shut_down_executor_hand_the_message_back() {
         .try_enqueue_sequence("e", "count", Message::new())
         .expect("room for one");
     let err = executors
-        .try_enqueue_sequence("e", "count", Message::builder().body("third").build())
+        .try_enqueue_sequence("e", "count", Message::new().with_body("third"))
         .unwrap_err();
     assert!(matches!(
         err,
@@ -551,7 +546,7 @@ fn full_lane_and_shut_down_executor_hand_the_message_back() {
     let pending = executors.get("e").expect("declared").shutdown_now();
     assert!(pending.is_empty());
     let err = executors
-        .enqueue_sequence("e", "count", Message::builder().body("late").build())
+        .enqueue_sequence("e", "count", Message::new().with_body("late"))
         .unwrap_err();
     assert!(matches!(err, SequenceError::ShutDown { .. }));
     assert!(matches!(err, SequenceError::ShutDown { .. }));
@@ -654,7 +649,7 @@ fn a_rejecting_lane_hands_the_message_back_from_the_blocking_call() {
         .enqueue_sequence("e", "hold", Message::new())
         .expect("room for one");
     let err = executors
-        .enqueue_sequence("e", "hold", Message::builder().body("third").build())
+        .enqueue_sequence("e", "hold", Message::new().with_body("third"))
         .unwrap_err();
     assert!(matches!(err, SequenceError::Full { .. }));
     assert_eq!(err.into_inner().body(), b"third");

@@ -72,7 +72,7 @@ type HookFn = Arc<dyn Fn(&mut Message, &mut Priority) + Send + Sync>;
 ///     assert!(!m.body().is_empty());
 ///     Ok::<(), std::io::Error>(())
 /// });
-/// let message = Message::builder().property("PRIORITYID", "ABC").body("<visa/>").build();
+/// let message = Message::new().with_property("PRIORITYID", "ABC").with_body("<visa/>");
 /// let handle = executors.enqueue_sequence("visa_priority_exec", "call-external", message)?;
 /// assert!(handle.join()?.is_ok());
 /// executors.shutdown();

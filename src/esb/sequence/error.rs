@@ -20,7 +20,7 @@ use std::fmt;
 ///     "[executors.visa]\nlanes = [{ priority = 10 }, { priority = 1 }]\n",
 /// )?;
 /// executors.register_sequence("submit", |_m: Message| Ok::<(), std::io::Error>(()));
-/// let message = Message::builder().body("<visa/>").build();
+/// let message = Message::new().with_body("<visa/>");
 /// let err = executors
 ///     .enqueue_sequence_at("visa", "submit", message, Priority(5))
 ///     .unwrap_err();
@@ -147,7 +147,7 @@ impl SequenceError {
     /// use priority_executor::{Executors, Message, SequenceError};
     ///
     /// let executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
-    /// let message = Message::builder().property("id", "7").build();
+    /// let message = Message::new().with_property("id", "7");
     /// let err = executors.enqueue_sequence("e", "missing", message).unwrap_err();
     /// assert!(matches!(err, SequenceError::UnknownSequence { .. }));
     /// assert_eq!(err.message().property("id"), Some("7"));
