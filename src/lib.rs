@@ -84,7 +84,8 @@
 //! shutting down; [`ExecutorHandle::enqueue_batch`] queues many jobs with
 //! one wake-up; [`ExecutorHandle::spawn_future`] runs a `Future` on the
 //! workers; [`ExecutorHandle::config`] reads the settings back and
-//! [`ExecutorHandle::set_max_threads`] and its siblings change a live pool.
+//! [`ExecutorHandle::set_threads`] and [`ExecutorHandle::set_keep_alive`]
+//! change a live pool.
 //! Worker threads take a stack size, a name function and start and stop
 //! hooks ([`ExecutorBuilder::on_thread_start`]).
 //!
