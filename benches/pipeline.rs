@@ -66,9 +66,10 @@ fn this_crate(n: u64) -> Duration {
         })
         .spawn()
         .expect("spawn the pipeline");
+    let addr = pipeline.addr();
     let start = Instant::now();
     for i in 0..n {
-        pipeline.send(i).expect("accepted");
+        addr.send(i).expect("accepted");
     }
     done.recv().expect("the last stage saw every message");
     let took = start.elapsed();
@@ -126,9 +127,10 @@ fn counted(n: u64) {
         .on_output(|_, _| {})
         .spawn()
         .expect("spawn the pipeline");
-    pipeline.send(u64::MAX).expect("accepted");
+    let addr = pipeline.addr();
+    addr.send(u64::MAX).expect("accepted");
     for i in 0..n {
-        pipeline.send(i).expect("accepted");
+        addr.send(i).expect("accepted");
     }
     gate_tx.send(()).expect("the first stage holds"); // c1 runs the n
     reached.recv().expect("c1 performed the last");

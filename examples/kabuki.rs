@@ -5,7 +5,7 @@
 //!
 //! `cargo run --example kabuki [-- DOCUMENTS [OUTPUT_FILE]]`
 
-use priority_executor::actor::{Actor, ActorError, Context, Outbox, Pipeline, Reason, Stage};
+use priority_executor::actor::{Actor, ActorError, Outbox, Pipeline, Reason, Stage, StageContext};
 use std::fs::File;
 use std::io::{BufWriter, Write as _};
 use std::path::PathBuf;
@@ -89,7 +89,7 @@ impl Actor for Write {
     type In = String;
     type Out = ();
 
-    fn init(&mut self, _: &Context<'_>) -> Result<(), ActorError> {
+    fn init(&mut self, _: &StageContext<'_>) -> Result<(), ActorError> {
         self.file = Some(BufWriter::new(File::create(&self.path)?));
         Ok(())
     }
@@ -159,7 +159,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .then(index)
         .then(write)
         .spawn()?;
-    pipeline.send(documents)?;
+    pipeline.addr().send(documents)?;
     // Kabuki's shutdown(): the marker follows the payload through every
     // stage; drain returns once Write has closed its file.
     let exits = pipeline.drain();

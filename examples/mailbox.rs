@@ -9,7 +9,7 @@
 
 use priority_executor::Priority;
 use priority_executor::actor::{
-    Actor, ActorError, MailboxConfig, Outbox, Prioritized, Reason, Stage,
+    Actor, ActorError, MailboxConfig, Outbox, Prioritized, PriorityGenerator, Reason, Stage,
 };
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -84,7 +84,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let config = MailboxConfig::from_path(path, "mailbox")?;
     let (dead_tx, dead_letters) = mpsc::channel();
     let stage = Stage::builder("mailbox", |_| Printer)
-        .prioritized()
+        .generator(PriorityGenerator::prioritized())
         .mailbox(config)
         .on_dead_letter(move |letter| {
             let _ = dead_tx.send(letter);

@@ -53,7 +53,13 @@ fn main() -> Result<(), Box<dyn Error>> {
     let executors = Executors::from_path(path)?;
     let rules = executors.rules(EXECUTOR);
     let rules = rules.as_deref().map_or("none", Rules::name);
-    let lanes = executors.get(EXECUTOR)?.priorities();
+    let lanes = executors
+        .get(EXECUTOR)?
+        .config()
+        .lanes
+        .iter()
+        .map(|l| l.priority)
+        .collect::<Vec<_>>();
     println!("loaded {path}");
     let lane_list: Vec<String> = lanes.iter().map(Priority::to_string).collect();
     println!(
@@ -108,16 +114,16 @@ fn main() -> Result<(), Box<dyn Error>> {
     // Applications arrive; one in five is a priority application.
     let mut handles = Vec::with_capacity(APPLICATIONS);
     for id in 0..APPLICATIONS {
-        let mut application = Message::builder()
-            .property("application-id", id.to_string())
-            .body(format!("<visa-application id=\"{id}\"/>"));
+        let mut application = Message::new()
+            .with_property("application-id", id.to_string())
+            .with_body(format!("<visa-application id=\"{id}\"/>"));
         if id % PRIORITY_EVERY == 0 {
-            application = application.property("PRIORITYID", "ABC");
+            application = application.with_property("PRIORITYID", "ABC");
         }
         handles.push(executors.enqueue_sequence(
             EXECUTOR,
             "call-external-sequence",
-            application.build(),
+            application,
         )?);
     }
     let urgent_total = APPLICATIONS.div_ceil(PRIORITY_EVERY);
@@ -125,10 +131,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         "  queued {APPLICATIONS} applications: {urgent_total} with PRIORITYID=ABC \
          (priority {}), {} without (priority {})",
         executors
-            .priority_for(
-                EXECUTOR,
-                &Message::builder().property("PRIORITYID", "ABC").build()
-            )
+            .priority_for(EXECUTOR, &Message::new().with_property("PRIORITYID", "ABC"))
             .unwrap_or(Priority(0)),
         APPLICATIONS - urgent_total,
         executors

@@ -2,7 +2,7 @@
 
 use crate::error::BuildError;
 use crate::executor::Executor;
-use crate::hooks::{DeadLetter, ExpiredJob, Hooks, JobInfo, JobOutcome, ThreadSettings};
+use crate::hooks::{DeadJob, ExpiredJob, Hooks, JobInfo, JobOutcome, ThreadSettings};
 use crate::lane::config::{LaneConfig, MaxRunning};
 use crate::lane::picker::{MAX_CYCLE, Picker};
 use crate::pool::{PoolConfig, Shared};
@@ -161,7 +161,7 @@ impl ExecutorBuilder {
     ///     .lane(Priority::HIGH, Capacity::Unbounded)
     ///     .lane_config(LaneConfig::new(Priority::LOW).weight(30)) // 300 : 30, so 10 : 1
     ///     .build()?;
-    /// let weights: Vec<u32> = exec.config().lanes.iter().map(|l| l.get_weight()).collect();
+    /// let weights: Vec<u32> = exec.config().lanes.iter().map(|l| l.weight).collect();
     /// assert_eq!(weights, [300, 30]);
     /// # Ok::<(), priority_executor::BuildError>(())
     /// ```
@@ -237,8 +237,8 @@ impl ExecutorBuilder {
     ///
     /// # Examples
     ///
-    /// See [`DeadLetter`].
-    pub fn on_dead_letter(mut self, hook: impl Fn(DeadLetter) + Send + Sync + 'static) -> Self {
+    /// See [`DeadJob`].
+    pub fn on_dead_letter(mut self, hook: impl Fn(DeadJob) + Send + Sync + 'static) -> Self {
         self.hooks.dead_letter = Some(Arc::new(hook));
         self
     }
@@ -470,7 +470,7 @@ impl ExecutorBuilder {
         lanes.sort_by_key(|l| std::cmp::Reverse(l.priority));
         for pair in lanes.windows(2) {
             if pair[0].priority == pair[1].priority {
-                return Err(BuildError::DuplicatePriority {
+                return Err(BuildError::DuplicateLane {
                     priority: pair[0].priority,
                 });
             }

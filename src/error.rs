@@ -34,7 +34,7 @@ pub enum BuildError {
     NoLanes,
     /// Two lanes share a priority.
     #[error("lane {priority} is declared twice: each priority has one lane")]
-    DuplicatePriority {
+    DuplicateLane {
         /// The repeated priority.
         priority: Priority,
     },
@@ -136,7 +136,7 @@ fn stack_note(stack_size: Option<usize>) -> String {
 /// # Examples
 ///
 /// ```
-/// use priority_executor::{Capacity, Executor, Priority};
+/// use priority_executor::{Capacity, EnqueueError, Executor, Priority};
 ///
 /// let exec = Executor::builder()
 ///     .lane(Priority(10), Capacity::Unbounded)
@@ -144,7 +144,7 @@ fn stack_note(stack_size: Option<usize>) -> String {
 ///     .build()
 ///     .unwrap();
 /// let err = exec.enqueue(Priority(5), || "hello").unwrap_err();
-/// assert!(err.is_unknown_priority());
+/// assert!(matches!(err, EnqueueError::UnknownPriority { .. }));
 /// assert_eq!(err.to_string(), "no lane for priority 5 (lanes: 10, 1)");
 /// let job = err.into_inner();
 /// assert_eq!(job(), "hello");
@@ -153,6 +153,25 @@ fn stack_note(stack_size: Option<usize>) -> String {
 pub enum EnqueueError<F> {
     /// The lane was full: [`try_enqueue`](crate::ExecutorHandle::try_enqueue), or
     /// [`enqueue_timeout`](crate::ExecutorHandle::enqueue_timeout) ran out of time.
+    ///
+    /// # Examples
+    ///
+    /// A shut-down executor refuses with [`ShutDown`](EnqueueError::ShutDown), not `Full`:
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, EnqueueError, Executor, Priority};
+    ///
+    /// let exec = Executor::builder()
+    ///     .core_threads(0)
+    ///     .max_threads(1)
+    ///     .lane(Priority(1), Capacity::Bounded(1))
+    ///     .build()
+    ///     .unwrap();
+    /// let pending = exec.shutdown_now(); // nothing runs from here on
+    /// assert!(pending.is_empty());
+    /// let err = exec.try_enqueue(Priority(1), || ()).unwrap_err();
+    /// assert!(!matches!(err, EnqueueError::Full { .. }));
+    /// ```
     Full {
         /// The lane's priority.
         priority: Priority,
@@ -171,6 +190,17 @@ pub enum EnqueueError<F> {
         job: F,
     },
     /// The executor is shutting down or shut down.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, EnqueueError, Executor, Priority};
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
+    /// let _ = exec.shutdown_now();
+    /// let err = exec.enqueue(Priority(1), || ()).unwrap_err();
+    /// assert!(matches!(err, EnqueueError::ShutDown { .. }));
+    /// ```
     ShutDown {
         /// The priority asked for.
         priority: Priority,
@@ -182,6 +212,24 @@ pub enum EnqueueError<F> {
     /// for nobody. A pool with workers alive queues the job for them
     /// instead, and counts the failed start in
     /// [`ThreadMetrics::spawn_failures`](crate::ThreadMetrics::spawn_failures).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, EnqueueError, Executor, Priority};
+    ///
+    /// // No core thread to start at build; no thread of this stack size
+    /// // can start at all.
+    /// let exec = Executor::builder()
+    ///     .core_threads(0)
+    ///     .stack_size(1 << 46)
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()
+    ///     .unwrap();
+    /// let err = exec.enqueue(Priority(1), || 7).unwrap_err();
+    /// assert!(matches!(err, EnqueueError::NoThread { .. }));
+    /// assert_eq!(err.into_inner()(), 7);
+    /// ```
     NoThread {
         /// The priority asked for.
         priority: Priority,
@@ -224,74 +272,6 @@ impl<F> EnqueueError<F> {
             | EnqueueError::ShutDown { priority, .. }
             | EnqueueError::NoThread { priority, .. } => *priority,
         }
-    }
-
-    /// Was the lane full?
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Capacity, Executor, Priority};
-    ///
-    /// let exec = Executor::builder()
-    ///     .core_threads(0)
-    ///     .max_threads(1)
-    ///     .lane(Priority(1), Capacity::Bounded(1))
-    ///     .build()
-    ///     .unwrap();
-    /// let pending = exec.shutdown_now(); // nothing runs from here on
-    /// assert!(pending.is_empty());
-    /// assert!(!exec.try_enqueue(Priority(1), || ()).unwrap_err().is_full());
-    /// ```
-    pub fn is_full(&self) -> bool {
-        matches!(self, EnqueueError::Full { .. })
-    }
-
-    /// Was there no lane for the priority?
-    ///
-    /// # Examples
-    ///
-    /// See [`EnqueueError`].
-    pub fn is_unknown_priority(&self) -> bool {
-        matches!(self, EnqueueError::UnknownPriority { .. })
-    }
-
-    /// Was the executor shut down?
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Capacity, Executor, Priority};
-    ///
-    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
-    /// let _ = exec.shutdown_now();
-    /// assert!(exec.enqueue(Priority(1), || ()).unwrap_err().is_shut_down());
-    /// ```
-    pub fn is_shut_down(&self) -> bool {
-        matches!(self, EnqueueError::ShutDown { .. })
-    }
-
-    /// Could no worker thread start for the job, with none alive?
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Capacity, Executor, Priority};
-    ///
-    /// // No core thread to start at build; no thread of this stack size
-    /// // can start at all.
-    /// let exec = Executor::builder()
-    ///     .core_threads(0)
-    ///     .stack_size(1 << 46)
-    ///     .lane(Priority(1), Capacity::Unbounded)
-    ///     .build()
-    ///     .unwrap();
-    /// let err = exec.enqueue(Priority(1), || 7).unwrap_err();
-    /// assert!(err.is_no_thread());
-    /// assert_eq!(err.into_inner()(), 7);
-    /// ```
-    pub fn is_no_thread(&self) -> bool {
-        matches!(self, EnqueueError::NoThread { .. })
     }
 
     fn kind(&self) -> &'static str {
@@ -360,7 +340,7 @@ impl<F> std::error::Error for EnqueueError<F> {}
 /// # Examples
 ///
 /// ```
-/// use priority_executor::{BatchParts, Capacity, Executor, LaneConfig, Priority, RejectionPolicy};
+/// use priority_executor::{BatchError, Capacity, EnqueueError, Executor, LaneConfig, Priority, RejectionPolicy};
 /// use std::sync::mpsc;
 ///
 /// let exec = Executor::builder()
@@ -387,11 +367,12 @@ impl<F> std::error::Error for EnqueueError<F> {}
 ///
 /// let jobs: Vec<_> = (1..=5).map(|i| move || i).collect();
 /// let err = exec.enqueue_batch(Priority(1), jobs).unwrap_err();
-/// assert!(err.error.is_full()); // job 3 found the lane full
+/// assert!(matches!(err.error, EnqueueError::Full { .. })); // job 3 found the lane full
 /// assert_eq!((err.accepted.len(), err.rest.len()), (2, 2));
 ///
-/// let BatchParts { accepted, refused, .. } = err.into_parts();
-/// let back: Vec<i32> = refused.into_iter().map(|job| job()).collect();
+/// let BatchError { error, accepted, rest, .. } = err;
+/// let refused = std::iter::once(error.into_inner()).chain(rest);
+/// let back: Vec<i32> = refused.map(|job| job()).collect();
 /// assert_eq!(back, vec![3, 4, 5]); // handed back unrun, in order
 /// release.send(()).unwrap();
 /// assert_eq!(busy.join(), Ok(0));
@@ -406,38 +387,6 @@ pub struct BatchError<F, T> {
     pub accepted: Vec<JobHandle<T>>,
     /// The jobs after the refused one, never offered, in order.
     pub rest: Vec<F>,
-}
-
-/// A [`BatchError`] taken apart: what was queued and what came back.
-///
-/// # Examples
-///
-/// See [`BatchError`].
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct BatchParts<F, T> {
-    /// Handles of the jobs queued, in order.
-    pub accepted: Vec<JobHandle<T>>,
-    /// Every job not queued, in order: the refused one, then the rest.
-    pub refused: Vec<F>,
-}
-
-impl<F, T> BatchError<F, T> {
-    /// The handles of the queued jobs, and every job not queued (the
-    /// refused one first, then the rest), in order.
-    ///
-    /// # Examples
-    ///
-    /// See [`BatchError`].
-    pub fn into_parts(self) -> BatchParts<F, T> {
-        let mut refused = Vec::with_capacity(self.rest.len() + 1);
-        refused.push(self.error.into_inner());
-        refused.extend(self.rest);
-        BatchParts {
-            accepted: self.accepted,
-            refused,
-        }
-    }
 }
 
 impl<F, T> fmt::Debug for BatchError<F, T> {
@@ -471,14 +420,14 @@ impl<F, T> std::error::Error for BatchError<F, T> {}
 /// # Examples
 ///
 /// ```
-/// use priority_executor::ShutdownTimeout;
+/// use priority_executor::TimedOut;
 ///
-/// let t = ShutdownTimeout { queued: 3, running: 1 };
+/// let t = TimedOut { queued: 3, running: 1 };
 /// assert_eq!(t.to_string(), "shutdown timed out with 3 jobs queued and 1 running");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("shutdown timed out with {queued} jobs queued and {running} running")]
-pub struct ShutdownTimeout {
+pub struct TimedOut {
     /// Jobs still queued when the time ran out.
     pub queued: usize,
     /// Jobs running when the time ran out.

@@ -100,7 +100,7 @@ pub struct JobInfo<'a> {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct DeadLetter {
+pub struct DeadJob {
     /// The lane of the last attempt.
     pub priority: Priority,
     /// How many times the job ran.
@@ -140,7 +140,7 @@ pub struct ExpiredJob {
 
 pub(crate) type BeforeHook = Arc<dyn Fn(&JobInfo<'_>) + Send + Sync>;
 pub(crate) type AfterHook = Arc<dyn Fn(&JobInfo<'_>, JobOutcome) + Send + Sync>;
-pub(crate) type DeadLetterHook = Arc<dyn Fn(DeadLetter) + Send + Sync>;
+pub(crate) type DeadJobHook = Arc<dyn Fn(DeadJob) + Send + Sync>;
 pub(crate) type ExpiredHook = Arc<dyn Fn(ExpiredJob) + Send + Sync>;
 pub(crate) type ThreadHook = Arc<dyn Fn() + Send + Sync>;
 pub(crate) type ThreadNameFn = Arc<dyn Fn(usize) -> String + Send + Sync>;
@@ -171,7 +171,7 @@ impl fmt::Debug for ThreadSettings {
 pub(crate) struct Hooks {
     pub(crate) before: Option<BeforeHook>,
     pub(crate) after: Option<AfterHook>,
-    pub(crate) dead_letter: Option<DeadLetterHook>,
+    pub(crate) dead_letter: Option<DeadJobHook>,
     pub(crate) expired: Option<ExpiredHook>,
 }
 

@@ -84,7 +84,8 @@
 //! shutting down; [`ExecutorHandle::enqueue_batch`] queues many jobs with
 //! one wake-up; [`ExecutorHandle::spawn_future`] runs a `Future` on the
 //! workers; [`ExecutorHandle::config`] reads the settings back and
-//! [`ExecutorHandle::set_max_threads`] and its siblings change a live pool.
+//! [`ExecutorHandle::set_threads`] and [`ExecutorHandle::set_keep_alive`]
+//! change a live pool.
 //! Worker threads take a stack size, a name function and start and stop
 //! hooks ([`ExecutorBuilder::on_thread_start`]).
 //!
@@ -155,9 +156,9 @@ pub mod guide;
 struct ReadmeDoctests;
 
 pub use builder::ExecutorBuilder;
-pub use error::{BatchError, BatchParts, BuildError, EnqueueError, ShutdownTimeout};
+pub use error::{BatchError, BuildError, EnqueueError, TimedOut};
 pub use executor::{Executor, ExecutorConfig, ExecutorHandle, Permit, Reserve};
-pub use hooks::{DeadLetter, ExpiredJob, JobInfo, JobOutcome};
+pub use hooks::{DeadJob, ExpiredJob, JobInfo, JobOutcome};
 pub use job::{Attempt, JobError, JobHandle, JobOptions, PendingJob, RetryPolicy};
 pub use lane::config::{LaneConfig, MaxRunning, RejectionPolicy};
 pub use lane::picker::{Picker, UnknownPicker};
@@ -217,7 +218,7 @@ pub fn set_spare_cell_limit(bytes: usize) -> usize {
 #[cfg(feature = "esb")]
 pub use esb::config_error::{ConfigError, ConfigErrorKind};
 #[cfg(feature = "esb")]
-pub use esb::message::{Message, MessageBuilder};
+pub use esb::message::Message;
 #[cfg(feature = "esb")]
 pub use esb::registry::{ExecutorRef, Executors, ExecutorsBuilder, Reload};
 #[cfg(feature = "esb")]

@@ -359,7 +359,12 @@ fn check_config(
 ) -> Result<Priority, BridgeError> {
     let queue = config.queue.clone();
     let metrics = executor.metrics();
-    let lanes = executor.priorities();
+    let lanes: Vec<Priority> = executor
+        .config()
+        .lanes
+        .iter()
+        .map(|lane| lane.priority)
+        .collect();
     let lane_list = lanes
         .iter()
         .map(|p| p.to_string())

@@ -124,7 +124,7 @@ impl Outgoing {
     /// when = [{ priority = 10, header = "PRIORITYID", equals = "ABC" }]
     /// "#)?;
     /// let table = PriorityTable::new().map(0..=4, Priority(1)).map(5..=9, Priority(10));
-    /// let msg = Message::builder().property("PRIORITYID", "ABC").body("application 7").build();
+    /// let msg = Message::new().with_property("PRIORITYID", "ABC").with_body("application 7");
     /// let out = Outgoing::from_message("visa", &msg, &executors, "visa", &table);
     /// assert_eq!(out.broker_priority(), Some(9));
     /// let plain = Outgoing::from_message("visa", &Message::new(), &executors, "visa", &table);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use priority_executor::{Executor, JobHandle, Priority};
+use priority_executor::{EnqueueError, Executor, JobHandle, Priority};
 
 use crate::progress::Bars;
 
@@ -169,7 +169,7 @@ impl Target for PriorityTarget<'_> {
                 self.keep(handle);
                 Ok(Offer::Taken)
             }
-            Err(e) if e.is_full() => Ok(Offer::Full(e.into_inner())),
+            Err(e) if matches!(e, EnqueueError::Full { .. }) => Ok(Offer::Full(e.into_inner())),
             Err(e) => Err(format!("enqueue: {e}")),
         }
     }

@@ -1,6 +1,7 @@
 //! The two runs: the flood on the priority executor, then on a plain FIFO
 //! pool, and what is printed and drawn of them.
 
+use priority_executor::Priority;
 use std::time::Duration;
 
 use crate::chart::chart;
@@ -16,7 +17,8 @@ use crate::stats::{fmt_duration, print_table, stats};
 pub fn run(options: &Options) -> Result<(), String> {
     let (owner, source) = executor_for(options)?;
     let executor = owner.executor();
-    let priorities = executor.priorities();
+    let config = executor.config();
+    let priorities: Vec<Priority> = config.lanes.iter().map(|lane| lane.priority).collect();
     let (high, low) = match (priorities.first(), priorities.last()) {
         (Some(&h), Some(&l)) if h != l => (h, l),
         _ => {
@@ -60,7 +62,7 @@ pub fn run(options: &Options) -> Result<(), String> {
             .map(ToString::to_string)
             .collect::<Vec<_>>()
             .join(" and "),
-        executor.picker(),
+        config.picker,
         options.threads
     );
     for lane in &executor.metrics().lanes {
@@ -77,7 +79,7 @@ pub fn run(options: &Options) -> Result<(), String> {
     let bars = progress_bars(&multi, "executor", counts);
     let timeline = flood(&target, &classes, options.work, &bars)?;
     let threads = options.threads;
-    let picker = executor.picker().as_str();
+    let picker = config.picker.as_str();
     drop(target);
     drop(executor);
     owner.shutdown();

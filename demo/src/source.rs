@@ -202,8 +202,10 @@ mod tests {
                 Err(e) => panic!("{e}"),
             };
         let executor = executors.get(DEFAULT_EXECUTOR).expect("the visa executor");
-        assert_eq!(executor.picker(), Picker::Classic);
-        assert_eq!(executor.priorities(), [Priority(10), Priority(1)]);
+        let config = executor.config();
+        assert_eq!(config.picker, Picker::Classic);
+        let priorities: Vec<Priority> = config.lanes.iter().map(|lane| lane.priority).collect();
+        assert_eq!(priorities, [Priority(10), Priority(1)]);
         // --reserve 1 on 3 threads caps the lowest lane at 2 running jobs.
         let metrics = executor.metrics();
         assert_eq!(

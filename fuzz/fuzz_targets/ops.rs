@@ -170,7 +170,7 @@ fn build(s: &Session) -> Option<Executor> {
             let of = |p: Priority| lanes.iter().filter(move |l| u32::from(l.0) == p.0);
             match e {
                 BuildError::NoLanes => assert!(lanes.is_empty()),
-                BuildError::DuplicatePriority { priority } => assert!(of(priority).count() > 1),
+                BuildError::DuplicateLane { priority } => assert!(of(priority).count() > 1),
                 BuildError::ZeroWeight { priority } => assert!(of(priority).any(|l| l.1 % 8 == 0)),
                 BuildError::ZeroCapacity { priority } => {
                     assert!(of(priority).any(|l| l.2 != 0 && l.2 % 8 == 0))

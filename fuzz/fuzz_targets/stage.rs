@@ -304,7 +304,7 @@ fuzz_target!(|script: Script| {
 /// A refusal the script may see, given what it did.
 pub fn check_refusal(e: &SendError<Letter>, blocking: bool, may_close: bool, refuse: bool) {
     match e {
-        SendError::Stopped { .. } => assert!(may_close, "refused as Stopped while open"),
+        SendError::ShutDown { .. } => assert!(may_close, "refused as ShutDown while open"),
         SendError::Full { .. } => assert!(!blocking, "a blocking send said Full"),
         SendError::UnknownPriority { .. } => assert!(refuse, "UnknownPriority without Refuse"),
         _ => panic!("unexpected send error {e:?}"),

@@ -53,12 +53,12 @@ impl fmt::Display for Reason {
 ///
 /// See [`Actor`].
 #[derive(Clone, Copy, Debug)]
-pub struct Context<'a> {
+pub struct StageContext<'a> {
     pub(crate) stage: &'a str,
     pub(crate) instance: usize,
 }
 
-impl Context<'_> {
+impl StageContext<'_> {
     /// The stage's name.
     ///
     /// # Examples
@@ -96,7 +96,7 @@ impl Context<'_> {
 /// # Examples
 ///
 /// ```
-/// use priority_executor::actor::{Actor, ActorError, Context, Outbox, Reason, Stage};
+/// use priority_executor::actor::{Actor, ActorError, StageContext, Outbox, Reason, Stage};
 ///
 /// /// Kabuki's IndexActor.
 /// struct Index {
@@ -107,7 +107,7 @@ impl Context<'_> {
 ///     type In = String;
 ///     type Out = String;
 ///
-///     fn init(&mut self, ctx: &Context<'_>) -> Result<(), ActorError> {
+///     fn init(&mut self, ctx: &StageContext<'_>) -> Result<(), ActorError> {
 ///         assert_eq!(ctx.stage(), "index");
 ///         Ok(())
 ///     }
@@ -145,7 +145,7 @@ pub trait Actor: Send + 'static {
     /// # Errors
     ///
     /// Any error: reported to the fault sink with [`Phase::Init`](super::Phase::Init).
-    fn init(&mut self, ctx: &Context<'_>) -> Result<(), ActorError> {
+    fn init(&mut self, ctx: &StageContext<'_>) -> Result<(), ActorError> {
         let _ = ctx;
         Ok(())
     }

@@ -53,7 +53,7 @@ impl<M> Addr<M> {
     ///
     /// # Errors
     ///
-    /// [`SendError::Stopped`] once the stage accepts nothing (also when
+    /// [`SendError::ShutDown`] once the stage accepts nothing (also when
     /// that happens while this call waits), [`SendError::UnknownPriority`]
     /// under [`Unlisted::Refuse`](super::Unlisted::Refuse),
     /// [`SendError::Full`] from one of the stage's own instances when the
@@ -105,7 +105,7 @@ impl<M> Addr<M> {
     ///
     /// # Examples
     ///
-    /// See [`SendError::is_unknown_priority`].
+    /// See [`SendError::UnknownPriority`].
     #[inline]
     pub fn send_at(&self, msg: M, priority: Priority) -> Result<(), SendError<M>> {
         self.mb.send(msg, Some(priority), Wait::Forever)

@@ -11,7 +11,7 @@ use super::idle::Clock;
 use super::instance::{self, Retry, Settings};
 use super::letters::{DeadLetter, Fault};
 use super::mailbox::Mailbox;
-use super::priority::{Prioritized, PriorityGenerator};
+use super::priority::PriorityGenerator;
 use super::shared::{Callback, Core, Life, Link, PerInstance, Sink};
 use super::stage::Stage;
 use super::strategy::Strategy;
@@ -121,7 +121,9 @@ impl<A: Actor> StageBuilder<A> {
     }
 
     /// How a message's priority is found (default: none, so every message
-    /// is at the mailbox's default priority).
+    /// is at the mailbox's default priority). Messages that give their own
+    /// priority ([`Prioritized`](super::Prioritized)) take
+    /// [`PriorityGenerator::prioritized()`].
     ///
     /// # Examples
     ///
@@ -129,18 +131,6 @@ impl<A: Actor> StageBuilder<A> {
     pub fn generator(mut self, generator: PriorityGenerator<A::In>) -> Self {
         self.generator = generator;
         self
-    }
-
-    /// Messages give their own priority ([`Prioritized`]).
-    ///
-    /// # Examples
-    ///
-    /// See `examples/mailbox.rs`.
-    pub fn prioritized(self) -> Self
-    where
-        A::In: Prioritized,
-    {
-        self.generator(PriorityGenerator::prioritized())
     }
 
     /// Retries a failed perform in place (the instance waits out the

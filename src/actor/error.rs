@@ -28,7 +28,7 @@ use std::fmt;
 /// let addr = stage.addr();
 /// stage.drain();
 /// let err = addr.send("late".to_owned()).unwrap_err();
-/// assert!(err.is_stopped());
+/// assert!(matches!(err, SendError::ShutDown { .. }));
 /// assert_eq!(err.to_string(), "stage \"echo\" is closed: message handed back");
 /// assert_eq!(err.into_inner(), "late");
 /// # Ok::<(), priority_executor::actor::SpawnError>(())
@@ -37,7 +37,7 @@ use std::fmt;
 pub enum SendError<M> {
     /// The stage no longer accepts messages (stopped, killed, draining,
     /// idle or gone).
-    Stopped {
+    ShutDown {
         /// The stage's name.
         stage: String,
         /// The message, unperformed.
@@ -55,54 +55,13 @@ pub enum SendError<M> {
     },
     /// No lane takes this priority (only under
     /// [`Unlisted::Refuse`](super::Unlisted::Refuse)).
-    UnknownPriority {
-        /// The priority the message was given.
-        priority: Priority,
-        /// The lanes that exist, highest first.
-        lanes: Vec<Priority>,
-        /// The message, unperformed.
-        message: M,
-    },
-}
-
-impl<M> SendError<M> {
-    /// The message, unperformed.
-    ///
-    /// # Examples
-    ///
-    /// See [`SendError`].
-    pub fn into_inner(self) -> M {
-        match self {
-            SendError::Stopped { message, .. }
-            | SendError::Full { message, .. }
-            | SendError::UnknownPriority { message, .. } => message,
-        }
-    }
-
-    /// Was the stage closed?
-    ///
-    /// # Examples
-    ///
-    /// See [`SendError`].
-    pub fn is_stopped(&self) -> bool {
-        matches!(self, SendError::Stopped { .. })
-    }
-
-    /// Was the lane full?
-    ///
-    /// # Examples
-    ///
-    /// See [`SendError::Full`] in `tests/actor/backpressure.rs`.
-    pub fn is_full(&self) -> bool {
-        matches!(self, SendError::Full { .. })
-    }
-
-    /// Did no lane take the priority?
     ///
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::actor::{Actor, ActorError, MailboxConfig, Outbox, Stage, Unlisted};
+    /// use priority_executor::actor::{
+    ///     Actor, ActorError, MailboxConfig, Outbox, SendError, Stage, Unlisted,
+    /// };
     /// use priority_executor::{Capacity, Priority};
     ///
     /// struct Sink;
@@ -122,18 +81,38 @@ impl<M> SendError<M> {
     ///     )
     ///     .spawn()?;
     /// let err = stage.addr().send_at(7, Priority(5)).unwrap_err();
-    /// assert!(err.is_unknown_priority());
+    /// assert!(matches!(err, SendError::UnknownPriority { .. }));
     /// assert_eq!(err.to_string(), "no lane for priority 5 (lanes: 300, 200): message handed back");
     /// assert_eq!(err.into_inner(), 7);
     /// # Ok::<(), priority_executor::actor::SpawnError>(())
     /// ```
-    pub fn is_unknown_priority(&self) -> bool {
-        matches!(self, SendError::UnknownPriority { .. })
+    UnknownPriority {
+        /// The priority the message was given.
+        priority: Priority,
+        /// The lanes that exist, highest first.
+        lanes: Vec<Priority>,
+        /// The message, unperformed.
+        message: M,
+    },
+}
+
+impl<M> SendError<M> {
+    /// The message, unperformed.
+    ///
+    /// # Examples
+    ///
+    /// See [`SendError`].
+    pub fn into_inner(self) -> M {
+        match self {
+            SendError::ShutDown { message, .. }
+            | SendError::Full { message, .. }
+            | SendError::UnknownPriority { message, .. } => message,
+        }
     }
 
     fn kind(&self) -> &'static str {
         match self {
-            SendError::Stopped { .. } => "Stopped",
+            SendError::ShutDown { .. } => "ShutDown",
             SendError::Full { .. } => "Full",
             SendError::UnknownPriority { .. } => "UnknownPriority",
         }
@@ -144,7 +123,7 @@ impl<M> fmt::Debug for SendError<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct(self.kind());
         match self {
-            SendError::Stopped { stage, .. } => d.field("stage", stage),
+            SendError::ShutDown { stage, .. } => d.field("stage", stage),
             SendError::Full {
                 priority, capacity, ..
             } => d.field("priority", priority).field("capacity", capacity),
@@ -159,7 +138,7 @@ impl<M> fmt::Debug for SendError<M> {
 impl<M> fmt::Display for SendError<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SendError::Stopped { stage, .. } => {
+            SendError::ShutDown { stage, .. } => {
                 write!(f, "stage {stage:?} is closed: message handed back")
             }
             SendError::Full {

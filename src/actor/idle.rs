@@ -155,7 +155,7 @@ pub(crate) mod manual {
 mod tests {
     use super::Clock;
     use super::manual::{Check, ManualClock};
-    use crate::actor::{Actor, ActorError, Outbox, Reason, Stage};
+    use crate::actor::{Actor, ActorError, Outbox, Reason, SendError, Stage};
     use std::sync::{Arc, Mutex, mpsc};
     use std::time::Duration;
 
@@ -352,6 +352,9 @@ mod tests {
         );
         assert_eq!((exit.metrics.performed, exit.metrics.offered), (2, 2));
         assert!(exit.metrics.is_balanced());
-        assert!(addr.send(3).unwrap_err().is_stopped());
+        assert!(matches!(
+            addr.send(3).unwrap_err(),
+            SendError::ShutDown { .. }
+        ));
     }
 }

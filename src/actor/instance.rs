@@ -2,7 +2,7 @@
 //! dispatch and perform until the mailbox says the stage is ending, then
 //! wait for the other instances' performs and `destroy`.
 
-use super::actor::{Actor, Context, Reason};
+use super::actor::{Actor, Reason, StageContext};
 use super::addr::{Downstream, Outbox};
 use super::current::Serving;
 use super::dispatch::Next;
@@ -43,7 +43,7 @@ pub(crate) fn run<A: Actor>(
     // Rules 16 and 19: this thread is one of the stage's instances until
     // the job ends.
     let _serving = Serving::enter(core.mb.id());
-    let ctx = Context {
+    let ctx = StageContext {
         stage: &core.mb.name,
         instance: index,
     };

@@ -295,7 +295,7 @@ impl<M> Mailbox<M> {
     }
 
     fn refuse_stopped(&self, msg: M) -> SendError<M> {
-        self.refuse(SendError::Stopped {
+        self.refuse(SendError::ShutDown {
             stage: self.name.clone(),
             message: msg,
         })

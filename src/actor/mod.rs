@@ -26,7 +26,7 @@
 //!
 //! ```
 //! use priority_executor::Priority;
-//! use priority_executor::actor::{Actor, ActorError, Outbox, Prioritized, Reason, Stage};
+//! use priority_executor::actor::{Actor, ActorError, Outbox, Prioritized, PriorityGenerator, Reason, Stage};
 //! use std::sync::mpsc;
 //!
 //! enum Order {
@@ -57,7 +57,9 @@
 //! }
 //!
 //! let (tx, rx) = mpsc::channel();
-//! let stage = Stage::builder("book", move |_| Book(tx.clone())).prioritized().spawn()?;
+//! let stage = Stage::builder("book", move |_| Book(tx.clone()))
+//!     .generator(PriorityGenerator::prioritized())
+//!     .spawn()?;
 //! let book = stage.addr();
 //! book.send(Order::Place(1)).unwrap();
 //! book.send(Order::Cancel(1)).unwrap();
@@ -92,7 +94,7 @@ mod signal;
 mod stage;
 mod strategy;
 
-pub use actor::{Actor, ActorError, Context, Reason};
+pub use actor::{Actor, ActorError, Reason, StageContext};
 pub use addr::{Addr, Outbox};
 pub use builder::{MAX_INSTANCES, StageBuilder};
 pub use config::{MAX_CAPACITY, MailboxConfig, Unlisted};

@@ -4,14 +4,13 @@
 use super::actor::{Actor, Reason};
 use super::addr::{Addr, Downstream, OutputFn};
 use super::builder::StageBuilder;
-use super::error::{SendError, SpawnError};
+use super::error::SpawnError;
 use super::metrics::StageMetrics;
 use super::shared::{Exit, Link};
 use crate::executor::Executor;
 use crate::priority::Priority;
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// A spawned stage as the pipeline holds it. Dropping it drains the stage
 /// first, so its executor's threads are free to be joined.
@@ -164,8 +163,9 @@ impl<I, O> fmt::Debug for PipelineBuilder<I, O> {
 ///     .then(Stage::builder("show", |_| Show).instances(2))
 ///     .on_output(move |s, _priority| tx.send(s).unwrap())
 ///     .spawn()?;
+/// let addr = pipeline.addr();
 /// for n in 0..100 {
-///     pipeline.send(n).unwrap();
+///     addr.send(n).unwrap();
 /// }
 /// let exits = pipeline.drain(); // returns once the last stage is destroyed
 /// assert!(exits.iter().all(|e| e.reason == Reason::Drained && e.metrics.is_balanced()));
@@ -206,65 +206,13 @@ impl Pipeline<()> {
 }
 
 impl<I> Pipeline<I> {
-    /// The first stage's address.
+    /// The first stage's address: send to the pipeline through it.
     ///
     /// # Examples
     ///
     /// See [`Addr`].
     pub fn addr(&self) -> Addr<I> {
         self.addr.clone()
-    }
-
-    /// Sends to the first stage ([`Addr::send`]).
-    ///
-    /// # Errors
-    ///
-    /// As [`Addr::send`].
-    ///
-    /// # Examples
-    ///
-    /// See [`Pipeline`].
-    pub fn send(&self, msg: I) -> Result<(), SendError<I>> {
-        self.addr.send(msg)
-    }
-
-    /// [`Addr::try_send`] to the first stage.
-    ///
-    /// # Errors
-    ///
-    /// As [`Addr::try_send`].
-    ///
-    /// # Examples
-    ///
-    /// See [`Addr`].
-    pub fn try_send(&self, msg: I) -> Result<(), SendError<I>> {
-        self.addr.try_send(msg)
-    }
-
-    /// [`Addr::send_timeout`] to the first stage.
-    ///
-    /// # Errors
-    ///
-    /// As [`Addr::send_timeout`].
-    ///
-    /// # Examples
-    ///
-    /// See [`Addr`].
-    pub fn send_timeout(&self, msg: I, timeout: Duration) -> Result<(), SendError<I>> {
-        self.addr.send_timeout(msg, timeout)
-    }
-
-    /// [`Addr::send_at`] to the first stage.
-    ///
-    /// # Errors
-    ///
-    /// As [`Addr::send_at`].
-    ///
-    /// # Examples
-    ///
-    /// See [`Addr`].
-    pub fn send_at(&self, msg: I, priority: Priority) -> Result<(), SendError<I>> {
-        self.addr.send_at(msg, priority)
     }
 
     /// Each stage's counters, first stage first.

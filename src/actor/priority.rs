@@ -56,9 +56,11 @@ pub trait Prioritized {
 /// let generator = PriorityGenerator::from_fn(|s: &String| {
 ///     s.starts_with('!').then_some(Priority::URGENT)
 /// });
-/// assert_eq!(generator.priority_of(&"!stop".to_owned()), Some(Priority::URGENT));
-/// assert_eq!(generator.priority_of(&"hello".to_owned()), None);
 /// ```
+///
+/// A stage takes it with
+/// [`StageBuilder::generator`](super::StageBuilder::generator); see
+/// `examples/mailbox.rs`.
 pub struct PriorityGenerator<M> {
     f: GeneratorFn<M>,
 }
@@ -79,11 +81,7 @@ impl<M> PriorityGenerator<M> {
     ///
     /// # Examples
     ///
-    /// ```
-    /// use priority_executor::actor::PriorityGenerator;
-    ///
-    /// assert_eq!(PriorityGenerator::<u64>::none().priority_of(&7), None);
-    /// ```
+    /// See [`PriorityGenerator`].
     pub fn none() -> Self {
         PriorityGenerator::from_fn(|_| None)
     }
@@ -103,7 +101,7 @@ impl<M> PriorityGenerator<M> {
     ///     }
     /// }
     /// let generator = PriorityGenerator::prioritized();
-    /// assert_eq!(generator.priority_of(&Alarm), Some(Priority::URGENT));
+    /// # let _: PriorityGenerator<Alarm> = generator;
     /// ```
     pub fn prioritized() -> Self
     where
@@ -113,12 +111,8 @@ impl<M> PriorityGenerator<M> {
     }
 
     /// The priority this generator gives `message` (`None`: the default).
-    ///
-    /// # Examples
-    ///
-    /// See [`PriorityGenerator`].
     #[inline]
-    pub fn priority_of(&self, message: &M) -> Option<Priority> {
+    pub(crate) fn priority_of(&self, message: &M) -> Option<Priority> {
         (self.f)(message)
     }
 }
@@ -138,5 +132,33 @@ impl<M> Default for PriorityGenerator<M> {
 impl<M> fmt::Debug for PriorityGenerator<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("PriorityGenerator(..)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Prioritized, PriorityGenerator};
+    use crate::Priority;
+
+    #[test]
+    fn generators_give_priorities() {
+        // A type we do not own: strings starting with "!" are urgent.
+        let generator =
+            PriorityGenerator::from_fn(|s: &String| s.starts_with('!').then_some(Priority::URGENT));
+        assert_eq!(
+            generator.priority_of(&"!stop".to_owned()),
+            Some(Priority::URGENT)
+        );
+        assert_eq!(generator.priority_of(&"hello".to_owned()), None);
+        assert_eq!(PriorityGenerator::<u64>::none().priority_of(&7), None);
+
+        struct Alarm;
+        impl Prioritized for Alarm {
+            fn priority(&self) -> Option<Priority> {
+                Some(Priority::URGENT)
+            }
+        }
+        let generator = PriorityGenerator::prioritized();
+        assert_eq!(generator.priority_of(&Alarm), Some(Priority::URGENT));
     }
 }

@@ -18,10 +18,9 @@ use std::fmt;
 /// ```
 /// use priority_executor::Message;
 ///
-/// let mut message = Message::builder()
-///     .property("PRIORITYID", "ABC")
-///     .body("<visa/>")
-///     .build();
+/// let mut message = Message::new()
+///     .with_property("PRIORITYID", "ABC")
+///     .with_body("<visa/>");
 /// assert_eq!(message.property("priorityId"), Some("ABC"));
 /// assert_eq!(message.body(), b"<visa/>");
 ///
@@ -47,23 +46,55 @@ impl Message {
     /// let message = Message::new();
     /// assert!(message.body().is_empty());
     /// assert_eq!(message.properties().count(), 0);
+    /// assert_eq!(message, Message::default());
     /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Starts building a message.
+    /// The message with the property `name` set to `value`: for building a
+    /// message in one expression. Setting the same name twice (ignoring
+    /// ASCII case) keeps the last value, as
+    /// [`set_property`](Message::set_property) does.
     ///
     /// # Examples
     ///
     /// ```
     /// use priority_executor::Message;
     ///
-    /// let message = Message::builder().property("a", "1").build();
+    /// let message = Message::new().with_property("a", "1");
     /// assert_eq!(message.property("A"), Some("1"));
+    ///
+    /// let message = Message::new().with_property("a", "1").with_property("A", "2");
+    /// assert_eq!(message.property("a"), Some("2"));
+    ///
+    /// let message = Message::new()
+    ///     .with_property("PRIORITYID", "ABC")
+    ///     .with_property("applicant", "embassy")
+    ///     .with_body(b"<visa/>".to_vec());
+    /// assert_eq!(message.properties().len(), 2);
     /// ```
-    pub fn builder() -> MessageBuilder {
-        MessageBuilder::default()
+    #[must_use]
+    pub fn with_property(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.set_property(name, value);
+        self
+    }
+
+    /// The message with this body: for building a message in one
+    /// expression.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::Message;
+    ///
+    /// let message = Message::new().with_body("hello");
+    /// assert_eq!(message.body(), b"hello");
+    /// ```
+    #[must_use]
+    pub fn with_body(mut self, body: impl Into<Vec<u8>>) -> Self {
+        self.body = body.into();
+        self
     }
 
     /// The value of the property `name`, ignoring ASCII case in the name.
@@ -73,7 +104,7 @@ impl Message {
     /// ```
     /// use priority_executor::Message;
     ///
-    /// let message = Message::builder().property("PRIORITYID", "ABC").build();
+    /// let message = Message::new().with_property("PRIORITYID", "ABC");
     /// assert_eq!(message.property("priorityid"), Some("ABC"));
     /// assert_eq!(message.property("missing"), None);
     /// ```
@@ -120,7 +151,7 @@ impl Message {
     /// ```
     /// use priority_executor::Message;
     ///
-    /// let mut message = Message::builder().property("a", "1").build();
+    /// let mut message = Message::new().with_property("a", "1");
     /// assert_eq!(message.remove_property("A"), Some("1".to_string()));
     /// assert_eq!(message.property("a"), None);
     /// ```
@@ -136,7 +167,7 @@ impl Message {
     /// ```
     /// use priority_executor::Message;
     ///
-    /// let message = Message::builder().property("b", "2").property("a", "1").build();
+    /// let message = Message::new().with_property("b", "2").with_property("a", "1");
     /// let names: Vec<&str> = message.properties().map(|(name, _)| name).collect();
     /// assert_eq!(names, ["b", "a"]);
     /// ```
@@ -153,7 +184,7 @@ impl Message {
     /// ```
     /// use priority_executor::Message;
     ///
-    /// let message = Message::builder().body(vec![1, 2, 3]).build();
+    /// let message = Message::new().with_body(vec![1, 2, 3]);
     /// assert_eq!(message.body(), &[1, 2, 3]);
     /// ```
     pub fn body(&self) -> &[u8] {
@@ -167,7 +198,7 @@ impl Message {
     /// ```
     /// use priority_executor::Message;
     ///
-    /// let mut message = Message::builder().body("old").build();
+    /// let mut message = Message::new().with_body("old");
     /// assert_eq!(message.set_body("new"), b"old");
     /// assert_eq!(message.body(), b"new");
     /// ```
@@ -182,7 +213,7 @@ impl Message {
     /// ```
     /// use priority_executor::Message;
     ///
-    /// let message = Message::builder().body("payload").build();
+    /// let message = Message::new().with_body("payload");
     /// assert_eq!(message.into_body(), b"payload");
     /// ```
     pub fn into_body(self) -> Vec<u8> {
@@ -214,79 +245,13 @@ impl fmt::Debug for Message {
     }
 }
 
-/// Builds a [`Message`]; start with [`Message::builder`].
-///
-/// # Examples
-///
-/// ```
-/// use priority_executor::Message;
-///
-/// let message = Message::builder()
-///     .property("PRIORITYID", "ABC")
-///     .property("applicant", "embassy")
-///     .body(b"<visa/>".to_vec())
-///     .build();
-/// assert_eq!(message.properties().len(), 2);
-/// ```
-#[derive(Debug, Default)]
-pub struct MessageBuilder {
-    message: Message,
-}
-
-impl MessageBuilder {
-    /// Sets a property; setting the same name twice (ignoring ASCII case)
-    /// keeps the last value.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::Message;
-    ///
-    /// let message = Message::builder().property("a", "1").property("A", "2").build();
-    /// assert_eq!(message.property("a"), Some("2"));
-    /// ```
-    pub fn property(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.message.set_property(name, value);
-        self
-    }
-
-    /// Sets the body.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::Message;
-    ///
-    /// let message = Message::builder().body("hello").build();
-    /// assert_eq!(message.body(), b"hello");
-    /// ```
-    pub fn body(mut self, body: impl Into<Vec<u8>>) -> Self {
-        self.message.body = body.into();
-        self
-    }
-
-    /// Finishes the message.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::Message;
-    ///
-    /// let message = Message::builder().build();
-    /// assert_eq!(message, Message::new());
-    /// ```
-    pub fn build(self) -> Message {
-        self.message
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn lookup_ignores_ascii_case_only_in_names() {
-        let message = Message::builder().property("PriorityId", "ABC").build();
+        let message = Message::new().with_property("PriorityId", "ABC");
         assert_eq!(message.property("PRIORITYID"), Some("ABC"));
         assert_eq!(message.property("priorityid"), Some("ABC"));
         assert_ne!(message.property("priorityid"), Some("abc"));
@@ -294,10 +259,9 @@ mod tests {
 
     #[test]
     fn set_keeps_first_spelling_and_order() {
-        let mut message = Message::builder()
-            .property("A", "1")
-            .property("b", "2")
-            .build();
+        let mut message = Message::new()
+            .with_property("A", "1")
+            .with_property("b", "2");
         message.set_property("a", "3");
         let all: Vec<_> = message.properties().collect();
         assert_eq!(all, [("A", "3"), ("b", "2")]);
@@ -305,10 +269,9 @@ mod tests {
 
     #[test]
     fn debug_shows_body_length_not_bytes() {
-        let message = Message::builder()
-            .property("k", "v")
-            .body(vec![0u8; 4096])
-            .build();
+        let message = Message::new()
+            .with_property("k", "v")
+            .with_body(vec![0u8; 4096]);
         let debug = format!("{message:?}");
         assert!(debug.contains("body_len: 4096"), "{debug}");
         assert!(debug.contains("\"k\": \"v\""), "{debug}");

@@ -31,7 +31,13 @@ use std::time::Duration;
 /// assert_eq!(config.picker, Picker::Classic);
 /// // Lanes highest priority first, as the executor orders them.
 /// assert_eq!(config.lanes[0], LaneConfig::new(Priority(10)).weight(4));
-/// assert_eq!(config.lanes[1].get_capacity(), Capacity::Bounded(100));
+/// assert_eq!(config.lanes[1].capacity, Capacity::Bounded(100));
+/// let priorities: Vec<Priority> = config.lanes.iter().map(|l| l.priority).collect();
+/// assert_eq!(priorities, vec![Priority(10), Priority(1)]);
+///
+/// // Smooth is the default picker.
+/// let plain = Executor::builder().lane(Priority(1), Capacity::Unbounded).build()?;
+/// assert_eq!(plain.config().picker, Picker::Smooth);
 /// # Ok::<(), priority_executor::BuildError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]

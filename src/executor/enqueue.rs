@@ -44,7 +44,7 @@ impl ExecutorHandle {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use priority_executor::{Capacity, EnqueueError, Executor, Priority};
     /// use std::sync::mpsc;
     ///
     /// let exec = Executor::builder()
@@ -63,7 +63,7 @@ impl ExecutorHandle {
     /// started.recv().unwrap(); // the worker is busy, the lane empty
     /// exec.try_enqueue(Priority(1), || ()).unwrap(); // fills the lane
     /// let err = exec.try_enqueue(Priority(1), || ()).unwrap_err();
-    /// assert!(err.is_full());
+    /// assert!(matches!(err, EnqueueError::Full { .. }));
     /// release.send(()).unwrap();
     /// ```
     pub fn try_enqueue<F, T>(
@@ -154,7 +154,7 @@ impl ExecutorHandle {
     ///
     /// # Examples
     ///
-    /// See [`Attempt`] and [`DeadLetter`](crate::DeadLetter).
+    /// See [`Attempt`] and [`DeadJob`](crate::DeadJob).
     pub fn enqueue_retrying<F, T, E>(
         &self,
         priority: Priority,
@@ -188,7 +188,7 @@ impl ExecutorHandle {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use priority_executor::{Capacity, EnqueueError, Executor, Priority};
     ///
     /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build()?;
     /// let length = |form: String| form.len();
@@ -196,7 +196,7 @@ impl ExecutorHandle {
     /// assert_eq!(handle.join(), Ok(4));
     ///
     /// let err = exec.enqueue_value(Priority(9), "form".to_owned(), length).unwrap_err();
-    /// assert!(err.is_unknown_priority());
+    /// assert!(matches!(err, EnqueueError::UnknownPriority { .. }));
     /// assert_eq!(err.into_inner(), "form"); // the value, not a closure
     /// # Ok::<(), priority_executor::BuildError>(())
     /// ```
@@ -228,12 +228,12 @@ impl ExecutorHandle {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use priority_executor::{Capacity, EnqueueError, Executor, Priority};
     ///
     /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build()?;
     /// let _pending = exec.shutdown_now();
     /// let err = exec.try_enqueue_value(Priority(1), vec![1, 2, 3], |v: Vec<i32>| v.len()).unwrap_err();
-    /// assert!(err.is_shut_down());
+    /// assert!(matches!(err, EnqueueError::ShutDown { .. }));
     /// assert_eq!(err.into_inner(), [1, 2, 3]);
     /// # Ok::<(), priority_executor::BuildError>(())
     /// ```
@@ -337,7 +337,7 @@ impl ExecutorHandle {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use priority_executor::{Capacity, EnqueueError, Executor, Priority};
     ///
     /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
     /// let handles = exec
@@ -348,8 +348,9 @@ impl ExecutorHandle {
     ///
     /// // Refused as a whole for an unknown priority, jobs handed back.
     /// let err = exec.enqueue_batch(Priority(2), vec![|| 0u64, || 1]).unwrap_err();
-    /// assert!(err.error.is_unknown_priority());
-    /// assert_eq!(err.into_parts().refused.len(), 2);
+    /// assert!(matches!(err.error, EnqueueError::UnknownPriority { .. }));
+    /// assert_eq!(err.rest.len(), 1);
+    /// assert_eq!(err.error.into_inner()(), 0);
     /// ```
     pub fn enqueue_batch<F, T, I>(
         &self,

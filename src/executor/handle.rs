@@ -2,7 +2,6 @@
 //! which jobs and other threads enqueue, read the metrics and shut it down.
 
 use crate::job::PendingJob;
-use crate::lane::picker::Picker;
 use crate::metrics::{LaneMetrics, Metrics, ThreadMetrics};
 use crate::pool::Shared;
 use crate::priority::Priority;
@@ -31,7 +30,7 @@ use std::time::Duration;
 /// # Examples
 ///
 /// ```
-/// use priority_executor::{Capacity, Executor, Priority};
+/// use priority_executor::{Capacity, EnqueueError, Executor, Priority};
 ///
 /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build()?;
 /// let handle = exec.handle();
@@ -46,7 +45,7 @@ use std::time::Duration;
 /// // Another thread shuts the executor down through `&self`.
 /// std::thread::spawn(move || handle.shutdown()).join().unwrap();
 /// assert!(exec.is_terminated());
-/// assert!(exec.enqueue(Priority(1), || ()).unwrap_err().is_shut_down());
+/// assert!(matches!(exec.enqueue(Priority(1), || ()).unwrap_err(), EnqueueError::ShutDown { .. }));
 /// # Ok::<(), priority_executor::BuildError>(())
 /// ```
 #[derive(Clone)]
@@ -65,35 +64,8 @@ impl ExecutorHandle {
     }
 
     /// The priorities that have lanes, highest first.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Capacity, Executor, Priority};
-    ///
-    /// let exec = Executor::builder()
-    ///     .lane(Priority(1), Capacity::Unbounded)
-    ///     .lane(Priority(10), Capacity::Unbounded)
-    ///     .build()
-    ///     .unwrap();
-    /// assert_eq!(exec.priorities(), vec![Priority(10), Priority(1)]);
-    /// ```
-    pub fn priorities(&self) -> Vec<Priority> {
+    pub(crate) fn priorities(&self) -> Vec<Priority> {
         self.shared.priorities()
-    }
-
-    /// The picker choosing between lanes.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Capacity, Executor, Picker, Priority};
-    ///
-    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
-    /// assert_eq!(exec.picker(), Picker::Smooth);
-    /// ```
-    pub fn picker(&self) -> Picker {
-        self.shared.picker()
     }
 
     /// Blocks until the executor is idle: no job queued, none running, no
@@ -229,11 +201,11 @@ impl ExecutorHandle {
     /// use priority_executor::{Capacity, Executor, Priority};
     ///
     /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
-    /// assert!(!exec.is_shutdown());
+    /// assert!(!exec.is_shut_down());
     /// let _ = exec.shutdown_now();
-    /// assert!(exec.is_shutdown());
+    /// assert!(exec.is_shut_down());
     /// ```
-    pub fn is_shutdown(&self) -> bool {
+    pub fn is_shut_down(&self) -> bool {
         self.shared.is_closed()
     }
 
@@ -342,7 +314,7 @@ impl fmt::Debug for ExecutorHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ExecutorHandle")
             .field("name", &self.shared.name)
-            .field("shut_down", &self.is_shutdown())
+            .field("shut_down", &self.is_shut_down())
             .finish_non_exhaustive()
     }
 }

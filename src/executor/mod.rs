@@ -13,7 +13,7 @@ pub use config::ExecutorConfig;
 pub use handle::ExecutorHandle;
 pub use reserve::{Permit, Reserve};
 
-use crate::error::ShutdownTimeout;
+use crate::error::TimedOut;
 use crate::pool::Shared;
 use crate::sync::{Arc, deadline_after};
 use std::fmt;
@@ -79,7 +79,7 @@ impl Executor {
     ///
     /// # Errors
     ///
-    /// [`ShutdownTimeout`] with the jobs still queued and running when the
+    /// [`TimedOut`] with the jobs still queued and running when the
     /// time ran out. The threads go on draining in the background: nothing
     /// queued is dropped.
     ///
@@ -93,13 +93,13 @@ impl Executor {
     /// let _detached = exec.enqueue(Priority(1), || ());
     /// assert!(exec.shutdown_timeout(Duration::from_secs(10)).is_ok());
     /// ```
-    pub fn shutdown_timeout(mut self, timeout: Duration) -> Result<(), ShutdownTimeout> {
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Result<(), TimedOut> {
         if self.handle.shared.shut_down(deadline_after(timeout)) {
             Ok(())
         } else {
             self.detached = true;
             let m = self.metrics();
-            Err(ShutdownTimeout {
+            Err(TimedOut {
                 queued: m.queued(),
                 running: m.threads.busy,
             })
@@ -131,7 +131,7 @@ impl fmt::Debug for Executor {
         let limits = shared.limits.snapshot();
         f.debug_struct("Executor")
             .field("name", &shared.name)
-            .field("picker", &self.picker())
+            .field("picker", &shared.picker())
             .field("priorities", &self.priorities())
             .field("core_threads", &limits.core)
             .field("max_threads", &limits.max)

@@ -27,84 +27,22 @@ impl ExecutorHandle {
         }
     }
 
-    /// Changes `core_threads` of the running executor (Java's
-    /// `setCorePoolSize`). Growing starts threads at once for jobs that
-    /// wait, up to the new core; shrinking lets the workers now above core
-    /// exit once idle for the keep-alive. No job is lost or moved either
-    /// way: jobs stay in their lanes and the workers alive take them.
+    /// Changes `core_threads` and `max_threads` of the running executor
+    /// (Java's `setCorePoolSize` and `setMaximumPoolSize`), checked as a
+    /// pair, so that no order of two changes is needed to move both past
+    /// each other; pass the current value for the one that stays. This is
+    /// what a reload of `executors.toml` that changes only thread settings
+    /// applies.
     ///
-    /// # Errors
-    ///
-    /// [`BuildError::CoreExceedsMax`](crate::BuildError::CoreExceedsMax)
-    /// if `core` is above `max_threads` (nothing changes).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{BuildError, Capacity, Executor, Priority};
-    ///
-    /// let exec = Executor::builder()
-    ///     .core_threads(1)
-    ///     .max_threads(4)
-    ///     .lane(Priority(1), Capacity::Unbounded)
-    ///     .build()
-    ///     .unwrap();
-    /// exec.set_core_threads(3).unwrap();
-    /// assert_eq!(exec.prestart_core_threads(), 3);
-    /// assert_eq!(exec.config().core_threads, 3);
-    /// assert_eq!(
-    ///     exec.set_core_threads(5),
-    ///     Err(BuildError::CoreExceedsMax { core: 5, max: 4 })
-    /// );
-    /// ```
-    pub fn set_core_threads(&self, core: usize) -> Result<(), BuildError> {
-        self.shared.set_core(core)
-    }
-
-    /// Changes `max_threads` of the running executor (Java's
-    /// `setMaximumPoolSize`). Growing starts threads at once while more
-    /// jobs wait than workers are idle; shrinking lets the workers above
-    /// the new max exit as soon as they are idle (a running job is never
-    /// interrupted). No job is lost. A lane's `max_running` given as
-    /// [`MaxRunning::Percent`](crate::MaxRunning::Percent) stays resolved
-    /// against the `max_threads` the executor was built with.
-    ///
-    /// # Errors
-    ///
-    /// [`BuildError::ZeroMaxThreads`](crate::BuildError::ZeroMaxThreads)
-    /// for 0, [`BuildError::CoreExceedsMax`](crate::BuildError::CoreExceedsMax)
-    /// if `max` is below `core_threads` (lower the core first); nothing
-    /// changes.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{BuildError, Capacity, Executor, Priority};
-    ///
-    /// let exec = Executor::builder()
-    ///     .core_threads(2)
-    ///     .max_threads(2)
-    ///     .lane(Priority(1), Capacity::Unbounded)
-    ///     .build()
-    ///     .unwrap();
-    /// exec.set_max_threads(8).unwrap();
-    /// assert_eq!(exec.config().max_threads, 8);
-    /// assert_eq!(exec.set_max_threads(0), Err(BuildError::ZeroMaxThreads));
-    /// assert_eq!(
-    ///     exec.set_max_threads(1),
-    ///     Err(BuildError::CoreExceedsMax { core: 2, max: 1 })
-    /// );
-    /// ```
-    pub fn set_max_threads(&self, max: usize) -> Result<(), BuildError> {
-        self.shared.set_max(max)
-    }
-
-    /// Changes `core_threads` and `max_threads` at once, checked as a pair:
-    /// unlike calling [`set_core_threads`](Self::set_core_threads) and
-    /// [`set_max_threads`](Self::set_max_threads) in turn, no order is
-    /// needed to move both past each other. Growing and shrinking then work
-    /// as those two describe. This is what a reload of `executors.toml`
-    /// that changes only thread settings applies.
+    /// Growing the core starts threads at once for jobs that wait, up to the
+    /// new core; growing the max starts threads at once while more jobs wait
+    /// than workers are idle. Shrinking the core lets the workers now above
+    /// it exit once idle for the keep-alive; shrinking the max lets the
+    /// workers above it exit as soon as they are idle (a running job is
+    /// never interrupted). No job is lost or moved either way: jobs stay in
+    /// their lanes and the workers alive take them. A lane's `max_running`
+    /// given as [`MaxRunning::Percent`](crate::MaxRunning::Percent) stays
+    /// resolved against the `max_threads` the executor was built with.
     ///
     /// # Errors
     ///
@@ -123,13 +61,53 @@ impl ExecutorHandle {
     ///     .lane(Priority(1), Capacity::Unbounded)
     ///     .build()
     ///     .unwrap();
-    /// // set_max_threads(2) alone would be refused: the core is 4.
+    /// // Both at once: lowering the max alone to 2 would be below the core.
     /// exec.set_threads(1, 2).unwrap();
     /// let config = exec.config();
     /// assert_eq!((config.core_threads, config.max_threads), (1, 2));
     /// assert_eq!(
     ///     exec.set_threads(3, 2),
     ///     Err(BuildError::CoreExceedsMax { core: 3, max: 2 })
+    /// );
+    /// ```
+    ///
+    /// The core alone:
+    ///
+    /// ```
+    /// use priority_executor::{BuildError, Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder()
+    ///     .core_threads(1)
+    ///     .max_threads(4)
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()
+    ///     .unwrap();
+    /// exec.set_threads(3, 4).unwrap();
+    /// assert_eq!(exec.prestart_core_threads(), 3);
+    /// assert_eq!(exec.config().core_threads, 3);
+    /// assert_eq!(
+    ///     exec.set_threads(5, 4),
+    ///     Err(BuildError::CoreExceedsMax { core: 5, max: 4 })
+    /// );
+    /// ```
+    ///
+    /// The max alone:
+    ///
+    /// ```
+    /// use priority_executor::{BuildError, Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder()
+    ///     .core_threads(2)
+    ///     .max_threads(2)
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()
+    ///     .unwrap();
+    /// exec.set_threads(2, 8).unwrap();
+    /// assert_eq!(exec.config().max_threads, 8);
+    /// assert_eq!(exec.set_threads(2, 0), Err(BuildError::ZeroMaxThreads));
+    /// assert_eq!(
+    ///     exec.set_threads(2, 1),
+    ///     Err(BuildError::CoreExceedsMax { core: 2, max: 1 })
     /// );
     /// ```
     pub fn set_threads(&self, core: usize, max: usize) -> Result<(), BuildError> {

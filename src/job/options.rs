@@ -75,7 +75,7 @@ impl JobOptions {
 /// let policy = RetryPolicy::new(3)
 ///     .backoff(Duration::from_millis(10), 2.0) // 10 ms, 20 ms, 40 ms
 ///     .retry_at(Priority(10)); // retries jump the queue
-/// assert_eq!(policy.delay_after(3), Duration::from_millis(40));
+/// assert_ne!(policy, RetryPolicy::new(3));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RetryPolicy {
@@ -132,11 +132,7 @@ impl RetryPolicy {
     }
 
     /// The wait before retry number `n` (1-based).
-    ///
-    /// # Examples
-    ///
-    /// See [`RetryPolicy`].
-    pub fn delay_after(&self, n: u32) -> Duration {
+    pub(crate) fn delay_after(&self, n: u32) -> Duration {
         if self.initial_delay.is_zero() {
             return Duration::ZERO;
         }
@@ -172,4 +168,19 @@ pub struct Attempt {
     pub number: u32,
     /// No retry follows if this attempt fails.
     pub last: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RetryPolicy;
+    use crate::Priority;
+    use std::time::Duration;
+
+    #[test]
+    fn backoff_doubles() {
+        let policy = RetryPolicy::new(3)
+            .backoff(Duration::from_millis(10), 2.0) // 10 ms, 20 ms, 40 ms
+            .retry_at(Priority(10));
+        assert_eq!(policy.delay_after(3), Duration::from_millis(40));
+    }
 }

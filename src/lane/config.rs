@@ -29,14 +29,55 @@ use std::time::Duration;
 ///     .unwrap();
 /// assert_eq!(exec.metrics().lane(Priority(1)).unwrap().max_running, Some(2));
 /// ```
+///
+/// The fields read the settings back (as [`ExecutorConfig`] lists them);
+/// the builder methods of the same names set them.
+///
+/// ```
+/// use priority_executor::{Capacity, LaneConfig, MaxRunning, Priority, RejectionPolicy};
+/// use std::time::Duration;
+///
+/// let lane = LaneConfig::new(Priority(1))
+///     .weight(3)
+///     .capacity(Capacity::Bounded(10))
+///     .max_running(MaxRunning::Threads(2))
+///     .promote_after(Duration::from_secs(1))
+///     .when_full(RejectionPolicy::Reject);
+/// assert_eq!(lane.priority, Priority(1));
+/// assert_eq!(lane.weight, 3);
+/// assert_eq!(lane.capacity, Capacity::Bounded(10));
+/// assert_eq!(lane.max_running, Some(MaxRunning::Threads(2)));
+/// assert_eq!(lane.promote_after, Some(Duration::from_secs(1)));
+/// assert_eq!(lane.when_full, RejectionPolicy::Reject);
+///
+/// // The defaults: weight = priority, unbounded, no cap, no aging, block.
+/// let plain = LaneConfig::new(Priority(7));
+/// assert_eq!(plain.weight, 7);
+/// assert_eq!(plain.capacity, Capacity::Unbounded);
+/// assert_eq!((plain.max_running, plain.promote_after), (None, None));
+/// assert_eq!(plain.when_full, RejectionPolicy::Block);
+/// ```
+///
+/// [`ExecutorConfig`]: crate::ExecutorConfig
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LaneConfig {
-    pub(crate) priority: Priority,
-    pub(crate) weight: u32,
-    pub(crate) capacity: Capacity,
-    pub(crate) max_running: Option<MaxRunning>,
-    pub(crate) promote_after: Option<Duration>,
-    pub(crate) when_full: RejectionPolicy,
+    /// The lane's priority.
+    pub priority: Priority,
+    /// The lane's weight in the round robin (at least 1).
+    pub weight: u32,
+    /// How many jobs the lane may hold.
+    pub capacity: Capacity,
+    /// The cap on the lane's running jobs, as configured (`None`: no cap).
+    /// A [`MaxRunning::Percent`] is resolved against `max_threads` when the
+    /// executor is built; [`LaneMetrics::max_running`] gives it in threads.
+    ///
+    /// [`LaneMetrics::max_running`]: crate::LaneMetrics::max_running
+    pub max_running: Option<MaxRunning>,
+    /// The aging threshold (`None`: no aging).
+    pub promote_after: Option<Duration>,
+    /// What `enqueue` does when the lane is full.
+    pub when_full: RejectionPolicy,
 }
 
 impl LaneConfig {
@@ -118,104 +159,20 @@ impl LaneConfig {
     }
 }
 
-/// Reading a lane's settings back (as [`ExecutorConfig`] lists them). The
-/// setters above take these names, so the getters carry a `get_` prefix, as
-/// `std::process::Command`'s do.
-///
-/// [`ExecutorConfig`]: crate::ExecutorConfig
-impl LaneConfig {
-    /// The lane's priority.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Capacity, LaneConfig, MaxRunning, Priority, RejectionPolicy};
-    /// use std::time::Duration;
-    ///
-    /// let lane = LaneConfig::new(Priority(1))
-    ///     .weight(3)
-    ///     .capacity(Capacity::Bounded(10))
-    ///     .max_running(MaxRunning::Threads(2))
-    ///     .promote_after(Duration::from_secs(1))
-    ///     .when_full(RejectionPolicy::Reject);
-    /// assert_eq!(lane.priority(), Priority(1));
-    /// assert_eq!(lane.get_weight(), 3);
-    /// assert_eq!(lane.get_capacity(), Capacity::Bounded(10));
-    /// assert_eq!(lane.get_max_running(), Some(MaxRunning::Threads(2)));
-    /// assert_eq!(lane.get_promote_after(), Some(Duration::from_secs(1)));
-    /// assert_eq!(lane.get_when_full(), RejectionPolicy::Reject);
-    ///
-    /// // The defaults: weight = priority, unbounded, no cap, no aging, block.
-    /// let plain = LaneConfig::new(Priority(7));
-    /// assert_eq!(plain.get_weight(), 7);
-    /// assert_eq!(plain.get_capacity(), Capacity::Unbounded);
-    /// assert_eq!((plain.get_max_running(), plain.get_promote_after()), (None, None));
-    /// assert_eq!(plain.get_when_full(), RejectionPolicy::Block);
-    /// ```
-    pub fn priority(&self) -> Priority {
-        self.priority
-    }
-
-    /// The lane's weight in the round robin.
-    ///
-    /// # Examples
-    ///
-    /// See [`LaneConfig::priority`].
-    pub fn get_weight(&self) -> u32 {
-        self.weight
-    }
-
-    /// How many jobs the lane may hold.
-    ///
-    /// # Examples
-    ///
-    /// See [`LaneConfig::priority`].
-    pub fn get_capacity(&self) -> Capacity {
-        self.capacity
-    }
-
-    /// The cap on the lane's running jobs, as configured (`None`: no cap).
-    /// A [`MaxRunning::Percent`] is resolved against `max_threads` when the
-    /// executor is built; [`LaneMetrics::max_running`] gives it in threads.
-    ///
-    /// [`LaneMetrics::max_running`]: crate::LaneMetrics::max_running
-    ///
-    /// # Examples
-    ///
-    /// See [`LaneConfig::priority`].
-    pub fn get_max_running(&self) -> Option<MaxRunning> {
-        self.max_running
-    }
-
-    /// The aging threshold (`None`: no aging).
-    ///
-    /// # Examples
-    ///
-    /// See [`LaneConfig::priority`].
-    pub fn get_promote_after(&self) -> Option<Duration> {
-        self.promote_after
-    }
-
-    /// What `enqueue` does when the lane is full.
-    ///
-    /// # Examples
-    ///
-    /// See [`LaneConfig::priority`].
-    pub fn get_when_full(&self) -> RejectionPolicy {
-        self.when_full
-    }
-}
-
 /// A lane's cap on running jobs.
 ///
 /// # Examples
 ///
 /// ```
-/// use priority_executor::MaxRunning;
+/// use priority_executor::{Executor, LaneConfig, MaxRunning, Priority};
 ///
-/// assert_eq!(MaxRunning::Percent(20).resolve(100), 20);
-/// assert_eq!(MaxRunning::Percent(1).resolve(10), 1); // rounded up, at least 1
-/// assert_eq!(MaxRunning::Threads(3).resolve(100), 3);
+/// // Bulk work may take at most a fifth of the threads.
+/// let exec = Executor::builder()
+///     .max_threads(10)
+///     .lane_config(LaneConfig::new(Priority(1)).max_running(MaxRunning::Percent(20)))
+///     .build()
+///     .unwrap();
+/// assert_eq!(exec.metrics().lanes[0].max_running, Some(2));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MaxRunning {
@@ -229,9 +186,8 @@ pub enum MaxRunning {
 impl MaxRunning {
     /// The cap in threads for a pool of `max_threads`.
     ///
-    /// # Examples
-    ///
-    /// See [`MaxRunning`].
+    /// Not part of the API: public for the crate's tests.
+    #[doc(hidden)]
     pub fn resolve(self, max_threads: usize) -> usize {
         match self {
             MaxRunning::Threads(n) => n,
@@ -306,5 +262,17 @@ impl std::str::FromStr for RejectionPolicy {
                 "unknown rejection policy {other:?} (expected one of: block, reject, caller-runs, discard-oldest)"
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MaxRunning;
+
+    #[test]
+    fn max_running_resolves_to_threads() {
+        assert_eq!(MaxRunning::Percent(20).resolve(100), 20);
+        assert_eq!(MaxRunning::Percent(1).resolve(10), 1); // rounded up, at least 1
+        assert_eq!(MaxRunning::Threads(3).resolve(100), 3);
     }
 }

@@ -41,24 +41,15 @@ pub(crate) const MAX_CYCLE: u64 = 1 << 16;
 /// # Examples
 ///
 /// ```
-/// use priority_executor::Picker;
-///
-/// // Lane 0 has weight 10, lane 1 weight 1.
-/// let order: String = Picker::Smooth
-///     .cycle(&[10, 1])
-///     .into_iter()
-///     .map(|lane| if lane == 0 { 'H' } else { 'L' })
-///     .collect();
-/// assert_eq!(order, "HHHHHLHHHHH");
-///
-/// let order: String = Picker::Classic
-///     .cycle(&[10, 1])
-///     .into_iter()
-///     .map(|lane| if lane == 0 { 'H' } else { 'L' })
-///     .collect();
-/// assert_eq!(order, "HHHHHHHHHHL");
+/// use priority_executor::{Capacity, Executor, Picker, Priority};
 ///
 /// assert_eq!("classic".parse::<Picker>().unwrap(), Picker::Classic);
+/// let exec = Executor::builder()
+///     .picker(Picker::Classic)
+///     .lane(Priority(1), Capacity::Unbounded)
+///     .build()
+///     .unwrap();
+/// assert_eq!(exec.config().picker, Picker::Classic);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Picker {
@@ -88,14 +79,8 @@ impl Picker {
     /// cycle (it always serves the highest non-empty lane); for it this
     /// returns the classic cycle, for display only.
     ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::Picker;
-    ///
-    /// assert_eq!(Picker::Smooth.cycle(&[2, 1]), vec![0, 1, 0]);
-    /// assert_eq!(Picker::Classic.cycle(&[2, 1]), vec![0, 0, 1]);
-    /// ```
+    /// Not part of the API: public for the crate's tests and benches.
+    #[doc(hidden)]
     pub fn cycle(self, weights: &[u32]) -> Vec<usize> {
         match self {
             Picker::Smooth => smooth_cycle(weights),
@@ -304,6 +289,22 @@ mod tests {
 
     fn letters(cycle: &[usize]) -> String {
         cycle.iter().map(|&l| (b'A' + l as u8) as char).collect()
+    }
+
+    #[test]
+    fn ten_to_one_orders() {
+        // Lane 0 has weight 10, lane 1 weight 1.
+        let order = |picker: Picker| -> String {
+            picker
+                .cycle(&[10, 1])
+                .into_iter()
+                .map(|lane| if lane == 0 { 'H' } else { 'L' })
+                .collect()
+        };
+        assert_eq!(order(Picker::Smooth), "HHHHHLHHHHH");
+        assert_eq!(order(Picker::Classic), "HHHHHHHHHHL");
+        assert_eq!(Picker::Smooth.cycle(&[2, 1]), vec![0, 1, 0]);
+        assert_eq!(Picker::Classic.cycle(&[2, 1]), vec![0, 0, 1]);
     }
 
     #[test]

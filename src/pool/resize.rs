@@ -90,51 +90,12 @@ fn saturating_ns(d: Duration) -> u64 {
 }
 
 impl Shared {
-    /// Sets `core_threads`. Growing starts threads for jobs that wait (up
-    /// to the new core); shrinking wakes the sleepers, so that those now
-    /// above core sleep again with the keep-alive and exit when it runs
-    /// out.
-    pub(crate) fn set_core(self: &std::sync::Arc<Self>, core: usize) -> Result<(), BuildError> {
-        let settings = self.limits.settings();
-        let max = self.limits.max();
-        if core > max {
-            return Err(BuildError::CoreExceedsMax { core, max });
-        }
-        let old = self.limits.core.swap(core, Ordering::SeqCst);
-        drop(settings);
-        if core < old {
-            self.sleep.wake_all();
-        } else if core > old {
-            self.grow_to(core);
-        }
-        Ok(())
-    }
-
-    /// Sets `max_threads`. Growing starts threads while more jobs wait
-    /// than workers are idle; shrinking wakes the sleepers, and workers
-    /// above the new max exit as soon as they are idle.
-    pub(crate) fn set_max(self: &std::sync::Arc<Self>, max: usize) -> Result<(), BuildError> {
-        if max == 0 {
-            return Err(BuildError::ZeroMaxThreads);
-        }
-        let settings = self.limits.settings();
-        let core = self.limits.core();
-        if core > max {
-            return Err(BuildError::CoreExceedsMax { core, max });
-        }
-        let old = self.limits.max.swap(max, Ordering::SeqCst);
-        drop(settings);
-        if max < old {
-            self.sleep.wake_all();
-        } else if max > old {
-            self.grow_to(max);
-        }
-        Ok(())
-    }
-
     /// Sets `core_threads` and `max_threads` together, checked as a pair,
     /// so that no order of the two changes is needed (nor refused on the
-    /// way); then grows or wakes as `set_core` and `set_max` do.
+    /// way). Growing starts threads at once for jobs that wait, up to the
+    /// new core, or while more jobs wait than workers are idle, up to the
+    /// new max; shrinking wakes the sleepers, and workers above the new
+    /// max (or above the new core, idle for the keep-alive) exit.
     pub(crate) fn set_threads(
         self: &std::sync::Arc<Self>,
         core: usize,

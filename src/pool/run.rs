@@ -5,7 +5,7 @@ use super::Shared;
 use super::tally::{self, Count, Tally};
 use super::timer::{self, Entry};
 use crate::clock::now_ns;
-use crate::hooks::{DeadLetter, ExpiredJob, JobInfo, JobOutcome};
+use crate::hooks::{DeadJob, ExpiredJob, JobInfo, JobOutcome};
 use crate::job::JobError;
 use crate::job::task::{JobMeta, Observer, Retry, Task};
 use crate::observe::facade::Recent;
@@ -66,7 +66,7 @@ impl Observer for LaneObserver<'_> {
 
     fn dead_letter(&self, attempts: u32, error: &str) {
         if let Some(hook) = &self.shared.hooks.dead_letter {
-            let letter = DeadLetter {
+            let letter = DeadJob {
                 priority: self.shared.lanes[self.lane].priority,
                 attempts,
                 error: error.to_owned(),

@@ -3,7 +3,7 @@
 //! other modules check it after each of theirs with `assert_balanced`.)
 
 use super::support::{GATE, Hold, Log, assert_balanced, msg, probes, within};
-use priority_executor::actor::{MailboxConfig, Unlisted};
+use priority_executor::actor::{MailboxConfig, SendError, Unlisted};
 use priority_executor::{Capacity, Priority};
 
 #[test]
@@ -38,11 +38,11 @@ fn every_message_is_accounted_for_performed_faulted_dead_or_handed_back() {
                 _ => 'H',
             };
             if let Err(e) = addr.try_send(msg(label, i)) {
-                assert!(e.is_full());
+                assert!(matches!(e, SendError::Full { .. }));
                 full += 1;
             }
             if let Err(e) = addr.send_at(msg('x', i), Priority(7)) {
-                assert!(e.is_unknown_priority());
+                assert!(matches!(e, SendError::UnknownPriority { .. }));
                 unknown += 1;
             }
         }
@@ -82,7 +82,7 @@ fn a_message_sent_again_after_a_refusal_is_offered_twice_and_accepted_once() {
         addr.try_send(msg('H', 1)).unwrap();
         addr.try_send(msg('H', 2)).unwrap();
         let refused = addr.try_send(msg('H', 3)).unwrap_err();
-        assert!(refused.is_full());
+        assert!(matches!(refused, SendError::Full { .. }));
         hold.open();
         // The sender keeps its message and sends it again, blocking.
         addr.send(refused.into_inner()).unwrap();

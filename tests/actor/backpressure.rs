@@ -3,7 +3,7 @@
 //! a high one (nor, in a pipeline, high-priority output).
 
 use super::support::{GATE, Hold, Log, assert_balanced, held, msg, probes, within};
-use priority_executor::actor::{MailboxConfig, Pipeline, Reason};
+use priority_executor::actor::{MailboxConfig, Pipeline, Reason, SendError};
 use priority_executor::{Capacity, Priority};
 use std::time::Duration;
 
@@ -26,7 +26,7 @@ fn a_full_lane_refuses_try_send_and_send_timeout_with_the_message() {
         addr.send(msg('L', 0)).unwrap();
         addr.send(msg('L', 1)).unwrap();
         let err = addr.try_send(msg('L', 2)).unwrap_err();
-        assert!(err.is_full());
+        assert!(matches!(err, SendError::Full { .. }));
         assert_eq!(
             err.to_string(),
             "lane 100 is full (capacity 2): message handed back"
@@ -57,7 +57,10 @@ fn a_blocked_send_completes_when_room_is_made() {
             .expect("spawn");
         let addr = held(&stage, &hold);
         addr.send(msg('L', 0)).unwrap();
-        assert!(addr.try_send(msg('L', 1)).unwrap_err().is_full());
+        assert!(matches!(
+            addr.try_send(msg('L', 1)).unwrap_err(),
+            SendError::Full { .. }
+        ));
         let sender = {
             let addr = addr.clone();
             std::thread::spawn(move || addr.send(msg('L', 1)))
@@ -119,10 +122,10 @@ fn a_full_low_lane_downstream_never_blocks_high_priority_output() {
             .expect("spawn");
         // Hold the downstream instance: the gate message passes through up.
         up_hold.open();
-        pipeline.send_at(msg('G', 0), GATE).unwrap();
+        pipeline.addr().send_at(msg('G', 0), GATE).unwrap();
         down_hold.wait_held();
-        pipeline.send_at(msg('L', 0), Priority::LOW).unwrap(); // fills down's low lane
-        pipeline.send_at(msg('L', 1), Priority::LOW).unwrap(); // one up instance blocks on it
+        pipeline.addr().send_at(msg('L', 0), Priority::LOW).unwrap(); // fills down's low lane
+        pipeline.addr().send_at(msg('L', 1), Priority::LOW).unwrap(); // one up instance blocks on it
         let metrics = || pipeline.metrics();
         let low_queued = || {
             metrics()[1]
@@ -134,7 +137,10 @@ fn a_full_low_lane_downstream_never_blocks_high_priority_output() {
         while up_log.performed().len() < 2 || !low_queued() {
             std::thread::yield_now();
         }
-        pipeline.send_at(msg('H', 0), Priority::HIGH).unwrap();
+        pipeline
+            .addr()
+            .send_at(msg('H', 0), Priority::HIGH)
+            .unwrap();
         // The other up instance forwards it past the full low lane.
         while metrics()[1]
             .lanes

@@ -32,7 +32,7 @@ impl Actor for SelfSender {
                 let outcome = match me.send(m) {
                     Ok(()) => Ok(m),
                     Err(e) => {
-                        let full = e.is_full();
+                        let full = matches!(e, SendError::Full { .. });
                         Err((e.into_inner(), full))
                     }
                 };
@@ -153,7 +153,10 @@ fn dropping_a_stage_inside_its_own_perform_drains_it_without_a_deadlock() {
         2,
         "drained, as a drop from outside does: {seen:?}"
     );
-    assert!(addr.send(1).unwrap_err().is_stopped());
+    assert!(matches!(
+        addr.send(1).unwrap_err(),
+        SendError::ShutDown { .. }
+    ));
 }
 
 #[test]

@@ -4,7 +4,7 @@
 
 use super::support::{assert_balanced, within};
 use priority_executor::actor::{
-    Actor, ActorError, Context, Outbox, Phase, Pipeline, Reason, Stage,
+    Actor, ActorError, Outbox, Phase, Pipeline, Reason, SendError, Stage, StageContext,
 };
 use priority_executor::{Priority, RetryPolicy};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -27,7 +27,7 @@ impl Actor for Faulty {
     type In = u32;
     type Out = u32;
 
-    fn init(&mut self, ctx: &Context<'_>) -> Result<(), ActorError> {
+    fn init(&mut self, ctx: &StageContext<'_>) -> Result<(), ActorError> {
         if self.bad_init.contains(&ctx.instance()) {
             panic!("{DELIBERATE} in init");
         }
@@ -183,7 +183,10 @@ fn when_every_init_fails_the_stage_ends_and_drain_returns() {
         while stage.finished().is_none() {
             std::thread::yield_now();
         }
-        assert!(addr.send(1).unwrap_err().is_stopped());
+        assert!(matches!(
+            addr.send(1).unwrap_err(),
+            SendError::ShutDown { .. }
+        ));
         let exit = stage.drain();
         assert_eq!(exit.reason, Reason::FailedInit);
         assert_balanced(&exit.metrics);
@@ -222,7 +225,7 @@ fn a_pipeline_with_panicking_stages_still_drains() {
             .spawn()
             .expect("spawn");
         for n in 1..=200 {
-            pipeline.send(n).unwrap();
+            pipeline.addr().send(n).unwrap();
         }
         let exits = pipeline.drain();
         for exit in &exits {

@@ -5,7 +5,7 @@
 
 use super::support::{assert_balanced, within};
 use priority_executor::Priority;
-use priority_executor::actor::{Actor, ActorError, Outbox, Pipeline, Reason, Stage};
+use priority_executor::actor::{Actor, ActorError, Outbox, Pipeline, Reason, SendError, Stage};
 use std::sync::{Arc, Mutex};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,7 +69,7 @@ fn every_message_reaches_the_sink_and_stages_end_in_order() {
             } else {
                 Priority::LOW
             };
-            pipeline.send_at(n * 10, p).unwrap();
+            pipeline.addr().send_at(n * 10, p).unwrap();
         }
         let exits = pipeline.drain();
         assert_eq!(exits.len(), 3);
@@ -124,7 +124,7 @@ fn every_message_reaches_the_sink_and_stages_end_in_order() {
         }
 
         let err = addr.send(7).unwrap_err();
-        assert!(err.is_stopped());
+        assert!(matches!(err, SendError::ShutDown { .. }));
         assert_eq!(
             err.into_inner(),
             7,
@@ -142,7 +142,7 @@ fn a_pipeline_dropped_without_drain_still_drains() {
             .spawn()
             .expect("spawn");
         for n in 0..100 {
-            pipeline.send(n).unwrap();
+            pipeline.addr().send(n).unwrap();
         }
         drop(pipeline);
         let log = log.lock().unwrap();

@@ -4,8 +4,8 @@
 
 use super::support::{GATE, Hold, Log, assert_balanced, held, msg, probes, within};
 use priority_executor::actor::{
-    Actor, ActorError, MailboxConfig, Outbox, Prioritized, PriorityGenerator, SpawnError, Stage,
-    Unlisted,
+    Actor, ActorError, MailboxConfig, Outbox, Prioritized, PriorityGenerator, SendError,
+    SpawnError, Stage, Unlisted,
 };
 use priority_executor::{Capacity, Picker, Priority};
 use std::sync::{Arc, Mutex};
@@ -63,7 +63,7 @@ fn prioritized_messages_a_level_in_between_and_the_default() {
             seen: s.clone(),
             hold: h.clone(),
         })
-        .prioritized()
+        .generator(PriorityGenerator::prioritized())
         .spawn()
         .expect("spawn");
         let addr = stage.addr();
@@ -166,7 +166,7 @@ fn unlisted_priorities_go_to_the_nearest_lane_below_or_are_refused_naming_the_la
             .addr()
             .send_at(msg('r', 1), Priority(250))
             .unwrap_err();
-        assert!(err.is_unknown_priority());
+        assert!(matches!(err, SendError::UnknownPriority { .. }));
         assert_eq!(
             err.to_string(),
             "no lane for priority 250 (lanes: 300, 100): message handed back"

@@ -4,7 +4,7 @@
 
 use super::support::{Event, Hold, Log, assert_balanced, held, msg, probes, within};
 use priority_executor::Priority;
-use priority_executor::actor::{DeadReason, MailboxConfig, Reason};
+use priority_executor::actor::{DeadReason, MailboxConfig, Reason, SendError};
 
 fn run(stop_at: Priority) -> (Log, Reason) {
     within("strict order", move || {
@@ -96,7 +96,7 @@ fn a_stop_refuses_later_sends_with_the_message() {
         let exit = stage.join();
         assert_eq!(exit.reason, Reason::Stopped);
         let err = addr.send(msg('L', 7)).unwrap_err();
-        assert!(err.is_stopped());
+        assert!(matches!(err, SendError::ShutDown { .. }));
         assert_eq!(err.into_inner(), msg('L', 7));
         assert!(addr.stop().is_err(), "a closed stage refuses control too");
         let m = exit.metrics;

@@ -5,7 +5,7 @@
 use super::common::Gate;
 use priority_executor::Priority;
 use priority_executor::actor::{
-    Actor, ActorError, Addr, Context, Outbox, Reason, Stage, StageBuilder, StageMetrics,
+    Actor, ActorError, Addr, Outbox, Reason, Stage, StageBuilder, StageContext, StageMetrics,
 };
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
@@ -114,7 +114,7 @@ impl Actor for Probe {
     type In = Msg;
     type Out = Msg;
 
-    fn init(&mut self, ctx: &Context<'_>) -> Result<(), ActorError> {
+    fn init(&mut self, ctx: &StageContext<'_>) -> Result<(), ActorError> {
         self.log.push(Event::Init(ctx.instance()));
         Ok(())
     }

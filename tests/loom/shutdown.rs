@@ -9,7 +9,7 @@
 //! on its way to sleep.
 use crate::support::{Runs, model, model_with_bound};
 use loom::sync::Arc;
-use priority_executor::{Capacity, Executor, JobError, Priority, RetryPolicy};
+use priority_executor::{Capacity, EnqueueError, Executor, JobError, Priority, RetryPolicy};
 use std::time::Duration;
 
 const HIGH: Priority = Priority(2);
@@ -41,7 +41,7 @@ fn close_racing_enqueue_runs_or_refuses_each_job_once() {
                     outcomes.push(match exec.enqueue(HIGH, runs.job(id)) {
                         Ok(handle) => Some(handle),
                         Err(e) => {
-                            assert!(e.is_shut_down(), "{e}");
+                            assert!(matches!(e, EnqueueError::ShutDown { .. }), "{e}");
                             // The job came back unrun; dropping it here is
                             // the caller's choice.
                             drop(e.into_inner());
@@ -181,7 +181,7 @@ fn graceful_shutdown_racing_enqueue_runs_or_refuses_each_job() {
             loom::thread::spawn(move || match handle.enqueue(LOW, runs.job(0)) {
                 Ok(job) => Some(job),
                 Err(e) => {
-                    assert!(e.is_shut_down(), "{e}");
+                    assert!(matches!(e, EnqueueError::ShutDown { .. }), "{e}");
                     drop(e.into_inner());
                     None
                 }
@@ -278,7 +278,7 @@ fn two_jobs_shutting_down_at_once_both_return() {
                 match exec.enqueue(priority, move || handle.shutdown()) {
                     Ok(job) => Some(job),
                     Err(e) => {
-                        assert!(e.is_shut_down(), "{e}");
+                        assert!(matches!(e, EnqueueError::ShutDown { .. }), "{e}");
                         None
                     }
                 }

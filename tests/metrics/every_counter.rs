@@ -5,7 +5,8 @@
 use crate::common::hold_worker;
 use crate::support::*;
 use priority_executor::{
-    Capacity, Executor, JobError, JobOptions, LaneConfig, Priority, RejectionPolicy, RetryPolicy,
+    Capacity, EnqueueError, Executor, JobError, JobOptions, LaneConfig, Priority, RejectionPolicy,
+    RetryPolicy,
 };
 use std::time::{Duration, Instant};
 
@@ -33,7 +34,10 @@ fn every_counter_matches_the_lane_counters() {
 
     let release = hold_worker(&exec, Priority(10));
     let kept = exec.enqueue(Priority(5), || ()).unwrap();
-    assert!(exec.enqueue(Priority(5), || ()).unwrap_err().is_full());
+    assert!(matches!(
+        exec.enqueue(Priority(5), || ()).unwrap_err(),
+        EnqueueError::Full { .. }
+    ));
     let old = exec.enqueue(Priority(3), || ()).unwrap();
     let new = exec.enqueue(Priority(3), || ()).unwrap();
     let late = exec

@@ -2,7 +2,7 @@
 //! `try_enqueue` and `enqueue_timeout` hand the job back instead.
 
 use crate::common::{hold_worker, within};
-use priority_executor::{Capacity, Executor, Priority};
+use priority_executor::{Capacity, EnqueueError, Executor, Priority};
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -54,7 +54,7 @@ fn try_enqueue_hands_back_the_job_when_full() {
     let gate = hold_worker(&exec, Priority(1));
     let _first = exec.try_enqueue(Priority(10), || 0).unwrap();
     let err = exec.try_enqueue(Priority(10), || 7).unwrap_err();
-    assert!(err.is_full());
+    assert!(matches!(err, EnqueueError::Full { .. }));
     assert_eq!(err.to_string(), "lane 10 is full (capacity 1)");
     assert_eq!(err.into_inner()(), 7);
     assert_eq!(exec.metrics().lane(Priority(10)).unwrap().rejected, 1);
@@ -69,7 +69,7 @@ fn enqueue_timeout_gives_up_with_the_job() {
     let err = exec
         .enqueue_timeout(Priority(10), || 9, Duration::from_millis(20))
         .unwrap_err();
-    assert!(err.is_full());
+    assert!(matches!(err, EnqueueError::Full { .. }));
     assert_eq!(err.into_inner()(), 9);
     drop(gate);
     // With a slot free it goes in.
@@ -91,7 +91,7 @@ fn shutdown_wakes_a_blocked_producer_with_its_job() {
             blocked_tx.send(()).unwrap();
             exec.enqueue(Priority(10), || 5)
                 .map(drop)
-                .map_err(|e| (e.is_shut_down(), e.into_inner()()))
+                .map_err(|e| (matches!(e, EnqueueError::ShutDown { .. }), e.into_inner()()))
         })
     };
     blocked.recv().unwrap();

@@ -4,7 +4,8 @@
 
 use crate::common::{hold_worker, watchdog};
 use priority_executor::{
-    Capacity, Executor, ExecutorBuilder, LaneConfig, Priority, RejectionPolicy,
+    BatchError, Capacity, EnqueueError, Executor, ExecutorBuilder, LaneConfig, Priority,
+    RejectionPolicy,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
@@ -117,17 +118,19 @@ fn a_full_lane_that_rejects_stops_the_batch_and_hands_the_rest_back() {
     let err = exec
         .enqueue_batch(P, (0..10).map(|i| move || i))
         .unwrap_err();
-    assert!(err.error.is_full(), "{err}");
+    assert!(matches!(err.error, EnqueueError::Full { .. }), "{err}");
     assert_eq!((err.accepted.len(), err.rest.len()), (3, 6));
-    let parts = err.into_parts();
-    let back: Vec<i32> = parts.refused.into_iter().map(|job| job()).collect();
+    let BatchError {
+        error,
+        accepted,
+        rest,
+        ..
+    } = err;
+    let refused = std::iter::once(error.into_inner()).chain(rest);
+    let back: Vec<i32> = refused.map(|job| job()).collect();
     assert_eq!(back, (3..10).collect::<Vec<_>>());
     drop(gate);
-    let ran: Vec<i32> = parts
-        .accepted
-        .into_iter()
-        .map(|h| h.join().unwrap())
-        .collect();
+    let ran: Vec<i32> = accepted.into_iter().map(|h| h.join().unwrap()).collect();
     assert_eq!(ran, vec![0, 1, 2]);
     assert_eq!(exec.metrics().lanes[0].rejected, 1);
 }
@@ -169,17 +172,23 @@ fn a_batch_stopped_by_shutdown_midway_loses_nothing() {
         move || i
     });
     let err = exec.enqueue_batch(P, jobs).unwrap_err();
-    assert!(err.error.is_shut_down(), "{err}");
-    let accepted = err.accepted.len();
-    let parts = err.into_parts();
+    assert!(matches!(err.error, EnqueueError::ShutDown { .. }), "{err}");
+    let BatchError {
+        error,
+        accepted: handles,
+        rest,
+        ..
+    } = err;
+    let accepted = handles.len();
+    let refused: Vec<_> = std::iter::once(error.into_inner()).chain(rest).collect();
     // Every job is accounted for: queued (then handed back by
     // shutdown_now), or handed back here in order.
-    assert_eq!(accepted + parts.refused.len(), 200);
+    assert_eq!(accepted + refused.len(), 200);
     assert_eq!(handed_back.load(Ordering::SeqCst), accepted);
-    let back: Vec<i32> = parts.refused.into_iter().map(|job| job()).collect();
+    let back: Vec<i32> = refused.into_iter().map(|job| job()).collect();
     assert_eq!(back, (accepted as i32..200).collect::<Vec<_>>());
     drop(gate);
-    for handle in parts.accepted {
+    for handle in handles {
         // Handed back by shutdown_now and dropped there: cancelled.
         assert!(handle.join().is_err());
     }
@@ -191,9 +200,12 @@ fn an_unknown_priority_refuses_the_whole_batch_and_an_empty_batch_is_fine() {
     let err = exec
         .enqueue_batch(Priority(9), (0..5).map(|i| move || i))
         .unwrap_err();
-    assert!(err.error.is_unknown_priority());
+    assert!(matches!(err.error, EnqueueError::UnknownPriority { .. }));
     assert!(err.accepted.is_empty());
-    assert_eq!(err.into_parts().refused.len(), 5);
+    let refused: Vec<_> = std::iter::once(err.error.into_inner())
+        .chain(err.rest)
+        .collect();
+    assert_eq!(refused.len(), 5);
     let none = exec.enqueue_batch(Priority(9), Vec::<fn() -> i32>::new());
     assert!(none.unwrap().is_empty());
 }

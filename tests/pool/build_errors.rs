@@ -11,7 +11,7 @@ fn each_wrong_setting_has_its_error() {
             base()
                 .lane(Priority(3), Capacity::Unbounded)
                 .lane(Priority(3), Capacity::Bounded(4)),
-            BuildError::DuplicatePriority {
+            BuildError::DuplicateLane {
                 priority: Priority(3),
             },
             "lane 3 is declared twice",

@@ -36,12 +36,12 @@ fn config_returns_every_setting_given() {
     // Highest priority first, whatever order they were declared in.
     assert_eq!(config.lanes, vec![high, low]);
     let low = &config.lanes[1];
-    assert_eq!(low.priority(), Priority(1));
-    assert_eq!(low.get_weight(), 1);
-    assert_eq!(low.get_capacity(), Capacity::Unbounded);
-    assert_eq!(low.get_max_running(), Some(MaxRunning::Percent(25)));
-    assert_eq!(low.get_promote_after(), Some(Duration::from_millis(1500)));
-    assert_eq!(low.get_when_full(), RejectionPolicy::Block);
+    assert_eq!(low.priority, Priority(1));
+    assert_eq!(low.weight, 1);
+    assert_eq!(low.capacity, Capacity::Unbounded);
+    assert_eq!(low.max_running, Some(MaxRunning::Percent(25)));
+    assert_eq!(low.promote_after, Some(Duration::from_millis(1500)));
+    assert_eq!(low.when_full, RejectionPolicy::Block);
     // The same through a handle.
     assert_eq!(exec.handle().config(), config);
 }

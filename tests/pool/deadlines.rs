@@ -3,7 +3,7 @@
 //! expired jobs does not stall the others.
 
 use crate::common::hold_worker;
-use priority_executor::{Capacity, Executor, JobError, JobOptions, Priority};
+use priority_executor::{Capacity, EnqueueError, Executor, JobError, JobOptions, Priority};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -98,7 +98,7 @@ fn try_enqueue_value_with_expires_and_hands_the_value_back_when_full() {
             JobOptions::new(),
         )
         .unwrap_err();
-    assert!(err.is_full());
+    assert!(matches!(err, EnqueueError::Full { .. }));
     assert_eq!(err.into_inner(), "kept");
     drop(gate);
     assert_eq!(doomed.join(), Err(JobError::Expired));

@@ -181,20 +181,20 @@ fn refused_jobs_are_returned_and_dropped_once() {
 
     // Full, from try_enqueue and from enqueue_timeout: dropped with the error.
     let full = exec.try_enqueue(HIGH, drops.job(1, false)).unwrap_err();
-    assert!(full.is_full());
+    assert!(matches!(full, EnqueueError::Full { .. }));
     drop(full);
     assert_eq!(drops.of(1), 1);
     let full = exec
         .enqueue_timeout(HIGH, drops.job(2, false), Duration::from_millis(1))
         .unwrap_err();
-    assert!(full.is_full());
+    assert!(matches!(full, EnqueueError::Full { .. }));
     // Returned, then called: the guard goes with the call.
     assert_eq!((full.into_inner())(), 2);
     assert_eq!(drops.of(2), 1);
 
     // Unknown priority: returned, called, and it panics.
     let unknown = exec.enqueue(Priority(9), drops.job(3, true)).unwrap_err();
-    assert!(unknown.is_unknown_priority());
+    assert!(matches!(unknown, EnqueueError::UnknownPriority { .. }));
     let job = unknown.into_inner();
     assert!(catch_unwind(AssertUnwindSafe(job)).is_err());
     assert_eq!(drops.of(3), 1);

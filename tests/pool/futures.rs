@@ -4,7 +4,7 @@
 //! lost, a wake after completion does nothing.
 
 use crate::common::watchdog;
-use priority_executor::{Capacity, Executor, JobError, Priority};
+use priority_executor::{Capacity, EnqueueError, Executor, JobError, Priority};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -195,7 +195,7 @@ fn a_refused_future_comes_back_unpolled() {
     let e = exec(1);
     let _ = e.shutdown_now();
     let err = e.spawn_future(LOW, async { 7 }).unwrap_err();
-    assert!(err.is_shut_down());
+    assert!(matches!(err, EnqueueError::ShutDown { .. }));
     let other = exec(1);
     assert_eq!(
         other.spawn_future(LOW, err.into_inner()).unwrap().join(),

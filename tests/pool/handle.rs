@@ -3,7 +3,7 @@
 //! jobs; the `Executor` stays the owner and its drop stays graceful.
 
 use crate::common::{Gate, hold_worker, watchdog};
-use priority_executor::{Capacity, Executor, ExecutorHandle, Priority};
+use priority_executor::{Capacity, EnqueueError, Executor, ExecutorHandle, Priority};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -74,8 +74,11 @@ fn shutdown_through_a_shared_reference_drains_the_queue() {
     let other = Arc::clone(&e);
     let stopper = std::thread::spawn(move || other.shutdown());
     // The shutdown is waiting for the held worker; new jobs are refused.
-    crate::common::wait_until("the executor closes", || e.is_shutdown());
-    assert!(e.enqueue(P, || ()).unwrap_err().is_shut_down());
+    crate::common::wait_until("the executor closes", || e.is_shut_down());
+    assert!(matches!(
+        e.enqueue(P, || ()).unwrap_err(),
+        EnqueueError::ShutDown { .. }
+    ));
     drop(gate);
     stopper.join().unwrap();
     assert_eq!(ran.load(Ordering::SeqCst), 100);
@@ -126,7 +129,7 @@ fn dropping_the_executor_shuts_down_gracefully_whatever_handles_remain() {
         drop(e);
         dropped_tx.send(()).unwrap();
     });
-    crate::common::wait_until("the drop closes the executor", || handle.is_shutdown());
+    crate::common::wait_until("the drop closes the executor", || handle.is_shut_down());
     drop(gate);
     dropped.recv().unwrap();
     owner.join().unwrap();
@@ -134,7 +137,7 @@ fn dropping_the_executor_shuts_down_gracefully_whatever_handles_remain() {
     assert!(handle.is_terminated());
     // The handle outlives the executor: it refuses, handing the job back.
     let err = handle.enqueue(P, || 7).unwrap_err();
-    assert!(err.is_shut_down());
+    assert!(matches!(err, EnqueueError::ShutDown { .. }));
     assert_eq!(err.into_inner()(), 7);
 }
 
@@ -145,7 +148,7 @@ fn is_terminated_only_once_every_worker_has_exited() {
     assert!(!e.is_terminated());
     let pending = e.shutdown_now();
     assert!(pending.is_empty());
-    assert!(e.is_shutdown());
+    assert!(e.is_shut_down());
     assert!(!e.is_terminated(), "the held job is still running");
     drop(release);
     assert!(e.await_termination(Duration::from_secs(30)));

@@ -4,7 +4,7 @@
 //! metrics, and in a bounded lane it kept the slot, so the next refusal
 //! said `Full` (and counted a rejection) instead of `ShutDown`.
 
-use priority_executor::{Capacity, Executor, Priority};
+use priority_executor::{Capacity, EnqueueError, Executor, Priority};
 
 const HIGH: Priority = Priority(2);
 const LOW: Priority = Priority(1);
@@ -25,8 +25,14 @@ fn refused_after_shutdown_now_leaves_no_phantom_queued_job() {
     let exec = executor(Capacity::Unbounded);
     assert!(exec.shutdown_now().is_empty());
     for _ in 0..3 {
-        assert!(exec.enqueue(HIGH, || ()).unwrap_err().is_shut_down());
-        assert!(exec.try_enqueue(LOW, || ()).unwrap_err().is_shut_down());
+        assert!(matches!(
+            exec.enqueue(HIGH, || ()).unwrap_err(),
+            EnqueueError::ShutDown { .. }
+        ));
+        assert!(matches!(
+            exec.try_enqueue(LOW, || ()).unwrap_err(),
+            EnqueueError::ShutDown { .. }
+        ));
     }
     let m = exec.metrics();
     for lane in &m.lanes {
@@ -42,11 +48,17 @@ fn refused_after_shutdown_now_says_shut_down_not_full() {
     assert!(exec.shutdown_now().is_empty());
     for attempt in 0..3 {
         let err = exec.try_enqueue(HIGH, || ()).unwrap_err();
-        assert!(err.is_shut_down(), "attempt {attempt}: {err:?}");
+        assert!(
+            matches!(err, EnqueueError::ShutDown { .. }),
+            "attempt {attempt}: {err:?}"
+        );
         let err = exec
             .enqueue_timeout(LOW, || (), std::time::Duration::from_millis(1))
             .unwrap_err();
-        assert!(err.is_shut_down(), "attempt {attempt}: {err:?}");
+        assert!(
+            matches!(err, EnqueueError::ShutDown { .. }),
+            "attempt {attempt}: {err:?}"
+        );
     }
     for lane in exec.metrics().lanes {
         assert_eq!(lane.rejected, 0, "{lane:?}");

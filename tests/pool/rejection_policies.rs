@@ -3,7 +3,9 @@
 //! refused or pushed out is handed back, never dropped silently.
 
 use crate::common::hold_worker;
-use priority_executor::{Capacity, Executor, JobError, LaneConfig, Priority, RejectionPolicy};
+use priority_executor::{
+    Capacity, EnqueueError, Executor, JobError, LaneConfig, Priority, RejectionPolicy,
+};
 
 fn exec(policy: RejectionPolicy) -> Executor {
     Executor::builder()
@@ -27,7 +29,7 @@ fn reject_returns_the_job_at_once() {
     let _a = e.enqueue(Priority(1), || 1).unwrap();
     let _b = e.enqueue(Priority(1), || 2).unwrap();
     let err = e.enqueue(Priority(1), || 3).unwrap_err();
-    assert!(err.is_full());
+    assert!(matches!(err, EnqueueError::Full { .. }));
     assert_eq!(err.into_inner()(), 3);
     assert_eq!(e.metrics().lane(Priority(1)).unwrap().rejected, 1);
     drop(gate);
@@ -49,7 +51,10 @@ fn caller_runs_runs_the_job_on_the_producer() {
     let lane = e.metrics().lane(Priority(1)).unwrap().clone();
     assert_eq!((lane.caller_ran, lane.submitted, lane.completed), (1, 3, 1));
     // try_enqueue never runs a job inline.
-    assert!(e.try_enqueue(Priority(1), || false).unwrap_err().is_full());
+    assert!(matches!(
+        e.try_enqueue(Priority(1), || false).unwrap_err(),
+        EnqueueError::Full { .. }
+    ));
     drop(gate);
 }
 

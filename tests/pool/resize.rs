@@ -1,4 +1,4 @@
-//! Resizing a live pool: `set_core_threads`, `set_max_threads` and
+//! Resizing a live pool: `set_threads(core, max)` and
 //! `set_keep_alive` take effect without losing a job; the same checks as
 //! the builder's refuse a bad size and change nothing.
 
@@ -38,18 +38,18 @@ fn together(exec: &Executor, n: usize) -> Vec<priority_executor::JobHandle<()>> 
 fn bad_sizes_are_refused_with_the_builders_errors_and_change_nothing() {
     let e = exec(2, 4);
     assert_eq!(
-        e.set_core_threads(5),
+        e.set_threads(5, 4),
         Err(BuildError::CoreExceedsMax { core: 5, max: 4 })
     );
-    assert_eq!(e.set_max_threads(0), Err(BuildError::ZeroMaxThreads));
+    assert_eq!(e.set_threads(2, 0), Err(BuildError::ZeroMaxThreads));
     assert_eq!(
-        e.set_max_threads(1),
+        e.set_threads(2, 1),
         Err(BuildError::CoreExceedsMax { core: 2, max: 1 })
     );
     let c = e.config();
     assert_eq!((c.core_threads, c.max_threads), (2, 4));
-    e.set_core_threads(0).unwrap();
-    e.set_max_threads(1).unwrap();
+    e.set_threads(0, 4).unwrap();
+    e.set_threads(0, 1).unwrap();
     e.set_keep_alive(Duration::from_millis(1500));
     let c = e.config();
     assert_eq!((c.core_threads, c.max_threads), (0, 1));
@@ -63,7 +63,7 @@ fn raising_max_starts_threads_for_jobs_already_waiting() {
     watchdog("jobs waiting for a larger pool", || {
         let e = exec(1, 1);
         let handles = together(&e, 3);
-        e.set_max_threads(3).unwrap();
+        e.set_threads(1, 3).unwrap();
         for h in handles {
             h.join().unwrap();
         }
@@ -74,7 +74,7 @@ fn raising_max_starts_threads_for_jobs_already_waiting() {
 #[test]
 fn raising_core_keeps_more_threads() {
     let e = exec(1, 4);
-    e.set_core_threads(3).unwrap();
+    e.set_threads(3, 4).unwrap();
     assert_eq!(e.prestart_core_threads(), 3);
     assert_eq!(e.metrics().threads.live, 3);
 }
@@ -86,8 +86,8 @@ fn lowering_max_lets_the_extra_workers_exit_once_idle() {
         h.join().unwrap();
     }
     assert_eq!(e.metrics().threads.live, 4);
-    e.set_core_threads(1).unwrap();
-    e.set_max_threads(2).unwrap();
+    e.set_threads(1, 4).unwrap();
+    e.set_threads(1, 2).unwrap();
     // Keep-alive is 60 s: they leave because they are above max.
     wait_until("the workers above max exit", || {
         e.metrics().threads.live == 2
@@ -121,7 +121,7 @@ fn lowering_core_lets_idle_core_workers_time_out() {
     assert_eq!(e.prestart_core_threads(), 3);
     // They sleep without a time limit, as core threads; lowering the core
     // must get the two above it to sleep with the keep-alive and leave.
-    e.set_core_threads(1).unwrap();
+    e.set_threads(1, 3).unwrap();
     wait_until("two workers above the new core exit", || {
         e.metrics().threads.live == 1
     });
@@ -156,13 +156,15 @@ fn resizing_while_jobs_flow_loses_none() {
             while !stop.load(Ordering::SeqCst) {
                 let max = 1 + i % 4;
                 let core = i % 2;
-                // Order the two calls so that core <= max holds throughout.
-                if max >= e.config().max_threads {
-                    e.set_max_threads(max).unwrap();
-                    e.set_core_threads(core.min(max)).unwrap();
+                // Through a size between, one of the two changed first,
+                // so that core <= max holds throughout.
+                let now = e.config();
+                if max >= now.max_threads {
+                    e.set_threads(now.core_threads, max).unwrap();
+                    e.set_threads(core.min(max), max).unwrap();
                 } else {
-                    e.set_core_threads(core.min(max)).unwrap();
-                    e.set_max_threads(max).unwrap();
+                    e.set_threads(core.min(max), now.max_threads).unwrap();
+                    e.set_threads(core.min(max), max).unwrap();
                 }
                 i += 1;
                 std::thread::yield_now();

@@ -8,7 +8,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-fn exec_with_dead_letters() -> (Executor, mpsc::Receiver<priority_executor::DeadLetter>) {
+fn exec_with_dead_letters() -> (Executor, mpsc::Receiver<priority_executor::DeadJob>) {
     let (tx, rx) = mpsc::channel();
     let exec = Executor::builder()
         .core_threads(1)

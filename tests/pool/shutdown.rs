@@ -2,7 +2,7 @@
 //! every thread; `shutdown_timeout` reports what was still pending.
 
 use crate::common::hold_worker;
-use priority_executor::{Capacity, Executor, Priority, ShutdownTimeout};
+use priority_executor::{Capacity, Executor, Priority, TimedOut};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -66,7 +66,7 @@ fn shutdown_timeout_reports_pending_work_and_loses_none() {
     let err = e.shutdown_timeout(Duration::from_millis(10)).unwrap_err();
     assert_eq!(
         err,
-        ShutdownTimeout {
+        TimedOut {
             queued: 1,
             running: 1
         }

@@ -2,7 +2,7 @@
 //! priority first, and each can still be run or dropped.
 
 use crate::common::{hold_worker, single_worker};
-use priority_executor::{Capacity, Executor, JobError, Picker, Priority};
+use priority_executor::{Capacity, EnqueueError, Executor, JobError, Picker, Priority};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -32,7 +32,7 @@ fn hands_back_exactly_the_never_started_jobs() {
         ));
     }
     let pending = exec.shutdown_now();
-    assert!(exec.is_shutdown());
+    assert!(exec.is_shut_down());
     drop(gate);
     assert_eq!(pending.len(), 30);
     let priorities: Vec<Priority> = pending.iter().map(|p| p.priority()).collect();
@@ -67,7 +67,7 @@ fn hands_back_exactly_the_never_started_jobs() {
     }
     // New work is refused with the job handed back.
     let err = exec.enqueue(Priority(10), || 1).unwrap_err();
-    assert!(err.is_shut_down());
+    assert!(matches!(err, EnqueueError::ShutDown { .. }));
     assert_eq!(err.into_inner()(), 1);
 }
 

@@ -11,8 +11,10 @@ fn unknown_priority_hands_the_job_back() {
         .unwrap();
     let marker = String::from("visa #42");
     let err = exec.enqueue(Priority(5), move || marker).unwrap_err();
-    assert!(err.is_unknown_priority());
-    assert!(!err.is_full() && !err.is_shut_down());
+    assert!(matches!(err, EnqueueError::UnknownPriority { .. }));
+    assert!(
+        !matches!(err, EnqueueError::Full { .. }) && !matches!(err, EnqueueError::ShutDown { .. })
+    );
     assert_eq!(err.priority(), Priority(5));
     assert_eq!(err.to_string(), "no lane for priority 5 (lanes: 10, 1)");
     assert!(format!("{err:?}").starts_with("UnknownPriority"));
@@ -23,13 +25,15 @@ fn unknown_priority_hands_the_job_back() {
         other => panic!("unexpected {other:?}"),
     }
     assert_eq!(err.into_inner()(), "visa #42");
-    assert!(
-        exec.try_enqueue(Priority(0), || ())
-            .unwrap_err()
-            .is_unknown_priority()
-    );
+    assert!(matches!(
+        exec.try_enqueue(Priority(0), || ()).unwrap_err(),
+        EnqueueError::UnknownPriority { .. }
+    ));
     let timed = exec.enqueue_timeout(Priority(11), || (), std::time::Duration::from_millis(1));
-    assert!(timed.unwrap_err().is_unknown_priority());
+    assert!(matches!(
+        timed.unwrap_err(),
+        EnqueueError::UnknownPriority { .. }
+    ));
     let m = exec.metrics();
     assert_eq!(m.submitted(), 0);
 }

@@ -51,7 +51,7 @@ fn waiters_on_many_threads_return_once_every_job_has_run() {
         assert_eq!(waiter.join().unwrap(), 200);
     }
     // Idle is not shut down: the executor takes more work.
-    assert!(!e.is_shutdown());
+    assert!(!e.is_shut_down());
     assert_eq!(e.enqueue(P, || 5).unwrap().join(), Ok(5));
     assert!(e.wait_idle_timeout(Duration::from_secs(30)));
 }

@@ -59,7 +59,15 @@ fn a_file_executor_gets_the_hooks_of_its_configure_function() {
     assert_eq!(ran.load(Ordering::SeqCst), 1);
     // The file's settings stay under what the function sets.
     let thumbs = executors.get("thumbs").unwrap();
-    assert_eq!(thumbs.priorities(), [Priority(10), Priority(1)]);
+    assert_eq!(
+        thumbs
+            .config()
+            .lanes
+            .iter()
+            .map(|l| l.priority)
+            .collect::<Vec<_>>(),
+        [Priority(10), Priority(1)]
+    );
     assert_eq!(thumbs.config().max_threads, 1);
     drop(thumbs);
     // The other executor is untouched.
@@ -129,8 +137,8 @@ lanes = [{ priority = 1 }]
 lanes = [{ priority = 1 }]
 ";
     let reload = executors.reload_toml_str(edited).unwrap();
-    assert_eq!(reload.replaced(), ["thumbs"]);
-    assert!(reload.added().is_empty());
+    assert_eq!(reload.replaced, ["thumbs"]);
+    assert!(reload.added.is_empty());
     reload.wait();
     assert_eq!(executors.names(), ["thumbs"]);
     assert!(thread_name_on(&executors, "thumbs").starts_with("thumb-worker-"));
@@ -165,7 +173,7 @@ fn a_configure_function_that_panics_reaches_the_caller_and_changes_nothing() {
     assert_eq!(calls.load(Ordering::SeqCst), 2);
     // The registry is as it was, and still takes reloads and jobs.
     let thumbs = executors.get("thumbs").unwrap();
-    assert_eq!(thumbs.config().lanes[0].get_weight(), 10);
+    assert_eq!(thumbs.config().lanes[0].weight, 10);
     drop(thumbs);
     assert!(thread_name_on(&executors, "thumbs").starts_with("thumbs-"));
     executors.shutdown();

@@ -458,8 +458,15 @@ fn the_shipped_file_loads() {
     );
     // The settings reached the builder.
     let visa = executors.get("visa_priority_exec").expect("declared");
-    assert_eq!(visa.picker(), Picker::Smooth);
-    assert_eq!(visa.priorities(), [Priority(10), Priority(1)]);
+    assert_eq!(visa.config().picker, Picker::Smooth);
+    assert_eq!(
+        visa.config()
+            .lanes
+            .iter()
+            .map(|l| l.priority)
+            .collect::<Vec<_>>(),
+        [Priority(10), Priority(1)]
+    );
     let metrics = visa.metrics();
     let lane = |p| metrics.lane(Priority(p)).map(|l| (l.weight, l.capacity));
     assert_eq!(lane(10), Some((10, Capacity::Bounded(1000))));

@@ -11,7 +11,14 @@ fn an_executor_declared_by_dotted_keys_loads() {
         Executors::from_toml_str("executors.a.lanes = [{priority = 1}]\n").expect("valid TOML");
     assert_eq!(executors.names(), ["a"]);
     let a = executors.get("a").expect("declared");
-    assert_eq!(a.priorities(), [Priority(1)]);
+    assert_eq!(
+        a.config()
+            .lanes
+            .iter()
+            .map(|l| l.priority)
+            .collect::<Vec<_>>(),
+        [Priority(1)]
+    );
     drop(a);
     executors.shutdown();
 }
@@ -33,7 +40,14 @@ visa.when = [
 fn lanes_and_rules_declared_by_dotted_keys_work() {
     let executors = Executors::from_toml_str(DOTTED).expect("valid TOML");
     let visa = executors.get("visa").expect("declared");
-    assert_eq!(visa.priorities(), [Priority(10), Priority(1)]);
+    assert_eq!(
+        visa.config()
+            .lanes
+            .iter()
+            .map(|l| l.priority)
+            .collect::<Vec<_>>(),
+        [Priority(10), Priority(1)]
+    );
     let metrics = visa.metrics();
     let capacity = |p| metrics.lane(Priority(p)).map(|l| l.capacity);
     assert_eq!(capacity(10), Some(Capacity::Bounded(5)));
@@ -44,8 +58,8 @@ fn lanes_and_rules_declared_by_dotted_keys_work() {
     let rules = executors.rules("visa").expect("bound");
     assert_eq!(rules.name(), "visa");
     assert_eq!(rules.default_priority(), Some(Priority(1)));
-    let batch = Message::builder().property("channel", "batch").build();
-    let web = Message::builder().property("channel", "web").build();
+    let batch = Message::new().with_property("channel", "batch");
+    let web = Message::new().with_property("channel", "web");
     assert_eq!(executors.priority_for("visa", &batch), Some(Priority(1)));
     assert_eq!(executors.priority_for("visa", &web), Some(Priority(10)));
 
@@ -73,7 +87,7 @@ fn a_rule_set_by_dotted_keys_under_its_header_loads() {
          r.when = [{ priority = 2, all = [{ header = \"a\", exists = true }] }]\n",
     )
     .expect("valid TOML");
-    let a = Message::builder().property("a", "").build();
+    let a = Message::new().with_property("a", "");
     assert_eq!(executors.priority_for("e", &a), Some(Priority(2)));
     assert_eq!(
         executors.priority_for("e", &Message::new()),

@@ -75,7 +75,7 @@ fn registry(toml: &str, gate: &Gate) -> (Executors, Counts, mpsc::Receiver<()>) 
 }
 
 fn to(name: &str) -> Message {
-    Message::builder().property("to", name).build()
+    Message::new().with_property("to", name)
 }
 
 #[test]
@@ -104,10 +104,10 @@ fn no_accepted_job_is_lost() {
     }
 
     let reload = executors.reload_toml_str(AFTER).expect("valid");
-    assert_eq!(reload.added(), ["added"]);
-    assert_eq!(reload.removed(), ["removed"]);
-    assert_eq!(reload.replaced(), ["changed"]);
-    assert_eq!(reload.unchanged(), ["kept"]);
+    assert_eq!(reload.added, ["added"]);
+    assert_eq!(reload.removed, ["removed"]);
+    assert_eq!(reload.replaced, ["changed"]);
+    assert_eq!(reload.unchanged, ["kept"]);
     assert!(!reload.is_drained(), "the retired executors are still held");
     assert_eq!(executors.names(), ["added", "changed", "kept"]);
 
@@ -200,7 +200,7 @@ fn hooks_and_fault_handlers_follow_the_name() {
         Ok::<(), io::Error>(())
     });
     let reload = executors.reload_toml_str(AFTER).expect("valid");
-    assert_eq!(reload.replaced(), ["changed"]);
+    assert_eq!(reload.replaced, ["changed"]);
     executors
         .enqueue_sequence("changed", "echo", Message::new())
         .expect("queued")
@@ -251,7 +251,7 @@ fn reload_from_a_path_and_shutdown_waits_for_retired_executors() {
 
     std::fs::write(&path, AFTER).expect("write");
     let reload = executors.reload(&path).expect("valid");
-    assert_eq!(reload.removed(), ["removed"]);
+    assert_eq!(reload.removed, ["removed"]);
 
     std::fs::write(
         &path,
@@ -325,7 +325,7 @@ fn reloads_while_producers_run_lose_nothing() {
         let p: usize = tick_rx.recv().expect("a producer ticks");
         // Every reload changes `a`, so it is replaced each time.
         let reload = registry.reload_toml_str(&config(2 + i % 2)).expect("valid");
-        assert_eq!(reload.replaced(), ["a"]);
+        assert_eq!(reload.replaced, ["a"]);
         reloads.push(reload);
         acks[p].send(()).expect("producer waits");
     }
@@ -365,8 +365,8 @@ fn thread_settings_alone_apply_in_place() {
         .collect();
 
     let reload = executors.reload_toml_str(TWO).expect("valid");
-    assert_eq!(reload.resized(), ["a"]);
-    assert!(reload.replaced().is_empty() && reload.unchanged().is_empty());
+    assert_eq!(reload.resized, ["a"]);
+    assert!(reload.replaced.is_empty() && reload.unchanged.is_empty());
     assert!(reload.is_drained(), "nothing was retired");
     // The same executor, queue and all, now allowed a second thread: the
     // queued jobs run on it while the first is still held.
@@ -385,7 +385,7 @@ fn thread_settings_alone_apply_in_place() {
     // Back to one thread, and a mistake in the thread settings changes
     // nothing.
     let reload = executors.reload_toml_str(ONE).expect("valid");
-    assert_eq!(reload.resized(), ["a"]);
+    assert_eq!(reload.resized, ["a"]);
     assert_eq!(before.config().max_threads, 1);
     let err = executors
         .reload_toml_str(&TWO.replace("core_threads = 1", "core_threads = 3"))

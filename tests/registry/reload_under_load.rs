@@ -193,10 +193,7 @@ fn a_reload_does_not_deadlock_sequences_that_enqueue_into_the_registry() {
         };
 
         step.set("A1 forwards B1, which holds f's worker");
-        ok(
-            enqueue(Message::builder().property("hold", "yes").build()),
-            "A1",
-        );
+        ok(enqueue(Message::new().with_property("hold", "yes")), "A1");
         lookup_started.recv().expect("B1 started");
         step.set("A2 forwards B2, which fills f's lane");
         ok(enqueue(Message::new()), "A2");
@@ -227,8 +224,8 @@ fn a_reload_does_not_deadlock_sequences_that_enqueue_into_the_registry() {
 
         step.set("the reload, with everything above blocked");
         let reload = shared.reload_toml_str(AFTER).expect("valid");
-        assert_eq!(reload.replaced(), ["e", "f"]);
-        assert_eq!(reload.added(), ["g"]);
+        assert_eq!(reload.replaced, ["e", "f"]);
+        assert_eq!(reload.added, ["g"]);
         assert!(
             !reload.is_drained(),
             "the old e and f are still held by A3 and the producers"
@@ -316,7 +313,7 @@ fn reloads_racing_producers_lose_nothing() {
             .map(|i| {
                 // Every reload changes `a`: it is replaced each time.
                 let reload = shared.reload_toml_str(&config(61 + i)).expect("valid");
-                assert_eq!(reload.replaced(), ["a"]);
+                assert_eq!(reload.replaced, ["a"]);
                 reload
             })
             .collect();

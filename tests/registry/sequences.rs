@@ -47,9 +47,8 @@ any = [{ header = "tier", equals = "gold" }, { header = "tier", matches = "plat.
 fn message(props: &[(&str, &str)]) -> Message {
     props
         .iter()
-        .fold(Message::builder(), |b, (k, v)| b.property(*k, *v))
-        .body("<visa/>")
-        .build()
+        .fold(Message::new(), |m, (k, v)| m.with_property(*k, *v))
+        .with_body("<visa/>")
 }
 
 fn ok(_: Message) -> Result<(), io::Error> {
@@ -101,7 +100,7 @@ fn without_default_priority_the_lowest_lane() {
         executors.priority_for("e", &Message::new()),
         Some(Priority(3))
     );
-    let x = Message::builder().property("x", "").build();
+    let x = Message::new().with_property("x", "");
     assert_eq!(executors.priority_for("e", &x), Some(Priority(7)));
     executors.shutdown();
 }
@@ -214,7 +213,7 @@ fn unknown_executor_sequence_or_priority_hands_the_message_back() {
     let err = executors
         .enqueue_sequence("visa_exec", "submit", message(&[("id", "1")]))
         .unwrap_err();
-    assert!(err.is_unknown_executor());
+    assert!(matches!(err, SequenceError::UnknownExecutor { .. }));
     assert!(
         matches!(
             &err,
@@ -227,7 +226,7 @@ fn unknown_executor_sequence_or_priority_hands_the_message_back() {
         err.to_string(),
         "no executor named \"visa_exec\" (executors: visa)"
     );
-    assert_eq!(err.into_message().property("id"), Some("1"));
+    assert_eq!(err.into_inner().property("id"), Some("1"));
 
     let err = executors
         .enqueue_sequence("visa", "call-external", message(&[("id", "2")]))
@@ -245,7 +244,7 @@ fn unknown_executor_sequence_or_priority_hands_the_message_back() {
         err.to_string(),
         "executor \"visa\" has no lane for priority 7 (lanes: 10, 5, 1)"
     );
-    let back = err.into_message();
+    let back = err.into_inner();
     assert_eq!(
         (back.property("id"), back.body()),
         (Some("3"), &b"<visa/>"[..])
@@ -306,7 +305,7 @@ fn before_enqueue_hook_changes_priority_and_properties() {
             ..
         }
     ));
-    assert_eq!(err.into_message().property("received-by"), Some("hook"));
+    assert_eq!(err.into_inner().property("received-by"), Some("hook"));
 
     assert!(
         executors
@@ -355,7 +354,7 @@ fn fault_handlers_receive_the_message_and_the_error() {
         .expect("declared");
 
     let failure = executors
-        .enqueue_sequence("visa", "reject", Message::builder().body("form-1").build())
+        .enqueue_sequence("visa", "reject", Message::new().with_body("form-1"))
         .expect("queued")
         .join()
         .expect("no panic")
@@ -365,17 +364,13 @@ fn fault_handlers_receive_the_message_and_the_error() {
         "sequence \"reject\" on executor \"visa\" (priority 1) failed: missing passport"
     );
     executors
-        .enqueue_sequence(
-            "visa",
-            "also-reject",
-            Message::builder().body("form-2").build(),
-        )
+        .enqueue_sequence("visa", "also-reject", Message::new().with_body("form-2"))
         .expect("queued")
         .join()
         .expect("no panic")
         .unwrap_err();
     let panicked = executors
-        .enqueue_sequence("visa", "boom", Message::builder().body("form-3").build())
+        .enqueue_sequence("visa", "boom", Message::new().with_body("form-3"))
         .expect("queued")
         .join();
     assert!(
@@ -465,7 +460,7 @@ fn counters_count_every_run_exactly() {
     });
     let handles: Vec<_> = (0..300)
         .map(|n| {
-            let m = Message::builder().property("n", n.to_string()).build();
+            let m = Message::new().with_property("n", n.to_string());
             executors
                 .enqueue_sequence("e", "every-third-fails", m)
                 .expect("queued")
@@ -530,7 +525,7 @@ fn full_lane_and_shut_down_executor_hand_the_message_back() {
         .try_enqueue_sequence("e", "count", Message::new())
         .expect("room for one");
     let err = executors
-        .try_enqueue_sequence("e", "count", Message::builder().body("third").build())
+        .try_enqueue_sequence("e", "count", Message::new().with_body("third"))
         .unwrap_err();
     assert!(matches!(
         err,
@@ -539,9 +534,9 @@ fn full_lane_and_shut_down_executor_hand_the_message_back() {
             ..
         }
     ));
-    assert!(err.is_full());
+    assert!(matches!(err, SequenceError::Full { .. }));
     assert_eq!(err.to_string(), "executor \"e\": lane 1 is full");
-    assert_eq!(err.into_message().body(), b"third");
+    assert_eq!(err.into_inner().body(), b"third");
 
     gate.open();
     first.join().expect("no panic").expect("ok");
@@ -551,11 +546,11 @@ fn full_lane_and_shut_down_executor_hand_the_message_back() {
     let pending = executors.get("e").expect("declared").shutdown_now();
     assert!(pending.is_empty());
     let err = executors
-        .enqueue_sequence("e", "count", Message::builder().body("late").build())
+        .enqueue_sequence("e", "count", Message::new().with_body("late"))
         .unwrap_err();
     assert!(matches!(err, SequenceError::ShutDown { .. }));
-    assert!(err.is_shut_down());
-    assert_eq!(err.into_message().body(), b"late");
+    assert!(matches!(err, SequenceError::ShutDown { .. }));
+    assert_eq!(err.into_inner().body(), b"late");
     let m = executors.sequence_metrics("count").expect("registered");
     assert_eq!((m.enqueued, m.ran), (1, 1));
     executors.shutdown();
@@ -654,10 +649,10 @@ fn a_rejecting_lane_hands_the_message_back_from_the_blocking_call() {
         .enqueue_sequence("e", "hold", Message::new())
         .expect("room for one");
     let err = executors
-        .enqueue_sequence("e", "hold", Message::builder().body("third").build())
+        .enqueue_sequence("e", "hold", Message::new().with_body("third"))
         .unwrap_err();
     assert!(matches!(err, SequenceError::Full { .. }));
-    assert_eq!(err.into_message().body(), b"third");
+    assert_eq!(err.into_inner().body(), b"third");
     gate.open();
     first.join().expect("no panic").expect("ok");
     second.join().expect("no panic").expect("ok");

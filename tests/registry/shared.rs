@@ -36,7 +36,7 @@ fn a_shared_registry_is_shut_down_by_any_holder_after_running_what_it_accepted()
         .expect("shutdown does not panic");
     assert_eq!(ran.load(Ordering::SeqCst), 50, "accepted jobs ran first");
     let thumbs = executors.get("thumbs").expect("still listed");
-    assert!(thumbs.is_shutdown());
+    assert!(thumbs.is_shut_down());
     assert!(
         thumbs.enqueue(Priority(10), || ()).is_err(),
         "refused after"

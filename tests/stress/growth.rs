@@ -34,7 +34,7 @@ fn round(seed: u64) {
         })
         .collect();
     if resize {
-        exec.set_max_threads(n).unwrap();
+        exec.set_threads(1, n).unwrap();
     }
     for h in handles {
         h.join().unwrap();

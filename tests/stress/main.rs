@@ -199,7 +199,12 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
         builder = builder.lane(p, c);
     }
     let exec = Arc::new(builder.build().expect("valid random config"));
-    let priorities: Vec<Priority> = exec.priorities();
+    let priorities: Vec<Priority> = exec
+        .config()
+        .lanes
+        .iter()
+        .map(|l| l.priority)
+        .collect::<Vec<_>>();
     let total = PRODUCERS * JOBS_PER_PRODUCER;
     let ledger = Ledger::new(total);
 
@@ -252,7 +257,7 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
                                 None => panic!("job {id} accepted at an unknown priority"),
                             },
                             Err(e) => {
-                                let full = e.is_full();
+                                let full = matches!(e, EnqueueError::Full { .. });
                                 match &e {
                                     EnqueueError::UnknownPriority { .. } => assert!(unknown),
                                     EnqueueError::Full { .. } => assert!(lane.is_some()),
@@ -278,7 +283,7 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
 
     stop_rx.recv().expect("a producer reaches stop_after");
     let pending = exec.shutdown_now();
-    assert!(exec.is_shutdown());
+    assert!(exec.is_shut_down());
     let handed_back = pending.len();
     // Run some handed-back jobs, drop the others (their handles then say
     // Cancelled).

@@ -146,7 +146,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let in_hand: usize = threads
         .lanes
         .iter()
-        .map(|lane| lane.get_capacity().limit().unwrap_or(usize::MAX))
+        .map(|lane| lane.capacity.limit().unwrap_or(usize::MAX))
         .fold(0, usize::saturating_add);
     let threads = threads.max_threads;
     drop(executors);

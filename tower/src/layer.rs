@@ -141,7 +141,11 @@ impl PriorityLayer {
     pub fn new(executor: ExecutorHandle) -> Self {
         let name = Arc::from(executor.name());
         // The builder refuses an executor without lanes.
-        let lowest = executor.priorities().last().copied().unwrap_or(Priority(0));
+        let lowest = executor
+            .config()
+            .lanes
+            .last()
+            .map_or(Priority(0), |lane| lane.priority);
         PriorityLayer::with_target(Target::Handle { executor, lowest }, name)
     }
 

@@ -92,11 +92,11 @@ use priority_executor::Message;
 /// # Ok::<(), http::header::InvalidHeaderValue>(())
 /// ```
 pub fn headers_to_message(headers: &HeaderMap) -> Message {
-    let mut message = Message::builder();
+    let mut message = Message::new();
     for name in headers.keys() {
         if let Some(value) = headers.get(name).and_then(|v| v.to_str().ok()) {
-            message = message.property(name.as_str(), value);
+            message.set_property(name.as_str(), value);
         }
     }
-    message.build()
+    message
 }

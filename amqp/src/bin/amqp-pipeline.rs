@@ -25,7 +25,7 @@
 #[path = "shared/broker.rs"]
 mod broker;
 
-use priority_executor::actor::{Actor, ActorError, Context, Outbox, Reason};
+use priority_executor::actor::{Actor, ActorError, Outbox, Reason, StageContext};
 use priority_executor_amqp::StageProcess;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write as _};
@@ -78,7 +78,7 @@ impl Actor for Write {
     type In = String;
     type Out = ();
 
-    fn init(&mut self, _: &Context<'_>) -> Result<(), ActorError> {
+    fn init(&mut self, _: &StageContext<'_>) -> Result<(), ActorError> {
         if let Some(path) = &self.path {
             self.file = Some(BufWriter::new(File::create(path)?));
         }

@@ -289,7 +289,11 @@ declare = false
         let lanes = executors
             .get("visa_priority_exec")
             .expect("declared")
-            .priorities();
+            .config()
+            .lanes
+            .iter()
+            .map(|l| l.priority)
+            .collect::<Vec<_>>();
         assert!(c.table().lanes().iter().all(|l| lanes.contains(l)));
         executors.shutdown();
     }

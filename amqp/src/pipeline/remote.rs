@@ -4,7 +4,7 @@
 use super::envelope::{Done, Envelope, Performed};
 use super::wire::Wire;
 use crate::delivery::{Failure, Incoming};
-use priority_executor::actor::{Actor, ActorError, Addr, Context, Outbox, Reason};
+use priority_executor::actor::{Actor, ActorError, Addr, Outbox, Reason, StageContext};
 use std::cell::RefCell;
 use std::sync::mpsc;
 
@@ -23,7 +23,7 @@ impl<A: Actor> Actor for Remote<A> {
     type In = Envelope<A::In>;
     type Out = A::Out;
 
-    fn init(&mut self, ctx: &Context<'_>) -> Result<(), ActorError> {
+    fn init(&mut self, ctx: &StageContext<'_>) -> Result<(), ActorError> {
         self.inner.init(ctx)
     }
 

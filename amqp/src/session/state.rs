@@ -11,7 +11,7 @@ use crate::metrics::Counters;
 use lapin::message::Delivery;
 use lapin::options::BasicNackOptions;
 use lapin::{Acker, Channel, ConnectionStatus};
-use priority_executor::Priority;
+use priority_executor::{EnqueueError, Priority};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -166,7 +166,7 @@ impl State {
                 });
                 Ok(())
             }
-            Err(e) if e.is_full() => {
+            Err(EnqueueError::Full { .. }) => {
                 Counters::add(&self.ctx.counters.lane_full);
                 if let Some(item) = self.in_hand.get_mut(&tag) {
                     item.attempts -= 1;
@@ -177,7 +177,7 @@ impl State {
             Err(e) => {
                 // Shut down (or, impossibly after the checks at start, an
                 // unknown lane): the broker gets the message back.
-                if e.is_shut_down() {
+                if matches!(e, EnqueueError::ShutDown { .. }) {
                     self.executor_down = true;
                 }
                 self.requeue(tag).await

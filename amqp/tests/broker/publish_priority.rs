@@ -40,11 +40,10 @@ when = [{ priority = 10, header = "PRIORITYID", equals = "ABC" }]
 "#,
     )
     .expect("registry");
-    let abc = Message::builder()
-        .property("PRIORITYID", "ABC")
-        .body("ruled-abc")
-        .build();
-    let plain = Message::builder().body("ruled-plain").build();
+    let abc = Message::new()
+        .with_property("PRIORITYID", "ABC")
+        .with_body("ruled-abc");
+    let plain = Message::new().with_body("ruled-plain");
     let messages = [
         Outgoing::to_queue(&queue, "value-diplomatic")
             .prioritized(&table, &Visa { diplomatic: true }),

@@ -80,10 +80,10 @@ pub struct Run {
 impl Run {
     pub fn new(exec: &Executor) -> Run {
         let config = exec.config();
-        let priorities = exec.priorities();
+        let priorities: Vec<_> = config.lanes.iter().map(|l| l.priority).collect();
         Run {
             exec: Some(exec.handle()),
-            capacities: config.lanes.iter().map(|l| l.get_capacity()).collect(),
+            capacities: config.lanes.iter().map(|l| l.capacity).collect(),
             futures_in_lane: vec![0; priorities.len()],
             priorities,
             jobs: Vec::new(),
@@ -186,17 +186,19 @@ impl Run {
             }
             Ok(Err(err)) => {
                 self.check_refusal(&err.error, priority, true);
-                let parts = err.into_parts();
+                let refused: Vec<_> = std::iter::once(err.error.into_inner())
+                    .chain(err.rest)
+                    .collect();
                 assert_eq!(
-                    parts.accepted.len() + parts.refused.len(),
+                    err.accepted.len() + refused.len(),
                     made.len(),
                     "a refused batch lost a job"
                 );
                 let mut made = made.into_iter();
-                for handle in parts.accepted {
+                for handle in err.accepted {
                     push(&mut self.jobs, made.next().unwrap(), Fate::Accepted(handle));
                 }
-                for job in parts.refused {
+                for job in refused {
                     let _ = catch_unwind(AssertUnwindSafe(job));
                     push(&mut self.jobs, made.next().unwrap(), Fate::Refused);
                 }
@@ -273,7 +275,7 @@ impl Run {
         let job = move || {
             guard.called();
             exec.shutdown();
-            assert!(exec.is_shutdown());
+            assert!(exec.is_shut_down());
         };
         match self.exec().try_enqueue(priority, job) {
             Ok(handle) => {

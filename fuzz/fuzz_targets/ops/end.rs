@@ -6,7 +6,7 @@ use crate::check::{Fate, Kind, Run};
 use crate::common::{self, PANIC_MESSAGE, step};
 use crate::futures;
 use crate::helper::Helper;
-use priority_executor::{Executor, JobError};
+use priority_executor::{EnqueueError, Executor, JobError};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{Ordering, fence};
 
@@ -168,8 +168,14 @@ impl Run {
             // queued job, no slot kept, no rejection counted.
             let rejected: Vec<u64> = exec.metrics().lanes.iter().map(|l| l.rejected).collect();
             for &p in &self.priorities {
-                assert!(exec.enqueue(p, || ()).unwrap_err().is_shut_down());
-                assert!(exec.try_enqueue(p, || ()).unwrap_err().is_shut_down());
+                assert!(matches!(
+                    exec.enqueue(p, || ()).unwrap_err(),
+                    EnqueueError::ShutDown { .. }
+                ));
+                assert!(matches!(
+                    exec.try_enqueue(p, || ()).unwrap_err(),
+                    EnqueueError::ShutDown { .. }
+                ));
             }
             for (lane, before) in exec.metrics().lanes.iter().zip(rejected) {
                 assert_eq!(lane.queued, 0, "{lane:?}");

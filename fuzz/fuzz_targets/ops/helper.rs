@@ -107,7 +107,7 @@ fn apply(
         }
         Resize::Core(c) => {
             let c = usize::from(c % 5);
-            let result = exec.set_core_threads(c);
+            let result = exec.set_threads(c, *max);
             let expected = if c > *max {
                 Err(BuildError::CoreExceedsMax { core: c, max: *max })
             } else {
@@ -115,7 +115,7 @@ fn apply(
             };
             assert_eq!(
                 result, expected,
-                "set_core_threads({c}) with ({core}, {max})"
+                "set_threads({c}, {max}) with ({core}, {max})"
             );
             if result.is_ok() {
                 *core = c;
@@ -125,7 +125,7 @@ fn apply(
             let m = usize::from(m % 6);
             // ORDERING: as above.
             max_ever.fetch_max(m, Ordering::SeqCst);
-            let result = exec.set_max_threads(m);
+            let result = exec.set_threads(*core, m);
             let expected = if m == 0 {
                 Err(BuildError::ZeroMaxThreads)
             } else if *core > m {
@@ -138,7 +138,7 @@ fn apply(
             };
             assert_eq!(
                 result, expected,
-                "set_max_threads({m}) with ({core}, {max})"
+                "set_threads({core}, {m}) with ({core}, {max})"
             );
             if result.is_ok() {
                 *max = m;

@@ -4,7 +4,7 @@
 //! counts its clones and drops.
 
 use crate::common::{Guard, PANIC_MESSAGE, Record};
-use priority_executor::actor::{Actor, ActorError, Addr, Context, Outbox, Reason};
+use priority_executor::actor::{Actor, ActorError, Addr, Outbox, Reason, SendError, StageContext};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
@@ -50,7 +50,7 @@ pub struct Log {
     pub destroys: Mutex<Vec<(usize, Reason)>>,
     /// Sends offered by the instances (children).
     pub offered: AtomicUsize,
-    /// Refusals the instances saw: (Full, Stopped).
+    /// Refusals the instances saw: (Full, ShutDown).
     pub child_full: AtomicUsize,
     /// Instances whose `init` fails (bit i), by panic if `init_panics`.
     pub init_fails: u8,
@@ -93,7 +93,7 @@ impl Actor for Fz {
     type In = Letter;
     type Out = ();
 
-    fn init(&mut self, ctx: &Context<'_>) -> Result<(), ActorError> {
+    fn init(&mut self, ctx: &StageContext<'_>) -> Result<(), ActorError> {
         assert_eq!(ctx.instance(), self.index);
         self.log.inits.fetch_add(1, Ordering::SeqCst);
         if self.log.init_fails >> (self.index % 8) & 1 == 1 {
@@ -118,7 +118,7 @@ impl Actor for Fz {
             self.log.offered.fetch_add(1, Ordering::SeqCst);
             // Rule 16: from its own instance a send never waits.
             if let Err(e) = addr.send(child) {
-                if e.is_full() {
+                if matches!(e, SendError::Full { .. }) {
                     self.log.child_full.fetch_add(1, Ordering::SeqCst);
                 }
                 let child = e.into_inner();

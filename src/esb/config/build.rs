@@ -119,7 +119,7 @@ fn build_issue(plan: &ExecutorPlan, err: BuildError) -> Issue {
             )
             .with_field("lanes"),
         },
-        BuildError::DuplicatePriority { priority } => {
+        BuildError::DuplicateLane { priority } => {
             let span = lanes
                 .iter()
                 .filter(|l| *l.get_ref().priority.get_ref() == priority.0)

@@ -3,7 +3,7 @@
 
 use super::Executors;
 use crate::esb::sequence::{SequenceHandle, SequenceJob};
-use crate::{Message, Priority, SequenceError};
+use crate::{EnqueueError, Message, Priority, SequenceError};
 use std::sync::Arc;
 
 /// Blocking or not, when the lane is full.
@@ -140,14 +140,14 @@ impl Executors {
         queued.map_err(|err| {
             seq.counters.refused();
             let executor = executor.to_owned();
-            if err.is_full() {
+            if matches!(err, EnqueueError::Full { .. }) {
                 let message = err.into_inner().message;
                 SequenceError::Full {
                     executor,
                     priority,
                     message,
                 }
-            } else if err.is_unknown_priority() {
+            } else if matches!(err, EnqueueError::UnknownPriority { .. }) {
                 let message = err.into_inner().message;
                 let lanes = target.priorities();
                 SequenceError::UnknownPriority {

@@ -69,7 +69,7 @@ impl Executors {
     /// executors.set_sequence_fault_handler("submit", move |m, failure| {
     ///     let _ = tx.lock().unwrap().send((m.body().to_vec(), failure.sequence().to_owned()));
     /// })?;
-    /// let message = Message::builder().body("form").build();
+    /// let message = Message::new().with_body("form");
     /// executors.enqueue_sequence("e", "submit", message)?.join()?.unwrap_err();
     /// assert_eq!(rx.recv()?, (b"form".to_vec(), "submit".to_owned()));
     /// executors.shutdown();
@@ -158,7 +158,7 @@ impl Executors {
     ///         *p = Priority(10);
     ///     }
     /// })?;
-    /// let vip = Message::builder().property("vip", "1").build();
+    /// let vip = Message::new().with_property("vip", "1");
     /// assert!(executors.enqueue_sequence("e", "check", vip)?.join()?.is_ok());
     /// executors.shutdown();
     /// # Ok::<(), Box<dyn std::error::Error>>(())

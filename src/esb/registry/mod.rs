@@ -72,7 +72,7 @@ type HookFn = Arc<dyn Fn(&mut Message, &mut Priority) + Send + Sync>;
 ///     assert!(!m.body().is_empty());
 ///     Ok::<(), std::io::Error>(())
 /// });
-/// let message = Message::builder().property("PRIORITYID", "ABC").body("<visa/>").build();
+/// let message = Message::new().with_property("PRIORITYID", "ABC").with_body("<visa/>");
 /// let handle = executors.enqueue_sequence("visa_priority_exec", "call-external", message)?;
 /// assert!(handle.join()?.is_ok());
 /// executors.shutdown();
@@ -279,7 +279,8 @@ impl Executors {
     ///
     /// let executors = Executors::from_toml_str("[executors.a]\nlanes = [{ priority = 3 }]\n")?;
     /// let a = executors.get("a")?;
-    /// assert_eq!(a.priorities(), [Priority(3)]);
+    /// let lanes = a.config().lanes;
+    /// assert_eq!((lanes.len(), lanes[0].priority), (1, Priority(3)));
     /// let missing = executors.get("b").unwrap_err();
     /// assert_eq!(missing.to_string(), "no executor named \"b\" (executors: a)");
     /// drop(a); // it borrows the registry

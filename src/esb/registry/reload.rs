@@ -69,8 +69,8 @@ impl Executors {
     /// std::fs::write(&path, "[executors.b]\nlanes = [{ priority = 1 }]\n")?;
     /// let reloader = Arc::clone(&executors);
     /// let reload = std::thread::spawn(move || reloader.reload(&path)).join().unwrap()?;
-    /// assert_eq!(reload.added(), ["b"]);
-    /// assert_eq!(reload.removed(), ["a"]);
+    /// assert_eq!(reload.added, ["b"]);
+    /// assert_eq!(reload.removed, ["a"]);
     /// reload.wait(); // "a" has drained and stopped
     /// assert_eq!(executors.names(), ["b"]);
     /// # std::fs::remove_dir_all(&dir)?;
@@ -96,8 +96,8 @@ impl Executors {
     /// let reload = executors.reload_toml_str(
     ///     "[executors.a]\nlanes = [{ priority = 1 }]\n[executors.b]\nlanes = [{ priority = 1 }]\n",
     /// )?;
-    /// assert_eq!(reload.unchanged(), ["a"]);
-    /// assert_eq!(reload.added(), ["b"]);
+    /// assert_eq!(reload.unchanged, ["a"]);
+    /// assert_eq!(reload.added, ["b"]);
     /// executors.shutdown();
     /// # Ok::<(), priority_executor::ConfigError>(())
     /// ```
@@ -242,10 +242,10 @@ impl Executors {
 ///     "[executors.a]\nlanes = [{ priority = 1, weight = 3 }]\n\
 ///      [executors.c]\nlanes = [{ priority = 1 }]\n",
 /// )?;
-/// assert_eq!(reload.replaced(), ["a"]);
-/// assert_eq!(reload.removed(), ["b"]);
-/// assert_eq!(reload.added(), ["c"]);
-/// assert!(reload.unchanged().is_empty());
+/// assert_eq!(reload.replaced, ["a"]);
+/// assert_eq!(reload.removed, ["b"]);
+/// assert_eq!(reload.added, ["c"]);
+/// assert!(reload.unchanged.is_empty());
 /// reload.wait();
 /// assert!(reload.is_drained());
 /// executors.shutdown();
@@ -253,43 +253,13 @@ impl Executors {
 /// ```
 #[derive(Debug, Default)]
 pub struct Reload {
-    added: Vec<String>,
-    removed: Vec<String>,
-    replaced: Vec<String>,
-    resized: Vec<String>,
-    unchanged: Vec<String>,
-    drained: Drained,
-}
-
-impl Reload {
     /// Executors that are new in the file.
-    ///
-    /// # Examples
-    ///
-    /// See [`Reload`].
-    pub fn added(&self) -> &[String] {
-        &self.added
-    }
-
+    pub added: Vec<String>,
     /// Executors no longer in the file: retired.
-    ///
-    /// # Examples
-    ///
-    /// See [`Reload`].
-    pub fn removed(&self) -> &[String] {
-        &self.removed
-    }
-
+    pub removed: Vec<String>,
     /// Executors whose settings changed: a fresh one took the name, the old
     /// one is retired.
-    ///
-    /// # Examples
-    ///
-    /// See [`Reload`].
-    pub fn replaced(&self) -> &[String] {
-        &self.replaced
-    }
-
+    pub replaced: Vec<String>,
     /// Executors whose only changes were thread settings
     /// (`core_threads`, `max_threads`, `keep_alive`): still running, queue
     /// and all, with the new settings applied in place (their rules may
@@ -307,28 +277,22 @@ impl Reload {
     /// let reload = executors.reload_toml_str(
     ///     "[executors.a]\ncore_threads = 3\nmax_threads = 6\nlanes = [{ priority = 1 }]\n",
     /// )?;
-    /// assert_eq!(reload.resized(), ["a"]);
-    /// assert!(reload.replaced().is_empty());
+    /// assert_eq!(reload.resized, ["a"]);
+    /// assert!(reload.replaced.is_empty());
     /// // The same executor, with its queue, now with the new settings.
     /// assert_eq!(before.config().max_threads, 6);
     /// drop(before);
     /// executors.shutdown();
     /// # Ok::<(), priority_executor::ConfigError>(())
     /// ```
-    pub fn resized(&self) -> &[String] {
-        &self.resized
-    }
-
+    pub resized: Vec<String>,
     /// Executors whose settings did not change: still running, queue and
     /// all (their rules may have changed).
-    ///
-    /// # Examples
-    ///
-    /// See [`Reload`].
-    pub fn unchanged(&self) -> &[String] {
-        &self.unchanged
-    }
+    pub unchanged: Vec<String>,
+    drained: Drained,
+}
 
+impl Reload {
     /// Blocks until every executor this reload retired has run all the jobs
     /// it had accepted and stopped its threads. A retired executor drains
     /// once nobody uses it any more: a caller still queueing into it, or an

@@ -73,7 +73,7 @@ use regex::Regex;
 ///     equals = "ABC"
 /// "#)?;
 /// let rules = executors.rules("visa").expect("bound");
-/// let urgent = Message::builder().property("priorityid", "ABC").build();
+/// let urgent = Message::new().with_property("priorityid", "ABC");
 /// assert_eq!(rules.priority_for(&urgent), Some(Priority(10)));
 /// assert_eq!(rules.priority_for(&Message::new()), Some(Priority(1)));
 /// # executors.shutdown();

@@ -9,7 +9,7 @@ use std::fmt;
 /// unknown executor, sequence or priority, a full lane, or an executor shut
 /// down.
 ///
-/// Get the message back with [`into_message`](SequenceError::into_message).
+/// Get the message back with [`into_inner`](SequenceError::into_inner).
 ///
 /// # Examples
 ///
@@ -20,14 +20,13 @@ use std::fmt;
 ///     "[executors.visa]\nlanes = [{ priority = 10 }, { priority = 1 }]\n",
 /// )?;
 /// executors.register_sequence("submit", |_m: Message| Ok::<(), std::io::Error>(()));
-/// let message = Message::builder().body("<visa/>").build();
+/// let message = Message::new().with_body("<visa/>");
 /// let err = executors
 ///     .enqueue_sequence_at("visa", "submit", message, Priority(5))
 ///     .unwrap_err();
-/// assert!(err.is_unknown_priority());
 /// assert!(matches!(err, SequenceError::UnknownPriority { priority: Priority(5), .. }));
 /// assert_eq!(err.to_string(), "executor \"visa\" has no lane for priority 5 (lanes: 10, 1)");
-/// assert_eq!(err.into_message().body(), b"<visa/>");
+/// assert_eq!(err.into_inner().body(), b"<visa/>");
 /// executors.shutdown();
 /// # Ok::<(), priority_executor::ConfigError>(())
 /// ```
@@ -35,6 +34,18 @@ use std::fmt;
 #[non_exhaustive]
 pub enum SequenceError {
     /// No executor has this name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Executors, Message, SequenceError};
+    ///
+    /// let executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+    /// let err = executors.enqueue_sequence("nope", "s", Message::new()).unwrap_err();
+    /// assert!(matches!(err, SequenceError::UnknownExecutor { .. }));
+    /// executors.shutdown();
+    /// # Ok::<(), priority_executor::ConfigError>(())
+    /// ```
     UnknownExecutor {
         /// The name asked for.
         executor: String,
@@ -67,6 +78,34 @@ pub enum SequenceError {
     /// The lane was full: from
     /// [`try_enqueue_sequence`](crate::Executors::try_enqueue_sequence), or
     /// a lane whose `when_full` policy is `"reject"`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Executors, Message, SequenceError};
+    /// use std::sync::{mpsc, Mutex};
+    ///
+    /// let mut executors = Executors::from_toml_str(
+    ///     "[executors.e]\ncore_threads = 1\nmax_threads = 1\nlanes = [{ priority = 1, capacity = 1 }]\n",
+    /// )?;
+    /// let (started, worker_busy) = mpsc::channel();
+    /// let (release, gate) = mpsc::channel::<()>();
+    /// let (started, gate) = (Mutex::new(started), Mutex::new(gate));
+    /// executors.register_sequence("hold", move |_m: Message| {
+    ///     started.lock().unwrap().send(()).unwrap();
+    ///     gate.lock().unwrap().recv().ok();
+    ///     Ok::<(), std::io::Error>(())
+    /// });
+    /// let held = executors.enqueue_sequence("e", "hold", Message::new())?;
+    /// worker_busy.recv()?; // the worker is busy, the lane empty
+    /// let queued = executors.try_enqueue_sequence("e", "hold", Message::new())?; // fills it
+    /// let err = executors.try_enqueue_sequence("e", "hold", Message::new()).unwrap_err();
+    /// assert!(matches!(err, SequenceError::Full { .. }));
+    /// assert_eq!(err.to_string(), "executor \"e\": lane 1 is full");
+    /// drop((release, held, queued)); // the gate opens
+    /// executors.shutdown();
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     Full {
         /// The executor.
         executor: String,
@@ -76,6 +115,20 @@ pub enum SequenceError {
         message: Message,
     },
     /// The executor is shutting down.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Executors, Message, SequenceError};
+    ///
+    /// let mut executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+    /// executors.register_sequence("s", |_m: Message| Ok::<(), std::io::Error>(()));
+    /// let _pending = executors.get("e").expect("declared").shutdown_now();
+    /// let err = executors.enqueue_sequence("e", "s", Message::new()).unwrap_err();
+    /// assert!(matches!(err, SequenceError::ShutDown { .. }));
+    /// executors.shutdown();
+    /// # Ok::<(), priority_executor::ConfigError>(())
+    /// ```
     ShutDown {
         /// The executor.
         executor: String,
@@ -91,12 +144,12 @@ impl SequenceError {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Executors, Message};
+    /// use priority_executor::{Executors, Message, SequenceError};
     ///
     /// let executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
-    /// let message = Message::builder().property("id", "7").build();
+    /// let message = Message::new().with_property("id", "7");
     /// let err = executors.enqueue_sequence("e", "missing", message).unwrap_err();
-    /// assert!(err.is_unknown_sequence());
+    /// assert!(matches!(err, SequenceError::UnknownSequence { .. }));
     /// assert_eq!(err.message().property("id"), Some("7"));
     /// executors.shutdown();
     /// # Ok::<(), priority_executor::ConfigError>(())
@@ -116,7 +169,7 @@ impl SequenceError {
     /// # Examples
     ///
     /// See [`SequenceError`].
-    pub fn into_message(self) -> Message {
+    pub fn into_inner(self) -> Message {
         match self {
             SequenceError::UnknownExecutor { message, .. }
             | SequenceError::UnknownSequence { message, .. }
@@ -124,93 +177,6 @@ impl SequenceError {
             | SequenceError::Full { message, .. }
             | SequenceError::ShutDown { message, .. } => message,
         }
-    }
-
-    /// Was no executor of that name?
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Executors, Message};
-    ///
-    /// let executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
-    /// let err = executors.enqueue_sequence("nope", "s", Message::new()).unwrap_err();
-    /// assert!(err.is_unknown_executor());
-    /// executors.shutdown();
-    /// # Ok::<(), priority_executor::ConfigError>(())
-    /// ```
-    pub fn is_unknown_executor(&self) -> bool {
-        matches!(self, SequenceError::UnknownExecutor { .. })
-    }
-
-    /// Was no sequence of that name registered?
-    ///
-    /// # Examples
-    ///
-    /// See [`message`](SequenceError::message).
-    pub fn is_unknown_sequence(&self) -> bool {
-        matches!(self, SequenceError::UnknownSequence { .. })
-    }
-
-    /// Had the executor no lane for the priority?
-    ///
-    /// # Examples
-    ///
-    /// See [`SequenceError`].
-    pub fn is_unknown_priority(&self) -> bool {
-        matches!(self, SequenceError::UnknownPriority { .. })
-    }
-
-    /// Was the lane full?
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Executors, Message};
-    /// use std::sync::{mpsc, Mutex};
-    ///
-    /// let mut executors = Executors::from_toml_str(
-    ///     "[executors.e]\ncore_threads = 1\nmax_threads = 1\nlanes = [{ priority = 1, capacity = 1 }]\n",
-    /// )?;
-    /// let (started, worker_busy) = mpsc::channel();
-    /// let (release, gate) = mpsc::channel::<()>();
-    /// let (started, gate) = (Mutex::new(started), Mutex::new(gate));
-    /// executors.register_sequence("hold", move |_m: Message| {
-    ///     started.lock().unwrap().send(()).unwrap();
-    ///     gate.lock().unwrap().recv().ok();
-    ///     Ok::<(), std::io::Error>(())
-    /// });
-    /// let held = executors.enqueue_sequence("e", "hold", Message::new())?;
-    /// worker_busy.recv()?; // the worker is busy, the lane empty
-    /// let queued = executors.try_enqueue_sequence("e", "hold", Message::new())?; // fills it
-    /// let err = executors.try_enqueue_sequence("e", "hold", Message::new()).unwrap_err();
-    /// assert!(err.is_full());
-    /// assert_eq!(err.to_string(), "executor \"e\": lane 1 is full");
-    /// drop((release, held, queued)); // the gate opens
-    /// executors.shutdown();
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn is_full(&self) -> bool {
-        matches!(self, SequenceError::Full { .. })
-    }
-
-    /// Was the executor shut down?
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Executors, Message};
-    ///
-    /// let mut executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
-    /// executors.register_sequence("s", |_m: Message| Ok::<(), std::io::Error>(()));
-    /// let _pending = executors.get("e").expect("declared").shutdown_now();
-    /// let err = executors.enqueue_sequence("e", "s", Message::new()).unwrap_err();
-    /// assert!(err.is_shut_down());
-    /// executors.shutdown();
-    /// # Ok::<(), priority_executor::ConfigError>(())
-    /// ```
-    pub fn is_shut_down(&self) -> bool {
-        matches!(self, SequenceError::ShutDown { .. })
     }
 }
 

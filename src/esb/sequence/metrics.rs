@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 ///     if m.body().len() % 2 == 1 { Err(std::fmt::Error) } else { Ok(()) }
 /// });
 /// for body in ["a", "bb", "ccc"] {
-///     let message = Message::builder().body(body).build();
+///     let message = Message::new().with_body(body);
 ///     executors.enqueue_sequence("e", "odd", message)?.join()?.ok();
 /// }
 /// let metrics = executors.sequence_metrics("odd").expect("registered");
