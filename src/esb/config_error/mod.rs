@@ -235,6 +235,22 @@ impl ConfigError {
     /// `name`; `defined` are the ones it has.
     #[cfg_attr(any(not(feature = "actor"), loom), allow(dead_code))]
     pub(crate) fn no_mailbox(path: Option<&Path>, name: &str, defined: &[&str]) -> Self {
+        let mut err = Self::no_section(path, "mailboxes", name, defined);
+        err.0.mailbox = Some(name.to_owned());
+        err
+    }
+
+    /// The file (`path`, if any) has no `[executors.NAME]` section named
+    /// `name`, which the code asked for; `defined` are the ones it has.
+    pub(crate) fn no_executor(path: Option<&Path>, name: &str, defined: &[&str]) -> Self {
+        let mut err = Self::no_section(path, "executors", name, defined);
+        err.0.executor = Some(name.to_owned());
+        err
+    }
+
+    /// No `[{table}.{name}]` section in the file; `defined` are the names
+    /// it has under `table`.
+    fn no_section(path: Option<&Path>, table: &str, name: &str, defined: &[&str]) -> Self {
         let defined = if defined.is_empty() {
             "none is".to_owned()
         } else {
@@ -247,35 +263,10 @@ impl ConfigError {
             position: None,
             executor: None,
             rule: None,
-            mailbox: Some(name.to_owned()),
-            scope: String::new(),
-            field: None,
-            detail: format!("no [mailboxes.{name}] section ({defined})"),
-            source: None,
-        }))
-    }
-}
-
-impl ConfigError {
-    /// The file (`path`, if any) has no `[executors.NAME]` section named
-    /// `name`, which the code asked for; `defined` are the ones it has.
-    pub(crate) fn no_executor(path: Option<&Path>, name: &str, defined: &[&str]) -> Self {
-        let defined = if defined.is_empty() {
-            "none is".to_owned()
-        } else {
-            let quoted: Vec<String> = defined.iter().map(|n| format!("{n:?}")).collect();
-            format!("defined: {}", quoted.join(", "))
-        };
-        ConfigError(Box::new(Inner {
-            kind: ConfigErrorKind::MissingKey,
-            path: path.map(Path::to_owned),
-            position: None,
-            executor: Some(name.to_owned()),
-            rule: None,
             mailbox: None,
             scope: String::new(),
             field: None,
-            detail: format!("no [executors.{name}] section ({defined})"),
+            detail: format!("no [{table}.{name}] section ({defined})"),
             source: None,
         }))
     }
