@@ -45,7 +45,7 @@ fn two_futures_waiting_on_one_lane_both_get_a_slot() {
         let runs = Runs::new(3);
         let (exec, first) = full_lane(&runs);
         let other = {
-            let (handle, job) = (exec.handle(), runs.job(2));
+            let (handle, job) = (exec.clone(), runs.job(2));
             loom::thread::spawn(move || {
                 let permit = block_on(handle.reserve(HIGH)).unwrap();
                 permit.enqueue(job).unwrap().join()

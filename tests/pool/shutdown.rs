@@ -87,7 +87,7 @@ fn shutdown_with_no_thread_started_runs_the_queue() {
 
 #[test]
 fn dropping_the_last_reference_inside_a_job_does_not_deadlock() {
-    let e = Arc::new(exec(1, 1));
+    let e = exec(1, 1);
     let inner = e.clone();
     let (done_tx, done) = std::sync::mpsc::channel();
     let _detached = e.enqueue(Priority(1), move || {
