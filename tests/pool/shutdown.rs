@@ -71,6 +71,13 @@ fn shutdown_timeout_reports_pending_work_and_loses_none() {
             running: 1
         }
     );
+    assert!(e.is_shut_down());
+    // Given up: dropping the last clone does not wait for the held job.
+    crate::common::within(
+        "dropping after a timed-out shutdown",
+        Duration::from_secs(20),
+        move || drop(e),
+    );
     // The threads drain in the background: the queued job still runs.
     release.send(()).unwrap();
     assert_eq!(last.join(), Ok("ran after all"));
