@@ -15,7 +15,8 @@
 //! the same registry, or a producer blocked on a full lane, is never
 //! waited for by the reload, and never waits for it. [`Reload::wait`]
 //! waits for the drain; [`Executors::shutdown`] and dropping the registry
-//! wait for it too.
+//! shut the retired executors still held down themselves, and wait for
+//! that.
 //!
 //! Rule sets are replaced by the file's. Sequences (code) survive; hooks
 //! and fault handlers stay with an executor that keeps its name and go with
