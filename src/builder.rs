@@ -90,7 +90,7 @@ impl ExecutorBuilder {
     /// Threads kept alive while idle (unless
     /// [`allow_core_timeout`](Self::allow_core_timeout)). They start on
     /// demand, one per job while fewer are alive, or all at once with
-    /// [`ExecutorHandle::prestart_core_threads`](crate::ExecutorHandle::prestart_core_threads). May be 0.
+    /// [`Executor::prestart_core_threads`](crate::Executor::prestart_core_threads). May be 0.
     ///
     /// # Examples
     ///
@@ -296,7 +296,7 @@ impl ExecutorBuilder {
     /// does, or panics, the thread gets the default name instead: a name is
     /// never a reason not to start a worker, nor to lose a job.
     ///
-    /// [`prestart_core_threads`]: crate::ExecutorHandle::prestart_core_threads
+    /// [`prestart_core_threads`]: crate::Executor::prestart_core_threads
     ///
     /// # Examples
     ///
@@ -348,7 +348,7 @@ impl ExecutorBuilder {
 
     /// Runs `hook` on each worker thread just before it exits (keep-alive
     /// ran out, or shutdown). A panicking hook is caught and ignored. After
-    /// a graceful [`shutdown`](crate::ExecutorHandle::shutdown) has
+    /// a graceful [`shutdown`](crate::Executor::shutdown) has
     /// returned, every worker's stop hook has run.
     ///
     /// # Examples
@@ -438,7 +438,7 @@ impl ExecutorBuilder {
     }
 
     /// Checks the settings and creates the executor. No thread starts until
-    /// the first job (or [`ExecutorHandle::prestart_core_threads`](crate::ExecutorHandle::prestart_core_threads)).
+    /// the first job (or [`Executor::prestart_core_threads`](crate::Executor::prestart_core_threads)).
     ///
     /// # Errors
     ///

@@ -151,8 +151,8 @@ fn stack_note(stack_size: Option<usize>) -> String {
 /// ```
 #[non_exhaustive]
 pub enum EnqueueError<F> {
-    /// The lane was full: [`try_enqueue`](crate::ExecutorHandle::try_enqueue), or
-    /// [`enqueue_timeout`](crate::ExecutorHandle::enqueue_timeout) ran out of time.
+    /// The lane was full: [`try_enqueue`](crate::Executor::try_enqueue), or
+    /// [`enqueue_timeout`](crate::Executor::enqueue_timeout) ran out of time.
     ///
     /// # Examples
     ///
@@ -332,7 +332,7 @@ impl<F> fmt::Display for EnqueueError<F> {
 
 impl<F> std::error::Error for EnqueueError<F> {}
 
-/// A batch from [`enqueue_batch`](crate::ExecutorHandle::enqueue_batch)
+/// A batch from [`enqueue_batch`](crate::Executor::enqueue_batch)
 /// that stopped at a job the executor did not accept. Nothing is lost: the
 /// jobs queued before it run as usual (their handles are here), and the
 /// refused job and every job after it come back unrun, in order.

@@ -28,7 +28,7 @@ pub enum JobOutcome {
     /// The last attempt failed; the job went to the dead letters.
     DeadLettered,
     /// A future (from
-    /// [`spawn_future`](crate::ExecutorHandle::spawn_future)) returned
+    /// [`spawn_future`](crate::Executor::spawn_future)) returned
     /// `Poll::Pending`: it holds no worker now and is polled again once
     /// woken. Counted in no counter: the poll that completes it is.
     Suspended,

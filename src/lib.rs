@@ -61,9 +61,9 @@
 //!
 //! Per lane ([`LaneConfig`]): reserved workers ([`MaxRunning`]), aging
 //! (`promote_after`), and what to do when full ([`RejectionPolicy`]). Per
-//! job: a deadline ([`JobOptions`], [`ExecutorHandle::enqueue_with`]) and
+//! job: a deadline ([`JobOptions`], [`Executor::enqueue_with`]) and
 //! retries with backoff and a dead-letter hook ([`RetryPolicy`],
-//! [`ExecutorHandle::enqueue_retrying`]). Hooks before and after each job
+//! [`Executor::enqueue_retrying`]). Hooks before and after each job
 //! ([`ExecutorBuilder::before_execute`]) see the priority, the wait, the
 //! executor's name, the attempt's number and the outcome ([`JobInfo`]).
 //!
@@ -78,13 +78,14 @@
 //!
 //! # Beyond one job at a time
 //!
-//! [`Executor::handle`] gives a clonable [`ExecutorHandle`] (enqueue and
-//! shut down through `&self`, from any thread or job);
-//! [`ExecutorHandle::wait_idle`] waits for the queue to drain without
-//! shutting down; [`ExecutorHandle::enqueue_batch`] queues many jobs with
-//! one wake-up; [`ExecutorHandle::spawn_future`] runs a `Future` on the
-//! workers; [`ExecutorHandle::config`] reads the settings back and
-//! [`ExecutorHandle::set_threads`] and [`ExecutorHandle::set_keep_alive`]
+//! An [`Executor`] is `Clone` (one reference count): each thread or job
+//! enqueues and shuts down through its own clone, and the last clone
+//! dropped shuts the pool down gracefully;
+//! [`Executor::wait_idle`] waits for the queue to drain without
+//! shutting down; [`Executor::enqueue_batch`] queues many jobs with
+//! one wake-up; [`Executor::spawn_future`] runs a `Future` on the
+//! workers; [`Executor::config`] reads the settings back and
+//! [`Executor::set_threads`] and [`Executor::set_keep_alive`]
 //! change a live pool.
 //! Worker threads take a stack size, a name function and start and stop
 //! hooks ([`ExecutorBuilder::on_thread_start`]).
@@ -157,7 +158,7 @@ struct ReadmeDoctests;
 
 pub use builder::ExecutorBuilder;
 pub use error::{BatchError, BuildError, EnqueueError, TimedOut};
-pub use executor::{Executor, ExecutorConfig, ExecutorHandle, Permit, Reserve};
+pub use executor::{Executor, ExecutorConfig, Permit, Reserve};
 pub use hooks::{DeadJob, ExpiredJob, JobInfo, JobOutcome};
 pub use job::{Attempt, JobError, JobHandle, JobOptions, PendingJob, RetryPolicy};
 pub use lane::config::{LaneConfig, MaxRunning, RejectionPolicy};
@@ -220,7 +221,7 @@ pub use esb::config_error::{ConfigError, ConfigErrorKind};
 #[cfg(feature = "esb")]
 pub use esb::message::Message;
 #[cfg(feature = "esb")]
-pub use esb::registry::{ExecutorRef, Executors, ExecutorsBuilder, Reload};
+pub use esb::registry::{Executors, ExecutorsBuilder, Reload};
 #[cfg(feature = "esb")]
 pub use esb::rules::Rules;
 #[cfg(feature = "esb")]

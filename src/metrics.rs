@@ -9,7 +9,7 @@ use crate::waits::WaitTimes;
 use std::fmt;
 
 /// Counters of one executor, as returned by
-/// [`ExecutorHandle::metrics`](crate::ExecutorHandle::metrics).
+/// [`Executor::metrics`](crate::Executor::metrics).
 ///
 /// # Examples
 ///
@@ -131,7 +131,7 @@ pub struct LaneMetrics {
     /// Jobs cancelled through their handles
     /// ([`JobHandle::cancel`](crate::JobHandle::cancel)) and since met in
     /// the lane and dropped unrun (until then they count as `queued`), and
-    /// futures ([`spawn_future`](crate::ExecutorHandle::spawn_future))
+    /// futures ([`spawn_future`](crate::Executor::spawn_future))
     /// parked when `shutdown_now` ran and woken afterwards, or still
     /// parked when the pool ended: dropped unfinished, their handles
     /// resolve [`JobError::Cancelled`](crate::JobError::Cancelled).

@@ -66,12 +66,12 @@ impl fmt::Display for Priority {
 
 /// How many jobs a lane may hold while they wait for a worker.
 ///
-/// A bounded lane gives backpressure: [`ExecutorHandle::enqueue`] blocks
-/// while the lane is full, [`ExecutorHandle::try_enqueue`] hands the job
+/// A bounded lane gives backpressure: [`Executor::enqueue`] blocks
+/// while the lane is full, [`Executor::try_enqueue`] hands the job
 /// back.
 ///
-/// [`ExecutorHandle::enqueue`]: crate::ExecutorHandle::enqueue
-/// [`ExecutorHandle::try_enqueue`]: crate::ExecutorHandle::try_enqueue
+/// [`Executor::enqueue`]: crate::Executor::enqueue
+/// [`Executor::try_enqueue`]: crate::Executor::try_enqueue
 ///
 /// # Examples
 ///

@@ -7,7 +7,7 @@ use crate::liveness::check_uri;
 use crate::metrics::{ConsumerMetrics, Counters, Event};
 use crate::runtime::new_runtime;
 use crate::session::{self, Ctx, DrainFn, EventFn, HandlerFn};
-use priority_executor::{Capacity, Executor, ExecutorHandle, Priority};
+use priority_executor::{Capacity, Executor, Priority};
 use std::fmt;
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -27,18 +27,15 @@ use tokio::sync::watch;
 /// # Examples
 ///
 /// ```no_run
-/// use priority_executor::{Capacity, Executor, ExecutorHandle, Priority};
+/// use priority_executor::{Capacity, Executor, Priority};
 /// use priority_executor_amqp::{Bridge, ConsumerConfig, PriorityTable};
-/// use std::sync::Arc;
 ///
-/// let exec = Arc::new(
-///     Executor::builder()
-///         .core_threads(4)
-///         .max_threads(4)
-///         .lane(Priority(10), Capacity::Bounded(100))
-///         .lane(Priority(1), Capacity::Bounded(100))
-///         .build()?,
-/// );
+/// let exec = Executor::builder()
+///     .core_threads(4)
+///     .max_threads(4)
+///     .lane(Priority(10), Capacity::Bounded(100))
+///     .lane(Priority(1), Capacity::Bounded(100))
+///     .build()?;
 /// let config = ConsumerConfig::new("visa")
 ///     .max_priority(10)
 ///     .priorities(PriorityTable::new().map(0..=4, Priority(1)).map(5..=10, Priority(10)))
@@ -61,8 +58,6 @@ pub struct Bridge {
     stop: watch::Sender<bool>,
     done: Vec<mpsc::Receiver<()>>,
     queues: Vec<(Arc<str>, Arc<Counters>)>,
-    /// An executor given by `Arc` lives at least as long as the bridge.
-    _owned: Option<Arc<Executor>>,
 }
 
 /// Settings of a [`Bridge`]: the broker, the executor, and one handler per
@@ -74,9 +69,7 @@ pub struct Bridge {
 #[must_use = "a builder does nothing until .start() is called"]
 pub struct BridgeBuilder {
     uri: String,
-    executor: ExecutorHandle,
-    /// Keeps an executor given by `Arc` alive while the bridge is built.
-    _owned: Option<Arc<Executor>>,
+    executor: Executor,
     consumers: Vec<(ConsumerConfig, HandlerFn, Option<DrainFn>)>,
     events: Option<EventFn>,
     backoff: (Duration, Duration),
@@ -86,24 +79,15 @@ pub struct BridgeBuilder {
 impl Bridge {
     /// Starts configuring a bridge into `executor` from the broker at `uri`
     /// (`amqp://user:password@host:port/vhost`, the vhost `/` written
-    /// `%2f`).
+    /// `%2f`). Pass a clone (`exec.clone()`) to keep using the executor;
+    /// the bridge's clone keeps it open until the bridge is stopped or
+    /// dropped. Once the executor is shut down (through any clone, or with
+    /// its `executors.toml` registry), deliveries are requeued and the
+    /// bridge stops consuming.
     ///
     /// # Examples
     ///
-    /// See [`Bridge`].
-    pub fn builder(uri: impl Into<String>, executor: Arc<Executor>) -> BridgeBuilder {
-        let mut builder = Bridge::builder_for(uri, executor.handle());
-        builder._owned = Some(executor);
-        builder
-    }
-
-    /// As [`builder`](Bridge::builder), into the executor behind `handle`,
-    /// for instance one of an `executors.toml` registry
-    /// (`executors.get("visa")?.handle()`). The handle does not keep the
-    /// executor running: once it is shut down (or retired by a reload),
-    /// deliveries are requeued and the bridge stops consuming.
-    ///
-    /// # Examples
+    /// See [`Bridge`]. One of an `executors.toml` registry:
     ///
     /// ```no_run
     /// use priority_executor::Executors;
@@ -112,7 +96,7 @@ impl Bridge {
     /// let executors = Executors::from_path("executors.toml")?;
     /// let exec = executors.get("visa_priority_exec")?;
     /// let config = ConsumerConfig::new("visa"); // or from [amqp.visa_priority_exec] in the file
-    /// let bridge = Bridge::builder_for("amqp://guest:guest@127.0.0.1:5672/%2f", exec.handle())
+    /// let bridge = Bridge::builder("amqp://guest:guest@127.0.0.1:5672/%2f", exec)
     ///     .consume(config, |msg| {
     ///         println!("{}", msg.body_str()?);
     ///         Ok(())
@@ -121,12 +105,11 @@ impl Bridge {
     /// # drop(bridge);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn builder_for(uri: impl Into<String>, handle: ExecutorHandle) -> BridgeBuilder {
+    pub fn builder(uri: impl Into<String>, executor: Executor) -> BridgeBuilder {
         BridgeBuilder {
             uri: uri.into(),
-            name: handle.name().to_owned(),
-            executor: handle,
-            _owned: None,
+            name: executor.name().to_owned(),
+            executor,
             consumers: Vec::new(),
             events: None,
             backoff: (Duration::from_millis(100), Duration::from_secs(30)),
@@ -148,7 +131,7 @@ impl Bridge {
     ///
     /// Jobs already handed to the executor are run by it, so stop the
     /// bridge before shutting the executor down; if the executor is shut
-    /// down first ([`shutdown_now`](priority_executor::ExecutorHandle::shutdown_now)), its handed-back jobs are
+    /// down first ([`shutdown_now`](priority_executor::Executor::shutdown_now)), its handed-back jobs are
     /// requeued to the broker, never acked.
     pub fn stop(mut self) -> Vec<ConsumerMetrics> {
         self.stop_inner();
@@ -223,10 +206,9 @@ impl BridgeBuilder {
     /// # Examples
     ///
     /// ```no_run
-    /// # use priority_executor::{Capacity, Executor, ExecutorHandle, Priority};
+    /// # use priority_executor::{Capacity, Executor, Priority};
     /// # use priority_executor_amqp::{Bridge, ConsumerConfig};
-    /// # use std::sync::Arc;
-    /// # let exec = Arc::new(Executor::builder().lane(Priority(1), Capacity::Unbounded).build()?);
+    /// # let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build()?;
     /// let bridge = Bridge::builder("amqp://127.0.0.1:5672/%2f", exec)
     ///     .consume(ConsumerConfig::new("jobs"), |_| Ok(()))
     ///     .on_event(|event| eprintln!("amqp: {event:?}"))
@@ -245,10 +227,10 @@ impl BridgeBuilder {
     /// # Examples
     ///
     /// ```
-    /// # use priority_executor::{Capacity, Executor, ExecutorHandle, Priority};
+    /// # use priority_executor::{Capacity, Executor, Priority};
     /// # use priority_executor_amqp::Bridge;
-    /// # use std::{sync::Arc, time::Duration};
-    /// # let exec = Arc::new(Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap());
+    /// # use std::time::Duration;
+    /// # let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
     /// let builder = Bridge::builder("amqp://127.0.0.1:5672/%2f", exec)
     ///     .reconnect_backoff(Duration::from_millis(50), Duration::from_secs(5));
     /// # let _ = builder;
@@ -304,7 +286,6 @@ impl BridgeBuilder {
                 .iter()
                 .map(|c| (c.queue.clone(), c.counters.clone()))
                 .collect(),
-            _owned: self._owned,
         };
         let mut ready = Vec::new();
         for ctx in contexts {
@@ -353,10 +334,7 @@ impl fmt::Debug for BridgeBuilder {
 
 /// Checks a queue's settings against the executor; returns the unmapped
 /// lane.
-fn check_config(
-    config: &ConsumerConfig,
-    executor: &ExecutorHandle,
-) -> Result<Priority, BridgeError> {
+fn check_config(config: &ConsumerConfig, executor: &Executor) -> Result<Priority, BridgeError> {
     let queue = config.queue.clone();
     let metrics = executor.metrics();
     let lanes: Vec<Priority> = executor

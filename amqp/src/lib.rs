@@ -18,8 +18,8 @@
 //!   connection timeout).
 //! - With the default feature `executors-toml`, a queue's settings come
 //!   from `[amqp.NAME]` in `executors.toml`
-//!   (`ConsumerConfig::from_executors_toml`), and [`Bridge::builder_for`]
-//!   feeds a registry's executor.
+//!   (`ConsumerConfig::from_executors_toml`), and [`Bridge::builder`]
+//!   feeds a registry's executor (`executors.get(name)?`).
 //! - [`StageProcess`] runs one stage of an actor pipeline
 //!   (`priority_executor::actor`) in a process of its own, its inbox and
 //!   outbox being queues, so Kabuki's Download -> Index x N -> Write runs as

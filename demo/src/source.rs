@@ -5,9 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use priority_executor::{
-    Capacity, Executor, ExecutorRef, Executors, LaneConfig, MaxRunning, Picker, Priority,
-};
+use priority_executor::{Capacity, Executor, Executors, LaneConfig, MaxRunning, Picker, Priority};
 
 use crate::cli::Options;
 
@@ -43,33 +41,14 @@ pub enum Source {
     File { executors: Executors, name: String },
 }
 
-/// The executor of a [`Source`] while the flood runs (a registry lends
-/// its executors out by reference).
-pub enum InUse<'a> {
-    BuiltIn(&'a Executor),
-    File(ExecutorRef<'a>),
-}
-
-impl std::ops::Deref for InUse<'_> {
-    type Target = Executor;
-
-    fn deref(&self) -> &Executor {
-        match self {
-            InUse::BuiltIn(executor) => executor,
-            InUse::File(executor) => executor,
-        }
-    }
-}
-
 impl Source {
-    pub fn executor(&self) -> InUse<'_> {
+    /// A clone of the executor the flood goes to.
+    pub fn executor(&self) -> Executor {
         match self {
-            Source::BuiltIn(executor) => InUse::BuiltIn(executor),
-            Source::File { executors, name } => InUse::File(
-                executors
-                    .get(name)
-                    .expect("the name was looked up when the file was loaded"),
-            ),
+            Source::BuiltIn(executor) => executor.clone(),
+            Source::File { executors, name } => executors
+                .get(name)
+                .expect("the name was looked up when the file was loaded"),
         }
     }
 

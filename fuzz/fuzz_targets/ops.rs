@@ -189,7 +189,7 @@ fn run_session(s: &Session) {
     let Some(exec) = build(s) else { return };
     let mut run = Run::new(&exec);
     let mut helper = Helper::start(
-        exec.handle(),
+        exec.clone(),
         usize::from(s.core % 4),
         usize::from(s.max % 5),
     );

@@ -5,7 +5,7 @@ use crate::lane::picker::Picker;
 use std::time::Duration;
 
 /// The settings an executor runs with, as returned by
-/// [`ExecutorHandle::config`](crate::ExecutorHandle::config): the builder's
+/// [`Executor::config`](crate::Executor::config): the builder's
 /// values after defaults were filled in (the thread counts are the ones in
 /// force).
 ///

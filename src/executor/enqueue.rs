@@ -1,7 +1,7 @@
-//! The enqueue family of [`ExecutorHandle`]: one job, with a deadline, a
+//! The enqueue family of [`Executor`]: one job, with a deadline, a
 //! retry policy or a value to hand back, a batch, or a future.
 
-use super::ExecutorHandle;
+use super::Executor;
 use crate::error::{BatchError, EnqueueError};
 use crate::job::body::{Call, Once, Retrying};
 use crate::job::{Attempt, JobHandle, JobOptions, RetryPolicy};
@@ -12,7 +12,7 @@ use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
-impl ExecutorHandle {
+impl Executor {
     /// Queues `job` in the lane of `priority` and returns a handle to its
     /// result. Blocks while that lane is full (backpressure).
     ///
@@ -34,11 +34,11 @@ impl ExecutorHandle {
         self.shared.submit(priority, job, None, Wait::Forever, once)
     }
 
-    /// Like [`enqueue`](ExecutorHandle::enqueue), but never blocks.
+    /// Like [`enqueue`](Executor::enqueue), but never blocks.
     ///
     /// # Errors
     ///
-    /// As [`enqueue`](ExecutorHandle::enqueue), and [`EnqueueError::Full`] if the
+    /// As [`enqueue`](Executor::enqueue), and [`EnqueueError::Full`] if the
     /// lane is full.
     ///
     /// # Examples
@@ -78,12 +78,12 @@ impl ExecutorHandle {
         self.shared.submit(priority, job, None, Wait::No, once)
     }
 
-    /// Like [`enqueue`](ExecutorHandle::enqueue), but waits at most `timeout` for
+    /// Like [`enqueue`](Executor::enqueue), but waits at most `timeout` for
     /// a slot in a full lane.
     ///
     /// # Errors
     ///
-    /// As [`try_enqueue`](ExecutorHandle::try_enqueue); `Full` once the time has
+    /// As [`try_enqueue`](Executor::try_enqueue); `Full` once the time has
     /// run out.
     ///
     /// # Examples
@@ -112,7 +112,7 @@ impl ExecutorHandle {
             .submit(priority, job, None, Wait::at_most(timeout), once)
     }
 
-    /// Like [`enqueue`](ExecutorHandle::enqueue), with per-job options: a
+    /// Like [`enqueue`](Executor::enqueue), with per-job options: a
     /// deadline or time to live after which the job is not started (its
     /// handle resolves [`JobError::Expired`](crate::JobError::Expired), the
     /// lane counts it, and the executor's
@@ -121,7 +121,7 @@ impl ExecutorHandle {
     ///
     /// # Errors
     ///
-    /// As [`enqueue`](ExecutorHandle::enqueue).
+    /// As [`enqueue`](Executor::enqueue).
     ///
     /// # Examples
     ///
@@ -150,7 +150,7 @@ impl ExecutorHandle {
     ///
     /// # Errors
     ///
-    /// As [`enqueue`](ExecutorHandle::enqueue).
+    /// As [`enqueue`](Executor::enqueue).
     ///
     /// # Examples
     ///
@@ -173,7 +173,7 @@ impl ExecutorHandle {
     }
 
     /// Queues `run(value)` in the lane of `priority`: like
-    /// [`enqueue`](ExecutorHandle::enqueue), but a refused job hands back
+    /// [`enqueue`](Executor::enqueue), but a refused job hands back
     /// `value` itself rather than a closure, which is opaque. A caller that
     /// must get its data back from a refusal (a message to redeliver, say)
     /// then needs no shared slot to recover it from. `run` is a function,
@@ -182,7 +182,7 @@ impl ExecutorHandle {
     ///
     /// # Errors
     ///
-    /// As [`enqueue`](ExecutorHandle::enqueue); the error holds `value`
+    /// As [`enqueue`](Executor::enqueue); the error holds `value`
     /// ([`EnqueueError::into_inner`]).
     ///
     /// # Examples
@@ -217,12 +217,12 @@ impl ExecutorHandle {
             })
     }
 
-    /// Like [`enqueue_value`](ExecutorHandle::enqueue_value), but never
+    /// Like [`enqueue_value`](Executor::enqueue_value), but never
     /// blocks.
     ///
     /// # Errors
     ///
-    /// As [`try_enqueue`](ExecutorHandle::try_enqueue); the error holds
+    /// As [`try_enqueue`](Executor::try_enqueue); the error holds
     /// `value`.
     ///
     /// # Examples
@@ -254,8 +254,8 @@ impl ExecutorHandle {
             })
     }
 
-    /// Like [`try_enqueue_value`](ExecutorHandle::try_enqueue_value), with
-    /// per-job options as [`enqueue_with`](ExecutorHandle::enqueue_with)
+    /// Like [`try_enqueue_value`](Executor::try_enqueue_value), with
+    /// per-job options as [`enqueue_with`](Executor::enqueue_with)
     /// takes them: never blocks, hands `value` back if refused, and a job
     /// whose deadline passes before a worker starts it is not run (its
     /// handle resolves [`JobError::Expired`](crate::JobError::Expired)).
@@ -264,7 +264,7 @@ impl ExecutorHandle {
     ///
     /// # Errors
     ///
-    /// As [`try_enqueue`](ExecutorHandle::try_enqueue); the error holds
+    /// As [`try_enqueue`](Executor::try_enqueue); the error holds
     /// `value`.
     ///
     /// # Examples
@@ -310,7 +310,7 @@ impl ExecutorHandle {
     /// without the wait), in order. Returns the handles in the batch's
     /// order.
     ///
-    /// Each job is offered as [`enqueue`](ExecutorHandle::enqueue) would
+    /// Each job is offered as [`enqueue`](Executor::enqueue) would
     /// offer it: on a full lane the batch waits for a slot, or follows the
     /// lane's [`RejectionPolicy`](crate::RejectionPolicy) (caller-runs
     /// runs that job here and goes on; discard-oldest pushes out the
@@ -374,14 +374,14 @@ impl ExecutorHandle {
     /// ([`join`](JobHandle::join) or `.await`); a panic in `poll` comes
     /// back as [`JobError::Panicked`](crate::JobError::Panicked).
     ///
-    /// The first poll is queued as [`enqueue`](ExecutorHandle::enqueue)
+    /// The first poll is queued as [`enqueue`](Executor::enqueue)
     /// queues a job (it waits for a slot in a full lane, or follows the
     /// lane's policy). Later polls go in as retries do: a full lane does
     /// not refuse them and a waker never blocks. A parked future (waiting
     /// for its waker) is neither queued nor running: `wait_idle` and a
     /// graceful shutdown do not wait for it, and if it is woken after a
     /// graceful shutdown it is still polled, on a thread started for it.
-    /// After [`shutdown_now`](ExecutorHandle::shutdown_now) nothing is
+    /// After [`shutdown_now`](Executor::shutdown_now) nothing is
     /// polled any more: a queued poll is handed back as a `PendingJob`
     /// (whose `run` polls once), and a parked future woken then is dropped,
     /// its handle resolving `Cancelled` (counted in the lane's
@@ -390,7 +390,7 @@ impl ExecutorHandle {
     ///
     /// # Errors
     ///
-    /// As [`enqueue`](ExecutorHandle::enqueue), with the future in the
+    /// As [`enqueue`](Executor::enqueue), with the future in the
     /// error, unpolled.
     ///
     /// # Examples
@@ -403,11 +403,11 @@ impl ExecutorHandle {
     ///     .lane(Priority(1), Capacity::Unbounded)
     ///     .build()
     ///     .unwrap();
-    /// let handle = exec.handle();
+    /// let for_future = exec.clone();
     /// // A future that awaits a job of another lane, then adds to it.
     /// let total = exec
     ///     .spawn_future(Priority(10), async move {
-    ///         let part = handle.enqueue(Priority(1), || 40).unwrap().await.unwrap();
+    ///         let part = for_future.enqueue(Priority(1), || 40).unwrap().await.unwrap();
     ///         part + 2
     ///     })
     ///     .unwrap();

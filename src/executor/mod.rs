@@ -1,35 +1,48 @@
-//! The executor: the owner of a pool. Its methods live on the
-//! [`ExecutorHandle`] it dereferences to (`handle.rs`), as tokio's runtime
-//! exposes its handle; what only the owner may do stays here: build it,
-//! hand out handles, shut down with a time limit, and the graceful `Drop`.
+//! The executor: one type, `Clone`, with every method inherent. The pool
+//! stays open while any clone lives (`pool/owners.rs`); the methods are
+//! split by concern: enqueueing (`enqueue.rs`), awaiting room
+//! (`reserve.rs`), settings (`settings.rs`, `config.rs`), and identity,
+//! metrics, waiting and shutdown (`lifecycle.rs`).
 
 mod config;
 mod enqueue;
-mod handle;
+mod lifecycle;
 mod reserve;
 mod settings;
 
 pub use config::ExecutorConfig;
-pub use handle::ExecutorHandle;
 pub use reserve::{Permit, Reserve};
 
-use crate::error::TimedOut;
 use crate::pool::Shared;
-use crate::sync::{Arc, deadline_after};
+use crate::sync::Arc;
 use std::fmt;
-use std::ops::Deref;
-use std::time::Duration;
 
 /// A thread pool that runs jobs from one FIFO lane per priority, choosing
 /// between lanes by weighted round robin.
 ///
-/// Build one with [`Executor::builder`]. The `Executor` is the owner of the
-/// pool; it dereferences to an [`ExecutorHandle`], where the enqueue family,
-/// the metrics and the shutdown methods are documented. Share it between
-/// threads by reference, in an `Arc`, or through clones of
-/// [`handle`](Executor::handle). Dropping it is a graceful
-/// [`shutdown`](ExecutorHandle::shutdown): every queued job runs, then the
-/// threads are joined (outstanding handles do not keep it running).
+/// Build one with [`Executor::builder`]. An `Executor` is cheap to clone
+/// (one reference count, as crossbeam's `Sender` or tokio's `Handle`),
+/// `Send` and `Sync`: give each thread or job that enqueues its own clone.
+/// Every clone is the same executor, with the enqueue family, the metrics,
+/// [`wait_idle`](Executor::wait_idle) and the shutdown methods.
+///
+/// # Lifetime
+///
+/// The pool runs until the last clone is dropped, which is a graceful
+/// [`shutdown`](Executor::shutdown): every accepted job runs, then the
+/// worker threads exit and are joined. Any clone may shut it down earlier
+/// through `&self` ([`shutdown`](Executor::shutdown),
+/// [`shutdown_now`](Executor::shutdown_now),
+/// [`shutdown_timeout`](Executor::shutdown_timeout)); the other clones then
+/// get their jobs back as [`EnqueueError::ShutDown`](crate::EnqueueError::ShutDown).
+///
+/// The pool's own threads, queued jobs and timers do not keep it open. A
+/// job that captures a clone does, until the job has run or been dropped:
+/// a job that re-enqueues itself through its clone forever keeps the pool
+/// running forever. Call [`shutdown`](Executor::shutdown) explicitly when
+/// such jobs may be queued. Dropping the last clone inside one of the
+/// executor's own jobs is allowed: it shuts down as `shutdown` called from
+/// a job does, without waiting for its own thread.
 ///
 /// # Examples
 ///
@@ -49,85 +62,62 @@ use std::time::Duration;
 /// exec.shutdown();
 /// # Ok::<(), priority_executor::BuildError>(())
 /// ```
+///
+/// Clones shared with jobs and threads:
+///
+/// ```
+/// use priority_executor::{Capacity, EnqueueError, Executor, Priority};
+///
+/// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build()?;
+///
+/// // A job enqueues a follow-up job through its own clone.
+/// let inner = exec.clone();
+/// let outer = exec
+///     .enqueue(Priority(1), move || inner.enqueue(Priority(1), || 21 * 2).unwrap())
+///     .unwrap();
+/// assert_eq!(outer.join().unwrap().join(), Ok(42));
+///
+/// // Another thread shuts the executor down through `&self`.
+/// let other = exec.clone();
+/// std::thread::spawn(move || other.shutdown()).join().unwrap();
+/// assert!(exec.is_terminated());
+/// assert!(matches!(exec.enqueue(Priority(1), || ()).unwrap_err(), EnqueueError::ShutDown { .. }));
+/// # Ok::<(), priority_executor::BuildError>(())
+/// ```
 pub struct Executor {
-    handle: ExecutorHandle,
-    /// Set when `shutdown_timeout` gave up waiting: `Drop` must not wait.
-    detached: bool,
+    shared: Arc<Shared>,
 }
 
 impl Executor {
+    /// The first `Executor` of a pool just built.
     pub(crate) fn from_shared(shared: Arc<Shared>) -> Executor {
-        Executor {
-            handle: ExecutorHandle { shared },
-            detached: false,
-        }
-    }
-
-    /// A cheap, clonable handle to this executor (one reference count), for
-    /// jobs and other threads to enqueue, read metrics and shut down
-    /// through. It does not keep the executor running: see
-    /// [`ExecutorHandle`].
-    ///
-    /// # Examples
-    ///
-    /// See [`ExecutorHandle`].
-    pub fn handle(&self) -> ExecutorHandle {
-        self.handle.clone()
-    }
-
-    /// Like [`shutdown`](ExecutorHandle::shutdown), but waits at most `timeout`.
-    ///
-    /// # Errors
-    ///
-    /// [`TimedOut`] with the jobs still queued and running when the
-    /// time ran out. The threads go on draining in the background: nothing
-    /// queued is dropped.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Capacity, Executor, Priority};
-    /// use std::time::Duration;
-    ///
-    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
-    /// let _detached = exec.enqueue(Priority(1), || ());
-    /// assert!(exec.shutdown_timeout(Duration::from_secs(10)).is_ok());
-    /// ```
-    pub fn shutdown_timeout(mut self, timeout: Duration) -> Result<(), TimedOut> {
-        if self.handle.shared.shut_down(deadline_after(timeout)) {
-            Ok(())
-        } else {
-            self.detached = true;
-            let m = self.metrics();
-            Err(TimedOut {
-                queued: m.queued(),
-                running: m.threads.busy,
-            })
-        }
+        shared.acquire();
+        Executor { shared }
     }
 }
 
-impl Deref for Executor {
-    type Target = ExecutorHandle;
-
+impl Clone for Executor {
+    /// Another owner of the same executor: one reference count.
     #[inline]
-    fn deref(&self) -> &ExecutorHandle {
-        &self.handle
+    fn clone(&self) -> Executor {
+        self.shared.acquire();
+        Executor {
+            shared: Arc::clone(&self.shared),
+        }
     }
 }
 
+/// The last clone shuts the executor down gracefully (see
+/// [Lifetime](Executor#lifetime)).
 impl Drop for Executor {
     fn drop(&mut self) {
-        if self.detached {
-            return;
-        }
-        self.handle.shutdown();
+        self.shared.release();
     }
 }
 
 impl fmt::Debug for Executor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let shared = &self.handle.shared;
+        let shared = &self.shared;
         let limits = shared.limits.snapshot();
         f.debug_struct("Executor")
             .field("name", &shared.name)
@@ -136,6 +126,7 @@ impl fmt::Debug for Executor {
             .field("core_threads", &limits.core)
             .field("max_threads", &limits.max)
             .field("keep_alive", &limits.keep_alive)
+            .field("shut_down", &self.is_shut_down())
             .finish_non_exhaustive()
     }
 }

@@ -1,7 +1,7 @@
-//! Awaiting room in a lane: [`ExecutorHandle::reserve`] and its
+//! Awaiting room in a lane: [`Executor::reserve`] and its
 //! [`Permit`]. The waiting itself is the lane's (`lane/space.rs`).
 
-use super::ExecutorHandle;
+use super::Executor;
 use crate::error::EnqueueError;
 use crate::job::JobHandle;
 use crate::job::body::Once;
@@ -15,7 +15,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-impl ExecutorHandle {
+impl Executor {
     /// Waits, without blocking a thread, for a free slot in the lane of
     /// `priority`, and returns a [`Permit`] that queues one job in it
     /// without waiting: the async form of [`enqueue`](Self::enqueue)'s
@@ -55,10 +55,10 @@ impl ExecutorHandle {
     /// # }
     ///
     /// let exec = Executor::builder().lane(Priority(1), Capacity::Bounded(8)).build()?;
-    /// let handle = exec.handle();
+    /// let for_task = exec.clone();
     /// // In an async fn or block, on any runtime:
     /// let job = block_on(async move {
-    ///     let permit = handle.reserve(Priority(1)).await?;
+    ///     let permit = for_task.reserve(Priority(1)).await?;
     ///     Ok::<_, EnqueueError<()>>(permit.enqueue(|| 6 * 7))
     /// })?;
     /// assert_eq!(job.expect("the executor runs").join()?, 42);
@@ -73,7 +73,7 @@ impl ExecutorHandle {
     }
 }
 
-/// The future of [`ExecutorHandle::reserve`]: a [`Permit`] once the lane
+/// The future of [`Executor::reserve`]: a [`Permit`] once the lane
 /// has a free slot. It owns what it needs (`'static`, `Send`, `Unpin`), so
 /// a `Service` may keep one between calls to `poll_ready` and poll it with
 /// [`poll_reserve`](Reserve::poll_reserve).
@@ -90,7 +90,7 @@ impl Reserve {
     ///
     /// # Errors
     ///
-    /// As [`ExecutorHandle::reserve`].
+    /// As [`Executor::reserve`].
     ///
     /// # Examples
     ///
@@ -167,7 +167,7 @@ impl fmt::Debug for Reserve {
     }
 }
 
-/// A slot held in a lane, from [`ExecutorHandle::reserve`]: queues one job
+/// A slot held in a lane, from [`Executor::reserve`]: queues one job
 /// there without waiting, or, dropped unused, gives the slot back.
 #[must_use = "a permit holds a slot of the lane until it is used or dropped"]
 pub struct Permit {
@@ -199,7 +199,7 @@ impl Permit {
     ///
     /// # Examples
     ///
-    /// See [`ExecutorHandle::reserve`].
+    /// See [`Executor::reserve`].
     pub fn enqueue<F, T>(mut self, job: F) -> Result<JobHandle<T>, EnqueueError<F>>
     where
         F: FnOnce() -> T + Send + 'static,

@@ -1,11 +1,11 @@
 //! Reading an executor's settings back and changing them on a live pool.
 
+use super::Executor;
 use super::ExecutorConfig;
-use super::ExecutorHandle;
 use crate::error::BuildError;
 use std::time::Duration;
 
-impl ExecutorHandle {
+impl Executor {
     /// The settings the executor runs with: thread counts, keep-alive,
     /// picker and every lane's configuration.
     ///

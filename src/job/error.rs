@@ -30,7 +30,7 @@ pub enum JobError {
     },
     /// The job never ran: it was cancelled through its handle
     /// ([`JobHandle::cancel`](crate::JobHandle::cancel)), or handed back by
-    /// [`ExecutorHandle::shutdown_now`](crate::ExecutorHandle::shutdown_now) and then
+    /// [`Executor::shutdown_now`](crate::Executor::shutdown_now) and then
     /// dropped; or its result was already taken.
     #[error("job was cancelled before it ran")]
     Cancelled,

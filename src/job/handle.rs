@@ -149,7 +149,7 @@ impl<T> JobHandle<T> {
     /// place until a worker reaches it and drops it unrun, without running
     /// hooks: its lane's `queued` figure (and a bounded lane's slot)
     /// counts it until then, and its lane's `cancelled` counter from then.
-    /// Jobs from [`spawn_future`](crate::ExecutorHandle::spawn_future)
+    /// Jobs from [`spawn_future`](crate::Executor::spawn_future)
     /// cannot be cancelled.
     ///
     /// # Examples
@@ -214,7 +214,7 @@ impl<T> fmt::Debug for JobHandle<T> {
 }
 
 /// A job that never started, handed back by
-/// [`ExecutorHandle::shutdown_now`](crate::ExecutorHandle::shutdown_now).
+/// [`Executor::shutdown_now`](crate::Executor::shutdown_now).
 ///
 /// Run it with [`run`](PendingJob::run) (on the calling thread; its handle
 /// gets the result) or drop it (its handle resolves

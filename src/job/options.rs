@@ -63,7 +63,7 @@ impl JobOptions {
 }
 
 /// How a job run with
-/// [`enqueue_retrying`](crate::ExecutorHandle::enqueue_retrying) is tried again
+/// [`enqueue_retrying`](crate::Executor::enqueue_retrying) is tried again
 /// when it fails (returns `Err` or panics).
 ///
 /// # Examples

@@ -147,7 +147,7 @@ impl LaneConfig {
         self
     }
 
-    /// What [`ExecutorHandle::enqueue`](crate::ExecutorHandle::enqueue) does when the
+    /// What [`Executor::enqueue`](crate::Executor::enqueue) does when the
     /// lane is full.
     ///
     /// # Examples

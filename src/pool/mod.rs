@@ -1,13 +1,15 @@
 //! The pool behind an [`Executor`](crate::Executor): its shared state here,
 //! and by role the producer's path ([`submit`]), running a claimed job
 //! ([`run`]), the worker threads ([`worker`]), shutdown ([`shutdown`]) and
-//! the retry timer ([`timer`]).
+//! the retry timer ([`timer`]), and the count of `Executor` values that
+//! keeps it open ([`owners`]).
 //!
 //! The sleep/wake and shutdown rules these files implement are written down
 //! in `sleep/README.md`; the numbers in the comments refer to them.
 
 mod future;
 mod idle;
+mod owners;
 mod parked;
 mod resize;
 mod run;
@@ -32,6 +34,8 @@ use std::time::{Duration, Instant};
 use timer::Timer;
 
 pub(crate) use future::NewFuture;
+#[cfg(feature = "esb")]
+pub(crate) use owners::Released;
 pub(crate) use worker::probe_thread;
 
 /// `Shared::state` once the executor stops accepting jobs. The lanes'
@@ -125,6 +129,8 @@ pub(crate) struct Shared {
     became_idle: Condvar,
     /// Futures that may be parked, dropped once the pool has ended.
     parked: parked::Parked,
+    /// The `Executor` values that keep the pool open.
+    owners: owners::Owners,
 }
 
 impl Shared {
@@ -178,6 +184,7 @@ impl Shared {
             idle_lock: Mutex::new(idle::IdleGenerations::default()),
             became_idle: Condvar::new(),
             parked: parked::Parked::new(),
+            owners: owners::Owners::default(),
         })
     }
 

@@ -73,7 +73,7 @@ fn two_jobs_waiting_for_idle_both_return() {
         let jobs: Vec<_> = [HIGH, LOW]
             .into_iter()
             .map(|priority| {
-                let handle = exec.handle();
+                let handle = exec.clone();
                 exec.enqueue(priority, move || handle.wait_idle()).unwrap()
             })
             .collect();

@@ -3,12 +3,11 @@
 //! returned: exactly one of the three.
 //!
 //! Both `shutdown_now` and the graceful `shutdown` (through `&self`, on an
-//! `ExecutorHandle`) start with the same close (`Shared::close`), and both
-//! race producers here. The graceful path is also modelled as the owner's
-//! drop: jobs accepted just before the last reference goes, with the worker
-//! on its way to sleep.
+//! `Executor` clone) start with the same close (`Shared::close`), and both
+//! race producers here. The graceful path is also modelled as the drop of
+//! the last clone: jobs accepted just before it goes, with the worker on
+//! its way to sleep.
 use crate::support::{Runs, model, model_with_bound};
-use loom::sync::Arc;
 use priority_executor::{Capacity, EnqueueError, Executor, JobError, Priority, RetryPolicy};
 use std::time::Duration;
 
@@ -21,16 +20,14 @@ const LOW: Priority = Priority(1);
 #[test]
 fn close_racing_enqueue_runs_or_refuses_each_job_once() {
     model(|| {
-        let exec = Arc::new(
-            Executor::builder()
-                .name("loom")
-                .core_threads(1)
-                .max_threads(1)
-                .lane(HIGH, Capacity::Bounded(1))
-                .lane(LOW, Capacity::Bounded(1))
-                .build()
-                .unwrap(),
-        );
+        let exec = Executor::builder()
+            .name("loom")
+            .core_threads(1)
+            .max_threads(1)
+            .lane(HIGH, Capacity::Bounded(1))
+            .lane(LOW, Capacity::Bounded(1))
+            .build()
+            .unwrap();
         let runs = Runs::new(2);
         let producer = {
             let exec = exec.clone();
@@ -83,16 +80,14 @@ fn close_racing_enqueue_runs_or_refuses_each_job_once() {
 fn shutdown_after_enqueue_runs_every_accepted_job() {
     // Bound 2: with 3, 340 000 interleavings (3 minutes on 2 cores).
     model_with_bound(2, || {
-        let exec = Arc::new(
-            Executor::builder()
-                .name("loom")
-                .core_threads(1)
-                .max_threads(1)
-                .lane(HIGH, Capacity::Unbounded)
-                .lane(LOW, Capacity::Unbounded)
-                .build()
-                .unwrap(),
-        );
+        let exec = Executor::builder()
+            .name("loom")
+            .core_threads(1)
+            .max_threads(1)
+            .lane(HIGH, Capacity::Unbounded)
+            .lane(LOW, Capacity::Unbounded)
+            .build()
+            .unwrap();
         assert_eq!(exec.prestart_core_threads(), 1);
         let runs = Runs::new(2);
         let producer = {
@@ -175,7 +170,7 @@ fn graceful_shutdown_racing_enqueue_runs_or_refuses_each_job() {
             .unwrap();
         assert_eq!(exec.prestart_core_threads(), 1);
         let runs = Runs::new(1);
-        let handle = exec.handle();
+        let handle = exec.clone();
         let producer = {
             let runs = runs.clone();
             loom::thread::spawn(move || match handle.enqueue(LOW, runs.job(0)) {
@@ -250,8 +245,8 @@ fn retry_racing_shutdown_now_is_handed_back_or_dead_lettered() {
 }
 
 /// Rule 8: two jobs, one per worker, each shut their own executor down
-/// through a handle. Neither waits for the other (each is waiting on the
-/// pool), both return, and the owner's drop then joins both threads
+/// through a clone. Neither waits for the other (each is waiting on the
+/// pool), both return, and the last clone's drop then joins both threads
 /// (with each waiting for the other, loom reports the deadlock).
 #[test]
 #[ignore = "bound 1 ran past 30 minutes on 2 shared cores, past CI's budget; run by hand with --ignored"]
@@ -274,7 +269,7 @@ fn two_jobs_shutting_down_at_once_both_return() {
         let jobs: Vec<_> = [HIGH, LOW]
             .into_iter()
             .filter_map(|priority| {
-                let handle = exec.handle();
+                let handle = exec.clone();
                 match exec.enqueue(priority, move || handle.shutdown()) {
                     Ok(job) => Some(job),
                     Err(e) => {

@@ -166,7 +166,7 @@ fn outputs_over_aligned_zero_sized_and_large() {
 
 #[test]
 fn handles_outlive_the_thread_that_enqueued_and_cells_freed_on_exiting_threads() {
-    let exec = Arc::new(pool(2));
+    let exec = pool(2);
     let producer = {
         let exec = exec.clone();
         thread::spawn(move || {
@@ -194,7 +194,7 @@ fn handles_outlive_the_thread_that_enqueued_and_cells_freed_on_exiting_threads()
     .join()
     .unwrap();
     // And the workers exit with theirs.
-    Arc::into_inner(exec).expect("last owner").shutdown();
+    exec.shutdown();
     priority_executor::release_spare_cells();
 }
 

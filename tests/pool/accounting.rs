@@ -9,16 +9,14 @@ use std::sync::atomic::{AtomicU32, Ordering};
 fn every_job_runs_exactly_once_under_several_producers() {
     const PRODUCERS: usize = 4;
     const PER_PRODUCER: usize = 5_000;
-    let exec = Arc::new(
-        Executor::builder()
-            .core_threads(2)
-            .max_threads(4)
-            .lane(Priority(10), Capacity::Bounded(64))
-            .lane(Priority(5), Capacity::Unbounded)
-            .lane(Priority(1), Capacity::Bounded(16))
-            .build()
-            .unwrap(),
-    );
+    let exec = Executor::builder()
+        .core_threads(2)
+        .max_threads(4)
+        .lane(Priority(10), Capacity::Bounded(64))
+        .lane(Priority(5), Capacity::Unbounded)
+        .lane(Priority(1), Capacity::Bounded(16))
+        .build()
+        .unwrap();
     let runs: Arc<Vec<AtomicU32>> = Arc::new(
         (0..PRODUCERS * PER_PRODUCER)
             .map(|_| AtomicU32::new(0))
@@ -48,7 +46,6 @@ fn every_job_runs_exactly_once_under_several_producers() {
     for p in producers {
         p.join().unwrap();
     }
-    let exec = Arc::try_unwrap(exec).unwrap();
     let m = {
         // Shut down, then read the final counters through a fresh metrics
         // call made just before the executor goes away.
@@ -118,7 +115,7 @@ fn counters_add_up_once_every_handle_has_resolved() {
         assert_eq!(lane.completed + lane.panicked, 5_000, "{lane:?}");
     }
     assert_eq!(m.lanes.iter().map(|l| l.panicked).sum::<u64>(), 10);
-    let handle = exec.handle();
+    let handle = exec.clone();
     exec.shutdown_timeout(std::time::Duration::from_secs(60))
         .unwrap();
     // Each worker kept its own count of the jobs it dispatched and

@@ -159,9 +159,9 @@ fn caller_runs_runs_the_overflow_here_and_goes_on() {
 
 #[test]
 fn a_batch_stopped_by_shutdown_midway_loses_nothing() {
-    let exec = Arc::new(builder(1, 1).lane(P, Capacity::Unbounded).build().unwrap());
+    let exec = builder(1, 1).lane(P, Capacity::Unbounded).build().unwrap();
     let gate = hold_worker(&exec, P);
-    let stopper = exec.handle();
+    let stopper = exec.clone();
     let handed_back = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&handed_back);
     // The batch's own iterator shuts the executor down at job 100.

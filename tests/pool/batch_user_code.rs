@@ -123,16 +123,14 @@ fn a_lazy_iterator_waiting_for_its_first_job_sees_it_run() {
 #[test]
 fn an_iterator_enqueueing_into_the_same_bounded_lane_finds_room() {
     let inner = watchdog("a batch's iterator enqueueing into its lane", || {
-        let e = Arc::new(
-            Executor::builder()
-                .name("batch-same-lane")
-                .core_threads(1)
-                .max_threads(1)
-                .lane(P, Capacity::Bounded(2))
-                .build()
-                .unwrap(),
-        );
-        let handle = e.handle();
+        let e = Executor::builder()
+            .name("batch-same-lane")
+            .core_threads(1)
+            .max_threads(1)
+            .lane(P, Capacity::Bounded(2))
+            .build()
+            .unwrap();
+        let handle = e.clone();
         let mut step = 0;
         let mut inner = None;
         let jobs = std::iter::from_fn(|| {

@@ -43,7 +43,7 @@ fn config_returns_every_setting_given() {
     assert_eq!(low.promote_after, Some(Duration::from_millis(1500)));
     assert_eq!(low.when_full, RejectionPolicy::Block);
     // The same through a handle.
-    assert_eq!(exec.handle().config(), config);
+    assert_eq!(exec.clone().config(), config);
 }
 
 #[test]

@@ -202,9 +202,8 @@ fn refused_jobs_are_returned_and_dropped_once() {
     // A producer blocked on the full lane, then shut down: refused. It may
     // not have reached the wait yet when shutdown_now runs; the outcome is
     // the same either way.
-    let exec = Arc::new(exec);
     let blocked = {
-        let exec = Arc::clone(&exec);
+        let exec = exec.clone();
         let job = drops.job(4, false);
         thread::spawn(move || match exec.enqueue(HIGH, job) {
             Err(e @ EnqueueError::ShutDown { .. }) => drop(e),
@@ -223,9 +222,6 @@ fn refused_jobs_are_returned_and_dropped_once() {
     drop(exec.enqueue(LOW, drops.job(6, false)).unwrap_err());
 
     drop(release);
-    match Arc::try_unwrap(exec) {
-        Ok(exec) => exec.shutdown(),
-        Err(_) => panic!("executor still shared"),
-    }
+    exec.shutdown();
     drops.assert_each_once();
 }

@@ -32,7 +32,7 @@ fn a_future_awaiting_another_job_releases_its_worker_meanwhile() {
     // future gave the worker back.
     let result = watchdog("a future awaiting a job on a one-worker pool", || {
         let e = exec(1);
-        let handle = e.handle();
+        let handle = e.clone();
         let total = e
             .spawn_future(HIGH, async move {
                 let a = handle.enqueue(LOW, || 40).unwrap().await.unwrap();

@@ -1,7 +1,8 @@
 //! What a thread of the pool may wait for (rule 8 of `sleep/README.md`):
 //! jobs that wait on their own executor (`shutdown`, dropping the last
 //! `Executor`, `wait_idle`) never wait for each other, however many do it
-//! at once, and the owner's `drop` still joins every worker thread.
+//! at once, and dropping the last clone outside the pool still joins
+//! every worker thread.
 //!
 //! Each scenario runs under a watchdog ([`within`]): a deadlock fails the
 //! test with what hung, instead of hanging the test binary.
@@ -28,7 +29,7 @@ fn exec(threads: usize) -> Executor {
 }
 
 /// `jobs` jobs, one per worker, meet at a barrier and then all call
-/// `shutdown` on their own executor; then the owner drops it.
+/// `shutdown` on their own executor; then the test drops the last clone.
 fn jobs_shut_down_at_once(jobs: usize) {
     within(
         "jobs shutting down their own executor at once",
@@ -38,7 +39,7 @@ fn jobs_shut_down_at_once(jobs: usize) {
             let all_in = Arc::new(Barrier::new(jobs));
             let handles: Vec<_> = (0..jobs)
                 .map(|i| {
-                    let (handle, all_in) = (e.handle(), Arc::clone(&all_in));
+                    let (handle, all_in) = (e.clone(), Arc::clone(&all_in));
                     e.enqueue(P, move || {
                         all_in.wait();
                         handle.shutdown();
@@ -67,19 +68,20 @@ fn four_jobs_shutting_down_at_once_all_return() {
 #[test]
 fn a_job_shutting_down_while_another_drops_the_last_executor() {
     let (done_tx, done) = mpsc::channel();
-    let e = Arc::new(exec(2));
+    let e = exec(2);
     let all_in = Arc::new(Barrier::new(3));
-    let (handle, barrier) = (e.handle(), Arc::clone(&all_in));
+    let (handle, barrier) = (e.clone(), Arc::clone(&all_in));
     let tx = done_tx.clone();
     let _a = e.enqueue(P, move || {
         barrier.wait();
         handle.shutdown();
         tx.send("shutdown").unwrap();
     });
-    let (owner, barrier) = (Arc::clone(&e), Arc::clone(&all_in));
+    let (owner, barrier) = (e.clone(), Arc::clone(&all_in));
     let _b = e.enqueue(P, move || {
         barrier.wait();
-        // The last reference: its drop is a shutdown from inside a job.
+        // The last clone but for the other job's: whichever of the two
+        // jobs lets go last shuts the executor down from inside a job.
         drop(owner);
         done_tx.send("dropped").unwrap();
     });
@@ -101,7 +103,7 @@ fn two_jobs_waiting_for_idle_at_once_both_return() {
         let all_in = Arc::new(Barrier::new(2));
         let handles: Vec<_> = (0..2)
             .map(|_| {
-                let (handle, all_in) = (e.handle(), Arc::clone(&all_in));
+                let (handle, all_in) = (e.clone(), Arc::clone(&all_in));
                 e.enqueue(P, move || {
                     all_in.wait();
                     // Generous: before the fix each waits for the other
@@ -125,14 +127,14 @@ fn a_job_waiting_for_idle_and_a_job_shutting_down_both_return() {
     let idle = within("one job in wait_idle, one in shutdown", LIMIT, || {
         let e = exec(2);
         let all_in = Arc::new(Barrier::new(2));
-        let (handle, barrier) = (e.handle(), Arc::clone(&all_in));
+        let (handle, barrier) = (e.clone(), Arc::clone(&all_in));
         let waiter = e
             .enqueue(P, move || {
                 barrier.wait();
                 handle.wait_idle_timeout(Duration::from_secs(10))
             })
             .unwrap();
-        let (handle, barrier) = (e.handle(), Arc::clone(&all_in));
+        let (handle, barrier) = (e.clone(), Arc::clone(&all_in));
         let closer = e
             .enqueue(P, move || {
                 barrier.wait();
@@ -175,7 +177,8 @@ thread_local! {
     static LOCAL: RefCell<Option<Local>> = const { RefCell::new(None) };
 }
 
-/// The worker whose job called `shutdown` is joined by the owner's drop:
+/// The worker whose job called `shutdown` is joined by the drop of the
+/// last clone outside the pool:
 /// when `drop` returns, that thread's thread-local destructors are done.
 #[test]
 fn drop_joins_the_worker_that_shut_down_from_its_job() {
@@ -187,7 +190,7 @@ fn drop_joins_the_worker_that_shut_down_from_its_job() {
         finished: Arc::clone(&finished),
     };
     let e = exec(1);
-    let handle = e.handle();
+    let handle = e.clone();
     e.enqueue(P, move || {
         LOCAL.with(|l| *l.borrow_mut() = Some(local));
         handle.shutdown();
@@ -195,7 +198,7 @@ fn drop_joins_the_worker_that_shut_down_from_its_job() {
     .unwrap()
     .join()
     .unwrap();
-    within("the owner's drop", LIMIT, move || drop(e));
+    within("the last clone's drop", LIMIT, move || drop(e));
     assert_eq!(
         finished.load(Ordering::SeqCst),
         1,

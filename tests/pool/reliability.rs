@@ -121,29 +121,27 @@ fn load(toml: &str) -> Result<Owned<Executors>, ConfigError> {
 mod item1 {
     use super::*;
 
-    /// Two prestarted workers; a job holds the last `Arc<Executor>` and
+    /// Two prestarted workers; a job holds the last `Executor` clone and
     /// drops it. The drop must return once the other worker has exited.
     /// Repeated, since the hang needs the other worker to exit after the
     /// dropping one started waiting (the usual order).
     #[test]
-    fn a_job_dropping_the_last_arc_of_its_executor_returns() {
+    fn a_job_dropping_the_last_clone_of_its_executor_returns() {
         for round in 0..5 {
             within(
-                &format!("round {round}: a job drops the last Arc<Executor> of its own pool"),
+                &format!("round {round}: a job drops the last Executor clone of its own pool"),
                 LIMIT,
                 || {
-                    let exec = Arc::new(
-                        Executor::builder()
-                            .name("self-drop")
-                            .core_threads(2)
-                            .max_threads(2)
-                            .lane(P, Capacity::Unbounded)
-                            .build()
-                            .expect("valid settings"),
-                    );
+                    let exec = Executor::builder()
+                        .name("self-drop")
+                        .core_threads(2)
+                        .max_threads(2)
+                        .lane(P, Capacity::Unbounded)
+                        .build()
+                        .expect("valid settings");
                     assert_eq!(exec.prestart_core_threads(), 2);
                     let (go_tx, go) = mpsc::channel::<()>();
-                    let last = Arc::clone(&exec);
+                    let last = exec.clone();
                     let handle = exec
                         .enqueue(P, move || {
                             go.recv().expect("the test sends go");
@@ -164,7 +162,7 @@ mod item1 {
     /// its (one hour) timeout.
     #[test]
     fn await_termination_from_a_job_returns_once_the_other_workers_exit() {
-        let exec = Owned::new(Arc::new(
+        let exec = Owned::new(
             Executor::builder()
                 .name("self-await")
                 .core_threads(2)
@@ -172,9 +170,9 @@ mod item1 {
                 .lane(P, Capacity::Unbounded)
                 .build()
                 .expect("valid settings"),
-        ));
+        );
         assert_eq!(exec.prestart_core_threads(), 2);
-        let inner = Arc::clone(&*exec);
+        let inner = (*exec).clone();
         let handle = exec
             .enqueue(P, move || {
                 let pending = inner.shutdown_now();

@@ -57,7 +57,7 @@ fn ten_thousand_reserves_from_four_tasks_run_every_job_exactly_once() {
     runtime.block_on(async {
         let tasks: Vec<_> = (0..TASKS)
             .map(|t| {
-                let (handle, runs) = (e.handle(), Arc::clone(&runs));
+                let (handle, runs) = (e.clone(), Arc::clone(&runs));
                 tokio::spawn(async move {
                     for i in 0..PER_TASK {
                         let id = t * PER_TASK + i;
@@ -169,7 +169,7 @@ fn shutdown_ends_every_wait_and_refuses_a_late_permit() {
     let Poll::Ready(Ok(permit)) = poll(&mut ready, &w) else {
         panic!("the high lane has room");
     };
-    let handle = e.handle();
+    let handle = e.clone();
     let closer = std::thread::spawn(move || handle.shutdown());
     // The waiter is woken by the close, and told.
     crate::common::wait_until("the waiter is woken", || count.0.load(Ordering::SeqCst) > 0);

@@ -147,10 +147,10 @@ fn a_shorter_keep_alive_applies_to_workers_already_asleep() {
 
 #[test]
 fn resizing_while_jobs_flow_loses_none() {
-    let e = Arc::new(exec(1, 2));
+    let e = exec(1, 2);
     let stop = Arc::new(AtomicBool::new(false));
     let resizer = {
-        let (e, stop) = (Arc::clone(&e), Arc::clone(&stop));
+        let (e, stop) = (e.clone(), Arc::clone(&stop));
         std::thread::spawn(move || {
             let mut i = 0usize;
             while !stop.load(Ordering::SeqCst) {

@@ -24,7 +24,7 @@ fn exec(threads: usize) -> Executor {
 
 #[test]
 fn waiters_on_many_threads_return_once_every_job_has_run() {
-    let e = Arc::new(exec(2));
+    let e = exec(2);
     let gate = Gate::default();
     let done = Arc::new(AtomicUsize::new(0));
     for i in 0..200 {
@@ -39,7 +39,7 @@ fn waiters_on_many_threads_return_once_every_job_has_run() {
     assert!(!e.wait_idle_timeout(Duration::from_millis(20)));
     let waiters: Vec<_> = (0..8)
         .map(|_| {
-            let (e, done) = (Arc::clone(&e), Arc::clone(&done));
+            let (e, done) = (e.clone(), Arc::clone(&done));
             std::thread::spawn(move || {
                 e.wait_idle();
                 done.load(Ordering::SeqCst)
@@ -124,7 +124,7 @@ fn after_shutdown_now_only_the_running_jobs_are_waited_for() {
 fn a_job_waiting_for_idle_does_not_wait_for_itself() {
     let done = watchdog("wait_idle from inside a job", || {
         let e = exec(2);
-        let handle = e.handle();
+        let handle = e.clone();
         let inner = e
             .enqueue(P, move || {
                 handle.wait_idle();
@@ -153,7 +153,7 @@ fn a_job_waiting_for_idle_is_woken_when_the_other_jobs_finish() {
             })
             .unwrap();
         started.recv().unwrap();
-        let handle = e.handle();
+        let handle = e.clone();
         let (waiting_tx, waiting) = std::sync::mpsc::channel();
         let waiter = e
             .enqueue(P, move || {
@@ -181,7 +181,7 @@ fn every_waiter_of_an_idle_moment_returns_though_the_next_wave_has_begun() {
     const ROUNDS: usize = 20;
     watchdog("the waiters of an idle moment", || {
         for round in 0..ROUNDS {
-            let e = Arc::new(exec(WAITERS));
+            let e = exec(WAITERS);
             let this_wave = Gate::default();
             let next_wave = Gate::default();
             let held = this_wave.clone();
@@ -190,7 +190,7 @@ fn every_waiter_of_an_idle_moment_returns_though_the_next_wave_has_begun() {
             let (back_tx, back) = std::sync::mpsc::channel();
             let waiters: Vec<_> = (0..WAITERS)
                 .map(|i| {
-                    let (e, next_wave) = (Arc::clone(&e), next_wave.clone());
+                    let (e, next_wave) = (e.clone(), next_wave.clone());
                     let (ready_tx, back_tx) = (ready_tx.clone(), back_tx.clone());
                     std::thread::spawn(move || {
                         ready_tx.send(()).unwrap();

@@ -398,3 +398,51 @@ fn thread_settings_alone_apply_in_place() {
     drop(before);
     executors.shutdown();
 }
+
+#[test]
+fn a_clone_from_get_keeps_a_retired_executor_open_until_it_is_dropped() {
+    let gate = Gate::default();
+    let (executors, counts, _started) = registry(BEFORE, &gate);
+    gate.open();
+    let removed = executors.get("removed").expect("declared");
+    let reload = executors.reload_toml_str(AFTER).expect("valid");
+    assert_eq!(reload.removed, ["removed"]);
+    assert!(executors.get("removed").is_err(), "no longer listed");
+    // Retired, but the clone still queues into it.
+    assert!(!removed.is_shut_down());
+    assert_eq!(
+        removed.enqueue(Priority(1), || 6 * 7).unwrap().join(),
+        Ok(42)
+    );
+    assert!(!reload.is_drained(), "the clone is still held");
+    let (ran_tx, ran) = mpsc::channel();
+    let _detached = removed.enqueue(Priority(1), move || ran_tx.send(()).unwrap());
+    // Dropping the last clone hands it to be drained: every job it
+    // accepted runs, then its threads stop.
+    drop(removed);
+    reload.wait();
+    assert!(reload.is_drained());
+    ran.try_recv()
+        .expect("the accepted job ran before the drain ended");
+    assert!(counts.lock().expect("lock").is_empty());
+    executors.shutdown();
+}
+
+#[test]
+fn shutting_the_registry_down_shuts_down_a_retired_executor_still_held() {
+    let gate = Gate::default();
+    let (executors, _counts, _started) = registry(BEFORE, &gate);
+    gate.open();
+    let removed = executors.get("removed").expect("declared");
+    let reload = executors.reload_toml_str(AFTER).expect("valid");
+    let (ran_tx, ran) = mpsc::channel();
+    let _detached = removed.enqueue(Priority(1), move || ran_tx.send(()).unwrap());
+    executors.shutdown();
+    // Drained and stopped, though the clone is still held: it refuses now.
+    ran.try_recv().expect("the accepted job ran");
+    assert!(reload.is_drained());
+    assert!(removed.is_terminated());
+    let err = removed.enqueue(Priority(1), || 7).unwrap_err();
+    assert_eq!(err.into_inner()(), 7);
+    drop(removed);
+}

@@ -198,7 +198,7 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
     for &(p, c) in &config.lanes {
         builder = builder.lane(p, c);
     }
-    let exec = Arc::new(builder.build().expect("valid random config"));
+    let exec = builder.build().expect("valid random config");
     let priorities: Vec<Priority> = exec
         .config()
         .lanes
@@ -216,7 +216,7 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
 
     let producers: Vec<_> = (0..PRODUCERS)
         .map(|p| {
-            let exec = Arc::clone(&exec);
+            let exec = exec.clone();
             let ledger = Arc::clone(&ledger);
             let attempts = Arc::clone(&attempts);
             let stop_tx = stop_tx.clone();
@@ -424,10 +424,7 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
     totals.refused_unknown += refused_unknown;
     totals.cancelled += cancelled_by_handle;
 
-    match Arc::try_unwrap(exec) {
-        Ok(exec) => exec.shutdown(),
-        Err(_) => panic!("a producer still holds the executor"),
-    }
+    exec.shutdown();
     // Every worker that ran a job has exited: its thread-local guard was
     // dropped before `shutdown` joined it.
     assert_eq!(

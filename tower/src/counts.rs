@@ -134,7 +134,7 @@ impl Outcome {
 /// use priority_executor_tower::PriorityLayer;
 ///
 /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build()?;
-/// let layer = PriorityLayer::new(exec.handle());
+/// let layer = PriorityLayer::new(exec.clone());
 /// let counts = layer.counts();
 /// assert_eq!((counts.received, counts.in_flight()), (0, 0));
 /// # Ok::<(), priority_executor::BuildError>(())

@@ -5,7 +5,7 @@ use crate::counts::{Counters, Counts};
 use crate::refused::{Refused, RefusedHook};
 use crate::service::PriorityService;
 use crate::{BlockingHandler, headers_to_message};
-use priority_executor::{ExecutorHandle, Executors, Priority};
+use priority_executor::{Executor, Executors, Priority};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,8 +27,8 @@ pub(crate) type ClassifyFn = Arc<dyn Fn(&http::request::Parts) -> Priority + Sen
 #[derive(Clone)]
 pub(crate) enum Target {
     /// One executor, and its lowest lane (lanes never change).
-    Handle {
-        executor: ExecutorHandle,
+    One {
+        executor: Executor,
         lowest: Priority,
     },
     /// A registry's executor, looked up for each request, so that a reload
@@ -66,7 +66,7 @@ pub(crate) enum Target {
 ///     .lane(Priority(10), Capacity::Bounded(100))
 ///     .lane(Priority(1), Capacity::Bounded(100))
 ///     .build()?;
-/// let layer = PriorityLayer::new(exec.handle())
+/// let layer = PriorityLayer::new(exec.clone())
 ///     .classify(|head| {
 ///         if head.headers.contains_key("x-premium") { Priority(10) } else { Priority(1) }
 ///     })
@@ -133,12 +133,14 @@ impl std::error::Error for UnknownExecutor {}
 
 impl PriorityLayer {
     /// Requests go to `executor`, each in its lowest lane until a
-    /// [`classify`](PriorityLayer::classify) closure says otherwise.
+    /// [`classify`](PriorityLayer::classify) closure says otherwise. The
+    /// layer and its services keep a clone, so the executor stays open
+    /// while they live (or until it is shut down through any clone).
     ///
     /// # Examples
     ///
     /// See [`PriorityLayer`].
-    pub fn new(executor: ExecutorHandle) -> Self {
+    pub fn new(executor: Executor) -> Self {
         let name = Arc::from(executor.name());
         // The builder refuses an executor without lanes.
         let lowest = executor
@@ -146,7 +148,7 @@ impl PriorityLayer {
             .lanes
             .last()
             .map_or(Priority(0), |lane| lane.priority);
-        PriorityLayer::with_target(Target::Handle { executor, lowest }, name)
+        PriorityLayer::with_target(Target::One { executor, lowest }, name)
     }
 
     /// Requests go to the registry's executor `name`, each in the lane its
@@ -244,7 +246,7 @@ impl PriorityLayer {
     /// use std::time::Duration;
     ///
     /// let exec = Executor::builder().lane(Priority(1), Capacity::Bounded(10)).build()?;
-    /// let layer = PriorityLayer::new(exec.handle()).retry_after(Duration::from_secs(5));
+    /// let layer = PriorityLayer::new(exec.clone()).retry_after(Duration::from_secs(5));
     /// # let _ = layer;
     /// # Ok::<(), priority_executor::BuildError>(())
     /// ```
@@ -271,7 +273,7 @@ impl PriorityLayer {
     /// use priority_executor_tower::PriorityLayer;
     ///
     /// let exec = Executor::builder().lane(Priority(1), Capacity::Bounded(10)).build()?;
-    /// let layer = PriorityLayer::new(exec.handle()).body_limit(64 * 1024);
+    /// let layer = PriorityLayer::new(exec.clone()).body_limit(64 * 1024);
     /// # let _ = layer;
     /// # Ok::<(), priority_executor::BuildError>(())
     /// ```
@@ -304,7 +306,7 @@ impl PriorityLayer {
     /// use priority_executor_tower::PriorityLayer;
     ///
     /// let exec = Executor::builder().lane(Priority(1), Capacity::Bounded(10)).build()?;
-    /// let layer = PriorityLayer::new(exec.handle()).on_refused(|refused| {
+    /// let layer = PriorityLayer::new(exec.clone()).on_refused(|refused| {
     ///     eprintln!("{:?} refused at priority {}: {} bytes", refused.outcome, refused.priority,
     ///         refused.request.body().len());
     /// });
@@ -333,7 +335,7 @@ impl PriorityLayer {
             return Some(classify(head));
         }
         match &self.target {
-            Target::Handle { lowest, .. } => Some(*lowest),
+            Target::One { lowest, .. } => Some(*lowest),
             Target::Registry { executors, name } => {
                 executors.priority_for(name, &headers_to_message(&head.headers))
             }
@@ -352,7 +354,7 @@ impl<H: BlockingHandler> Layer<H> for PriorityLayer {
 impl fmt::Debug for PriorityLayer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let target = match &self.target {
-            Target::Handle { executor, .. } => executor.name().to_owned(),
+            Target::One { executor, .. } => executor.name().to_owned(),
             Target::Registry { name, .. } => format!("registry: {name}"),
         };
         f.debug_struct("PriorityLayer")

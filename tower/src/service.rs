@@ -33,7 +33,7 @@ pub type ResponseFuture =
 ///
 /// For each request: the priority is taken from the request's head, the
 /// body is read (up to the layer's limit), and the handler is queued with
-/// [`try_enqueue_value_with`](priority_executor::ExecutorHandle::try_enqueue_value_with),
+/// [`try_enqueue_value_with`](priority_executor::Executor::try_enqueue_value_with),
 /// which never blocks; the response future then awaits the job's handle.
 /// Each request ends in one [`Outcome`], counted:
 ///
@@ -201,7 +201,7 @@ fn enqueue<H: BlockingHandler>(
     options: JobOptions,
 ) -> Result<JobHandle<Response<Bytes>>, EnqueueError<Queued<H>>> {
     match &layer.target {
-        Target::Handle { executor, .. } => {
+        Target::One { executor, .. } => {
             executor.try_enqueue_value_with(priority, queued, handler::run::<H>, options)
         }
         Target::Registry { executors, name } => match executors.get(name) {

@@ -44,7 +44,7 @@ async fn outcomes_are_counted_through_the_metrics_facade() {
         .lane(Priority(1), Capacity::Bounded(8))
         .build()
         .expect("a valid executor");
-    let layer = PriorityLayer::new(exec.handle());
+    let layer = PriorityLayer::new(exec.clone());
     let mut service = layer.layer(|request: Request<Bytes>| {
         if request.body().is_empty() {
             panic!("an empty form");

@@ -207,11 +207,11 @@ where
                 for lane in lanes {
                     exec = exec.lane(lane, Capacity::Bounded(self.instances));
                 }
-                let exec = Arc::new(exec.build().map_err(|e| BridgeError::Config {
+                let exec = exec.build().map_err(|e| BridgeError::Config {
                     queue: inbox.clone(),
                     setting: "instances".to_owned(),
                     reason: e.to_string(),
-                })?);
+                })?;
                 let (tx, rx) = mpsc::sync_channel::<Marker>(1);
                 let handler_addr = addr.clone();
                 let bridge = Bridge::builder(self.uri.as_str(), exec)

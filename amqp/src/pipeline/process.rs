@@ -127,15 +127,13 @@ where
     /// Waits for the reports of the other `count - 1` marker holders of
     /// this epoch on the control queue; older epochs' reports are dropped.
     fn await_reports(&self, inbox: &str, marker: &Marker) -> Result<(), BridgeError> {
-        let exec = Arc::new(
-            Executor::builder()
-                .name("drain-reports")
-                .core_threads(1)
-                .max_threads(1)
-                .lane(Priority(1), Capacity::Unbounded)
-                .build()
-                .map_err(|e| BridgeError::Runtime(e.to_string()))?,
-        );
+        let exec = Executor::builder()
+            .name("drain-reports")
+            .core_threads(1)
+            .max_threads(1)
+            .lane(Priority(1), Capacity::Unbounded)
+            .build()
+            .map_err(|e| BridgeError::Runtime(e.to_string()))?;
         let (tx, rx) = mpsc::channel::<u32>();
         let tx = Mutex::new(tx);
         let epoch = marker.epoch.clone();

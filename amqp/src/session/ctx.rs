@@ -5,7 +5,7 @@ use crate::config::ConsumerConfig;
 use crate::delivery::{Failure, Incoming};
 use crate::drain::Marker;
 use crate::metrics::{Counters, Event};
-use priority_executor::{ExecutorHandle, Priority};
+use priority_executor::{Executor, Priority};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,7 +19,7 @@ pub(crate) struct Ctx {
     pub(crate) queue: Arc<str>,
     pub(crate) unmapped: Priority,
     pub(crate) config: ConsumerConfig,
-    pub(crate) executor: ExecutorHandle,
+    pub(crate) executor: Executor,
     pub(crate) handler: HandlerFn,
     pub(crate) counters: Arc<Counters>,
     pub(crate) events: Option<EventFn>,

@@ -3,7 +3,6 @@
 use priority_executor::{Capacity, Executor, Priority};
 use priority_executor_amqp::Publisher;
 use std::io::Write;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The broker's URI: `AMQP_ADDR`, or the local node of `scripts/rabbitmq`.
@@ -55,17 +54,15 @@ pub fn unique(name: &str) -> String {
 }
 
 /// An executor with lanes 10 and 1 (bounded 64) and `threads` threads.
-pub fn executor(threads: usize) -> Arc<Executor> {
-    Arc::new(
-        Executor::builder()
-            .name("amqp-test")
-            .core_threads(threads)
-            .max_threads(threads)
-            .lane(Priority(10), Capacity::Bounded(64))
-            .lane(Priority(1), Capacity::Bounded(64))
-            .build()
-            .expect("executor"),
-    )
+pub fn executor(threads: usize) -> Executor {
+    Executor::builder()
+        .name("amqp-test")
+        .core_threads(threads)
+        .max_threads(threads)
+        .lane(Priority(10), Capacity::Bounded(64))
+        .lane(Priority(1), Capacity::Bounded(64))
+        .build()
+        .expect("executor")
 }
 
 /// Waits until `done()` holds, at most `limit`.

@@ -138,14 +138,12 @@ fn a_job_not_started_in_time_is_dead_lettered_as_expired() {
         ])
         .expect("publish");
     // One thread: "late" waits in the lane while "slow" runs 400 ms.
-    let exec = Arc::new(
-        Executor::builder()
-            .core_threads(1)
-            .max_threads(1)
-            .lane(Priority(1), Capacity::Bounded(8))
-            .build()
-            .expect("executor"),
-    );
+    let exec = Executor::builder()
+        .core_threads(1)
+        .max_threads(1)
+        .lane(Priority(1), Capacity::Bounded(8))
+        .build()
+        .expect("executor");
     let bridge = Bridge::builder(crate::common::uri(), exec)
         .consume(config, |msg| {
             if msg.body() == b"slow" {

@@ -47,8 +47,8 @@ prefetch = 3
     }
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
-    let handle = executors.get("visa_file").expect("declared").handle();
-    let bridge = Bridge::builder_for(uri(), handle)
+    let exec = executors.get("visa_file").expect("declared");
+    let bridge = Bridge::builder(uri(), exec)
         .consume(config, move |msg| {
             s.lock().unwrap().push((
                 msg.message_id().unwrap_or("-").to_owned(),

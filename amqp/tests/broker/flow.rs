@@ -95,14 +95,12 @@ fn a_full_lane_keeps_deliveries_in_hand_and_loses_none() {
     publisher
         .publish_all((0..40).map(|i| Outgoing::to_queue(&queue, "x").message_id(i.to_string())))
         .expect("publish");
-    let exec = Arc::new(
-        Executor::builder()
-            .core_threads(1)
-            .max_threads(1)
-            .lane(Priority(1), Capacity::Bounded(4))
-            .build()
-            .expect("executor"),
-    );
+    let exec = Executor::builder()
+        .core_threads(1)
+        .max_threads(1)
+        .lane(Priority(1), Capacity::Bounded(4))
+        .build()
+        .expect("executor");
     // Another producer fills the lane first: one job holds the thread,
     // four wait.
     let (release, gate) = mpsc::channel::<()>();

@@ -61,14 +61,12 @@ fn jobs_handed_back_by_shutdown_now_are_requeued() {
         .publish_all((0..10).map(|i| Outgoing::to_queue(&queue, "x").message_id(i.to_string())))
         .expect("publish");
     // One thread: the first job holds it; four wait in the lane.
-    let exec = Arc::new(
-        Executor::builder()
-            .core_threads(1)
-            .max_threads(1)
-            .lane(Priority(1), Capacity::Bounded(8))
-            .build()
-            .expect("executor"),
-    );
+    let exec = Executor::builder()
+        .core_threads(1)
+        .max_threads(1)
+        .lane(Priority(1), Capacity::Bounded(8))
+        .build()
+        .expect("executor");
     let (release, gate) = mpsc::channel::<()>();
     let gate = Mutex::new(gate);
     let ran = Arc::new(AtomicUsize::new(0));

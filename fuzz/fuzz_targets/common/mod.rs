@@ -196,6 +196,5 @@ pub fn wait_threads_gone(prefix: &str) -> Vec<String> {
 /// around them, should one come back while a long run looks for new ones.
 pub fn known_bugs() -> bool {
     static KNOWN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *KNOWN
-        .get_or_init(|| std::env::var_os("PRIORITY_EXECUTOR_FUZZ_KNOWN").is_none_or(|v| v != "0"))
+    *KNOWN.get_or_init(|| std::env::var_os("PRIORITY_EXECUTOR_FUZZ_KNOWN").is_none_or(|v| v != "0"))
 }

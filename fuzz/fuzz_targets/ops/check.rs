@@ -6,9 +6,7 @@ use crate::batch::{self, Shape};
 use crate::common::{Guard, Record, is_deliberate};
 use crate::futures::{self, Pending};
 use crate::helper::{Command, Helper};
-use priority_executor::{
-    Capacity, EnqueueError, Executor, ExecutorHandle, JobError, JobHandle, Priority,
-};
+use priority_executor::{Capacity, EnqueueError, Executor, JobError, JobHandle, Priority};
 use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
@@ -65,7 +63,7 @@ pub struct Future {
 }
 
 pub struct Run {
-    pub exec: Option<ExecutorHandle>,
+    pub exec: Option<Executor>,
     pub priorities: Vec<Priority>,
     capacities: Vec<Capacity>,
     pub jobs: Vec<Job>,
@@ -82,7 +80,7 @@ impl Run {
         let config = exec.config();
         let priorities: Vec<_> = config.lanes.iter().map(|l| l.priority).collect();
         Run {
-            exec: Some(exec.handle()),
+            exec: Some(exec.clone()),
             capacities: config.lanes.iter().map(|l| l.capacity).collect(),
             futures_in_lane: vec![0; priorities.len()],
             priorities,
@@ -93,8 +91,10 @@ impl Run {
         }
     }
 
-    fn exec(&self) -> &ExecutorHandle {
-        self.exec.as_ref().expect("the executor's handle")
+    fn exec(&self) -> &Executor {
+        self.exec
+            .as_ref()
+            .expect("the script's clone of the executor")
     }
 
     pub fn lane_of(&self, p: u8) -> Priority {

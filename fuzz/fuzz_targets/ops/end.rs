@@ -30,6 +30,9 @@ impl Run {
             End::Drop => {
                 release_holds();
                 step("drop");
+                // The script's clones go; the helper thread's is the last,
+                // dropped there once the resizes still to come are applied.
+                self.exec = None;
                 drop(exec);
                 true
             }

@@ -2,7 +2,7 @@
 //! futures when the script says so, while the script goes on.
 
 use arbitrary::Arbitrary;
-use priority_executor::{BuildError, ExecutorHandle};
+use priority_executor::{BuildError, Executor};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::task::Waker;
@@ -32,7 +32,7 @@ pub struct Helper {
 }
 
 impl Helper {
-    pub fn start(exec: ExecutorHandle, core: usize, max: usize) -> Helper {
+    pub fn start(exec: Executor, core: usize, max: usize) -> Helper {
         let (tx, rx) = mpsc::channel::<Command>();
         let max_ever = Arc::new(AtomicUsize::new(max));
         let seen = Arc::clone(&max_ever);
@@ -76,13 +76,7 @@ impl Drop for Helper {
     }
 }
 
-fn apply(
-    exec: &ExecutorHandle,
-    r: Resize,
-    core: &mut usize,
-    max: &mut usize,
-    max_ever: &AtomicUsize,
-) {
+fn apply(exec: &Executor, r: Resize, core: &mut usize, max: &mut usize, max_ever: &AtomicUsize) {
     match r {
         Resize::Threads { core: c, max: m } => {
             let (c, m) = (usize::from(c % 5), usize::from(m % 6));

@@ -132,7 +132,7 @@ impl Executors {
         };
         // Counted before it can run, so `ran` never exceeds `enqueued`.
         seq.counters.accepted();
-        let target = entry.executor.executor();
+        let target = &entry.executor;
         let queued = match mode {
             Mode::Block => target.enqueue_value(priority, job, SequenceJob::run),
             Mode::Try => target.try_enqueue_value(priority, job, SequenceJob::run),

@@ -20,19 +20,16 @@ mod running;
 
 pub use builder::ExecutorsBuilder;
 pub use reload::Reload;
-pub use running::ExecutorRef;
 
 use crate::esb::config::{self, ExecutorSpec, Plan};
 use crate::esb::sequence::{Counters, FaultFn, Sequence};
 use crate::{ConfigError, Executor, Message, Priority, Rules, SequenceMetrics, UnknownName};
 use builder::Options;
-use running::Running;
+use running::Retiring;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
-use std::thread::JoinHandle;
 
 type HookFn = Arc<dyn Fn(&mut Message, &mut Priority) + Send + Sync>;
 
@@ -84,8 +81,8 @@ pub struct Executors {
     /// Taken by whoever changes the table (reload, registration), for the
     /// whole read-copy-swap.
     writer: Mutex<()>,
-    /// Threads draining executors retired by reloads.
-    retiring: Mutex<Vec<JoinHandle<()>>>,
+    /// Executors retired by reloads, each reload's drained by a thread.
+    retiring: Mutex<Vec<Retiring>>,
     /// What the code added to the file's executors, applied again by
     /// reloads.
     options: Options,
@@ -106,7 +103,7 @@ struct Table {
 /// One executor of the table with what the file and the code attached to it.
 #[derive(Clone)]
 struct Entry {
-    executor: Arc<Running>,
+    executor: Executor,
     name: Arc<str>,
     spec: ExecutorSpec,
     rules: Option<Arc<Rules>>,
@@ -125,7 +122,7 @@ impl Entry {
             .expect("the builder refuses an executor without lanes");
         Entry {
             lowest,
-            executor: Running::new(executor),
+            executor,
             name: Arc::from(name),
             spec,
             rules,
@@ -264,8 +261,10 @@ impl Executors {
         result
     }
 
-    /// The executor named `name`. While the [`ExecutorRef`] is held, the
-    /// executor stays open even if a reload retires it.
+    /// The executor named `name`: a clone, which keeps the executor open
+    /// even if a reload retires it (a retired executor drains once the
+    /// registry and every clone have let go of it; shutting the registry
+    /// down shuts it down at once).
     ///
     /// # Errors
     ///
@@ -283,14 +282,14 @@ impl Executors {
     /// assert_eq!((lanes.len(), lanes[0].priority), (1, Priority(3)));
     /// let missing = executors.get("b").unwrap_err();
     /// assert_eq!(missing.to_string(), "no executor named \"b\" (executors: a)");
-    /// drop(a); // it borrows the registry
+    /// drop(a);
     /// executors.shutdown();
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn get(&self, name: &str) -> Result<ExecutorRef<'_>, UnknownName> {
+    pub fn get(&self, name: &str) -> Result<Executor, UnknownName> {
         let table = self.table();
         match table.entries.get(name) {
-            Some(entry) => Ok(ExecutorRef::new(Arc::clone(&entry.executor))),
+            Some(entry) => Ok(entry.executor.clone()),
             None => Err(UnknownName::new(
                 "executor",
                 name,
@@ -360,7 +359,8 @@ impl Executors {
 
     /// Shuts every executor down gracefully, in name order: each runs the
     /// jobs it had accepted and joins its threads; executors retired by a
-    /// reload finish draining too. Dropping the registry does the same.
+    /// reload finish draining too, whether or not clones of them are still
+    /// held. Dropping the registry does the same.
     ///
     /// It takes `&self`, so a registry shared as `Arc<Executors>` can be
     /// shut down by any holder; afterwards every executor refuses new jobs
@@ -391,39 +391,22 @@ impl Executors {
     pub fn shutdown(&self) {
         let table = self.table();
         for entry in table.entries.values() {
-            entry.executor.executor().shutdown();
+            entry.executor.shutdown();
         }
         drop(table);
-        self.join_retiring();
-    }
-
-    fn join_retiring(&self) {
-        let handles =
+        let retiring =
             std::mem::take(&mut *self.retiring.lock().unwrap_or_else(PoisonError::into_inner));
-        for handle in handles {
-            // A retire thread only calls `Executor::shutdown`; if that
-            // panicked there is nothing left to drain.
-            let _ = handle.join();
+        for reload in retiring {
+            reload.finish();
         }
     }
 }
 
 impl Drop for Executors {
     fn drop(&mut self) {
-        // Nobody else can hold the executors now (an `ExecutorRef` borrows
-        // the registry): dropping the table hands each to `retired`, in
-        // name order, and each drains and stops here.
-        let table = std::mem::take(self.table.get_mut().unwrap_or_else(PoisonError::into_inner));
-        let (to, retired) = mpsc::channel();
-        for entry in table.entries.values() {
-            entry.executor.retire_to(to.clone());
-        }
-        drop(to);
-        drop(table);
-        for executor in retired {
-            executor.shutdown();
-        }
-        self.join_retiring();
+        // Users' clones may outlive the registry: each executor is shut
+        // down here, in name order, and refuses their jobs afterwards.
+        self.shutdown();
     }
 }
 

@@ -15,19 +15,22 @@
 //! the same registry, or a producer blocked on a full lane, is never
 //! waited for by the reload, and never waits for it. [`Reload::wait`]
 //! waits for the drain; [`Executors::shutdown`] and dropping the registry
-//! wait for it too.
+//! shut the retired executors still held down themselves, and wait for
+//! that.
 //!
 //! Rule sets are replaced by the file's. Sequences (code) survive; hooks
 //! and fault handlers stay with an executor that keeps its name and go with
 //! one that is removed.
 
+use super::running::{self, Retiring};
 use super::{Entry, Executors, Table};
+use crate::ConfigError;
 use crate::esb::config::{self, Plan};
-use crate::{ConfigError, Executor};
+use crate::pool::{Released, Shared};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::mpsc::{self, Receiver};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError, Weak};
 use std::thread;
 
 impl Executors {
@@ -119,7 +122,7 @@ impl Executors {
                 Some(e) if e.spec == executor.spec => {}
                 Some(e) if e.spec.differs_only_in_threads(&executor.spec) => {
                     plan.check_threads(executor)?;
-                    resized.insert(executor.name.clone(), Arc::clone(&e.executor));
+                    resized.insert(executor.name.clone(), e.executor.clone());
                 }
                 _ => {
                     let built = plan.build(executor, |b| self.options.finish(&executor.name, b))?;
@@ -130,7 +133,7 @@ impl Executors {
         // Everything checked and built: the thread settings go in now.
         for executor in &plan.executors {
             if let Some(running) = resized.get(&executor.name) {
-                plan.resize(executor, running.executor())?;
+                plan.resize(executor, running)?;
             }
         }
 
@@ -162,7 +165,7 @@ impl Executors {
                     let mut entry = Entry::new(&name, built, executor.spec, executor.rules);
                     entry.hook = previous.hook.clone();
                     entry.fault = previous.fault.clone();
-                    retired.push(Arc::clone(&previous.executor));
+                    retired.push(previous.executor.clone());
                     report.replaced.push(name.clone());
                     entry
                 }
@@ -177,30 +180,27 @@ impl Executors {
         }
         for (name, entry) in old {
             report.removed.push(name);
-            retired.push(Arc::clone(&entry.executor));
+            retired.push(entry.executor.clone());
         }
 
         // Marked before the swap: whoever drops the last reference to a
         // retired executor, this thread included, sends it to be drained.
         let (to, drain) = mpsc::channel();
-        for executor in &retired {
-            executor.retire_to(to.clone());
-        }
+        let pools = running::retire_to(&retired, &to);
         drop(to);
-        let count = retired.len();
         drop(retired);
         let replaced = self.publish(next);
         drop((replaced, current));
-        self.retire(count, drain, &report.drained);
+        self.retire(pools, drain, &report.drained);
         Ok(report)
     }
 
-    /// Drains and stops the `count` executors `drain` receives, on a
-    /// background thread, then marks `drained`.
-    fn retire(&self, count: usize, drain: Receiver<Executor>, drained: &Drained) {
+    /// Drains and stops the executors `drain` receives, on a background
+    /// thread, until the last of `pools` is drained, then marks `drained`.
+    fn retire(&self, pools: Vec<Weak<Shared>>, drain: Receiver<Released>, drained: &Drained) {
         let mut retiring = self.retiring.lock().unwrap_or_else(PoisonError::into_inner);
         retiring.retain(|h| !h.is_finished());
-        if count == 0 {
+        if pools.is_empty() {
             Drained::finish(&drained.0);
             return;
         }
@@ -211,12 +211,10 @@ impl Executors {
             .spawn(move || {
                 // Set even if a shutdown panics, so `wait` returns.
                 let _finish = FinishOnDrop(done);
-                for executor in drain {
-                    executor.shutdown();
-                }
+                Retiring::drain(drain);
             });
         match spawned {
-            Ok(handle) => retiring.push(handle),
+            Ok(handle) => retiring.push(Retiring::new(handle, pools)),
             // The receiver is gone with the closure: each retired executor
             // drains where its last reference is dropped, and `wait` does
             // not wait for it.
@@ -295,9 +293,9 @@ pub struct Reload {
 impl Reload {
     /// Blocks until every executor this reload retired has run all the jobs
     /// it had accepted and stopped its threads. A retired executor drains
-    /// once nobody uses it any more: a caller still queueing into it, or an
-    /// [`ExecutorRef`](crate::ExecutorRef) held on it, is waited for, so do
-    /// not call this while holding one.
+    /// once nobody uses it any more: a caller still queueing into it, or a
+    /// clone from [`Executors::get`] held on it, is waited for, so do not
+    /// call this while holding one.
     ///
     /// # Examples
     ///

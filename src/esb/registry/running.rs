@@ -1,125 +1,81 @@
-//! An executor of the registry, shared by the table and by whoever is
-//! between looking it up and queueing into it, and retired by the last of
-//! them to let go.
+//! Executors a reload retired, draining once the last of their users lets
+//! go: the registry's table, a caller between looking one up and queueing
+//! into it, or a clone from [`Executors::get`](crate::Executors::get).
 //!
 //! A reload swaps the table without waiting for anyone: a producer that
 //! looked an executor up just before may still be blocked on one of its
 //! full lanes. Shutting the executor down then would refuse that producer's
-//! message. Instead the reload marks the executor *retiring* and drops the
-//! table's reference; whoever drops the last reference hands the executor
-//! over a channel to the thread that retires it, which shuts it down
-//! gracefully (every accepted job runs). Nobody ever shuts an executor down
-//! inline on the way out of an enqueue, so a worker that enqueues into the
-//! registry never ends up waiting for itself.
+//! message. Instead the reload tells each retired executor where to go
+//! once its last `Executor` is dropped, and drops the table's: whoever
+//! drops the last clone sends the pool over a channel to the thread that
+//! retires it, which shuts it down gracefully (every accepted job runs).
+//! Nobody ever shuts an executor down inline on the way out of an enqueue,
+//! so a worker that enqueues into the registry never ends up waiting for
+//! itself. Shutting the registry down does not wait for users to let go:
+//! it shuts the retired executors still open down itself.
 
 use crate::Executor;
+use crate::pool::{Released, Shared};
 use std::fmt;
-use std::marker::PhantomData;
-use std::ops::Deref;
-use std::sync::mpsc::{SendError, Sender};
-use std::sync::{Arc, OnceLock};
+use std::sync::Weak;
+use std::sync::mpsc::{Receiver, Sender};
+use std::thread::JoinHandle;
 
-/// An executor of the registry (see the module's documentation).
-pub(crate) struct Running {
-    /// Always `Some` until dropped.
-    executor: Option<Executor>,
-    /// Where the last reference sends the executor once it is retired.
-    retire: OnceLock<Sender<Executor>>,
-}
-
-impl Running {
-    pub(crate) fn new(executor: Executor) -> Arc<Self> {
-        Arc::new(Running {
-            executor: Some(executor),
-            retire: OnceLock::new(),
+/// Marks `executors` retired: the last clone of each sends its pool to
+/// `to` rather than shutting it down itself.
+pub(crate) fn retire_to(executors: &[Executor], to: &Sender<Released>) -> Vec<Weak<Shared>> {
+    executors
+        .iter()
+        .map(|executor| {
+            executor.shared().release_to(Some(to.clone()));
+            std::sync::Arc::downgrade(executor.shared())
         })
-    }
-
-    /// Marks the executor retired: once the last reference is dropped, it
-    /// goes to `to`, to be shut down there.
-    pub(crate) fn retire_to(&self, to: Sender<Executor>) {
-        // Retired once: an executor leaves the table only once.
-        let _ = self.retire.set(to);
-    }
-
-    pub(crate) fn executor(&self) -> &Executor {
-        self.executor
-            .as_ref()
-            .expect("an executor is only taken out when dropped")
-    }
+        .collect()
 }
 
-impl Drop for Running {
-    fn drop(&mut self) {
-        let Some(executor) = self.executor.take() else {
-            return;
-        };
-        match self.retire.get() {
-            Some(to) => {
-                // The retiring side gone (its thread could not start), the
-                // executor drains here.
-                if let Err(SendError(executor)) = to.send(executor) {
-                    drop(executor);
-                }
+/// The executors retired by one reload, and the thread that drains them.
+pub(crate) struct Retiring {
+    thread: JoinHandle<()>,
+    pools: Vec<Weak<Shared>>,
+}
+
+impl Retiring {
+    pub(crate) fn new(thread: JoinHandle<()>, pools: Vec<Weak<Shared>>) -> Self {
+        Retiring { thread, pools }
+    }
+
+    /// The body of the retiring thread: drains each pool it receives; ends
+    /// once every retired executor has been drained (its sender gone).
+    pub(crate) fn drain(pools: Receiver<Released>) {
+        for released in pools {
+            drop(released);
+        }
+    }
+
+    pub(crate) fn is_finished(&self) -> bool {
+        self.thread.is_finished()
+    }
+
+    /// Shuts down the retired executors still open (their users keep
+    /// clones that now refuse jobs), then waits for the retiring thread.
+    pub(crate) fn finish(self) {
+        for pool in &self.pools {
+            if let Some(shared) = pool.upgrade() {
+                shared.shut_down(None);
+                // Its last clone shuts it down (again, at once) itself.
+                shared.release_to(None);
             }
-            // Never retired: only a registry torn down mid-way drops one.
-            None => drop(executor),
         }
+        // The thread only shuts executors down; if that panicked there is
+        // nothing left to drain.
+        let _ = self.thread.join();
     }
 }
 
-/// One of the registry's executors, from [`Executors::get`](crate::Executors::get).
-///
-/// It dereferences to the [`Executor`]. It borrows the registry, and it
-/// keeps its executor running: an executor a reload retires while it is
-/// held goes on taking jobs through it, and shuts down (running every job
-/// it accepted) only once it is dropped, so
-/// [`Reload::wait`](crate::Reload::wait) waits for it too.
-///
-/// # Examples
-///
-/// ```
-/// use priority_executor::{Executors, Priority};
-///
-/// let executors = Executors::from_toml_str("[executors.a]\nlanes = [{ priority = 3 }]\n")?;
-/// let a = executors.get("a").expect("declared");
-/// assert_eq!(a.name(), "a");
-/// assert_eq!(a.enqueue(Priority(3), || 6 * 7).unwrap().join(), Ok(42));
-/// drop(a);
-/// executors.shutdown();
-/// # Ok::<(), priority_executor::ConfigError>(())
-/// ```
-pub struct ExecutorRef<'a> {
-    running: Arc<Running>,
-    registry: PhantomData<&'a ()>,
-}
-
-impl ExecutorRef<'_> {
-    pub(crate) fn new(running: Arc<Running>) -> Self {
-        ExecutorRef {
-            running,
-            registry: PhantomData,
-        }
-    }
-}
-
-/// Dropping it may be what lets a retired executor drain. Declared so that
-/// the borrow of the registry lasts until the drop: the registry cannot be
-/// shut down (which waits for its executors) while this is held.
-impl Drop for ExecutorRef<'_> {
-    fn drop(&mut self) {}
-}
-
-impl Deref for ExecutorRef<'_> {
-    type Target = Executor;
-
-    fn deref(&self) -> &Executor {
-        self.running.executor()
-    }
-}
-
-impl fmt::Debug for ExecutorRef<'_> {
+impl fmt::Debug for Retiring {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.running.executor(), f)
+        f.debug_struct("Retiring")
+            .field("finished", &self.is_finished())
+            .finish_non_exhaustive()
     }
 }

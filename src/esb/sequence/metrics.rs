@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// `ran` counts finished runs, failed or not; `failed` counts runs that
 /// returned an error or panicked; `panicked` the panics among them. Once
 /// every handle has been joined, `ran == enqueued`, unless
-/// [`Executor::shutdown_now`](crate::ExecutorHandle::shutdown_now) handed jobs
+/// [`Executor::shutdown_now`](crate::Executor::shutdown_now) handed jobs
 /// back unrun or a `when_full = "discard-oldest"` lane pushed some out.
 ///
 /// # Examples

@@ -24,7 +24,7 @@ async fn retry_after_saturates_at_its_maximum_and_other_limits_take_any_value() 
     ];
     for (after, expected) in cases {
         let exec = one_worker(8);
-        let layer = PriorityLayer::new(exec.handle()).retry_after(after);
+        let layer = PriorityLayer::new(exec.clone()).retry_after(after);
         exec.shutdown();
         let server = Server::start(app(&layer, Gate::default())).await;
         let refused = Http::new().post(server.addr, "/visa", &[], "late").await;
@@ -43,7 +43,7 @@ async fn retry_after_saturates_at_its_maximum_and_other_limits_take_any_value() 
 
     // The largest ttl and body limit mean none.
     let exec = one_worker(8);
-    let layer = PriorityLayer::new(exec.handle())
+    let layer = PriorityLayer::new(exec.clone())
         .ttl(Duration::MAX)
         .body_limit(usize::MAX);
     let server = Server::start(app(&layer, Gate::default())).await;
@@ -65,7 +65,7 @@ async fn a_blocked_on_refused_hook_does_not_delay_the_503_and_still_runs() {
     let latch = Gate::default();
     let _open = OpenOnDrop(latch.clone());
     let (seen, hooked) = mpsc::channel();
-    let layer = PriorityLayer::new(exec.handle()).on_refused({
+    let layer = PriorityLayer::new(exec.clone()).on_refused({
         let latch = latch.clone();
         move |refused| {
             latch.wait();
@@ -106,7 +106,7 @@ async fn a_blocked_on_refused_hook_does_not_delay_the_503_and_still_runs() {
 async fn a_panicking_on_refused_hook_is_counted_and_the_next_refusal_is_handed_over() {
     let exec = one_worker(8);
     let (seen, hooked) = mpsc::channel();
-    let layer = PriorityLayer::new(exec.handle())
+    let layer = PriorityLayer::new(exec.clone())
         .classify(|_| Priority(7))
         .on_refused(move |refused| {
             if refused.request.body() == "first" {
@@ -147,7 +147,7 @@ async fn refusals_past_the_hooks_backlog_are_answered_and_counted_dropped() {
     let _open = OpenOnDrop(latch.clone());
     let (entered, in_hook) = mpsc::channel();
     let (seen, hooked) = mpsc::channel();
-    let layer = PriorityLayer::new(exec.handle()).on_refused({
+    let layer = PriorityLayer::new(exec.clone()).on_refused({
         let latch = latch.clone();
         move |refused| {
             let _ = entered.send(());

@@ -107,7 +107,7 @@ async fn a_closure_can_classify_and_a_priority_without_lane_is_a_500() {
         .lane(Priority(1), Capacity::Bounded(8))
         .build()
         .expect("a valid executor");
-    let layer = PriorityLayer::new(exec.handle()).classify(|head| {
+    let layer = PriorityLayer::new(exec.clone()).classify(|head| {
         match head.headers.get("x-tier").map(|v| v.as_bytes()) {
             Some(b"gold") => Priority(10),
             Some(b"lost") => Priority(7),
@@ -149,7 +149,7 @@ async fn a_closure_can_classify_and_a_priority_without_lane_is_a_500() {
 async fn a_full_lane_answers_503_with_retry_after_and_hands_the_request_back() {
     let exec = one_worker(1);
     let (hand_back, handed_back) = std::sync::mpsc::channel();
-    let layer = PriorityLayer::new(exec.handle())
+    let layer = PriorityLayer::new(exec.clone())
         .retry_after(Duration::from_millis(2500))
         .on_refused(move |r| {
             let _ = hand_back.send(r);
@@ -215,7 +215,7 @@ async fn a_full_lane_answers_503_with_retry_after_and_hands_the_request_back() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_not_started_within_its_ttl_answers_504() {
     let exec = one_worker(8);
-    let layer = PriorityLayer::new(exec.handle()).ttl(Duration::ZERO);
+    let layer = PriorityLayer::new(exec.clone()).ttl(Duration::ZERO);
     let gate = Gate::default();
     let _open = OpenOnDrop(gate.clone());
     let server = Server::start(app(&layer, gate.clone())).await;
@@ -245,7 +245,7 @@ async fn a_request_not_started_within_its_ttl_answers_504() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_handler_answers_500_and_the_worker_goes_on() {
     let exec = one_worker(8);
-    let layer = PriorityLayer::new(exec.handle());
+    let layer = PriorityLayer::new(exec.clone());
     let server = Server::start(app(&layer, Gate::default())).await;
     let http = Http::new();
 
@@ -271,7 +271,7 @@ async fn a_panicking_handler_answers_500_and_the_worker_goes_on() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_over_the_limit_answers_413_unread_by_the_handler() {
     let exec = one_worker(8);
-    let layer = PriorityLayer::new(exec.handle()).body_limit(4);
+    let layer = PriorityLayer::new(exec.clone()).body_limit(4);
     let server = Server::start(app(&layer, Gate::default())).await;
     let http = Http::new();
 
@@ -289,7 +289,7 @@ async fn a_body_over_the_limit_answers_413_unread_by_the_handler() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_graceful_shutdown_answers_every_request_in_flight() {
     let exec = one_worker(8);
-    let layer = PriorityLayer::new(exec.handle());
+    let layer = PriorityLayer::new(exec.clone());
     let gate = Gate::default();
     let _open = OpenOnDrop(gate.clone());
     let server = Server::start(app(&layer, gate.clone())).await;
@@ -336,7 +336,7 @@ async fn the_low_lane_is_shed_first_while_the_high_lane_still_queues() {
         .lane(Priority(1), Capacity::Bounded(1))
         .build()
         .expect("a valid executor");
-    let layer = PriorityLayer::new(exec.handle()).classify(|head| {
+    let layer = PriorityLayer::new(exec.clone()).classify(|head| {
         if head.headers.contains_key("PRIORITYID") {
             Priority(10)
         } else {
@@ -396,7 +396,7 @@ async fn a_request_whose_client_goes_away_is_counted_abandoned() {
     use tower::Service;
 
     let exec = one_worker(8);
-    let layer = PriorityLayer::new(exec.handle());
+    let layer = PriorityLayer::new(exec.clone());
     let gate = Gate::default();
     let _open = OpenOnDrop(gate.clone());
     let mut service = layer.layer(gated(gate.clone()));

@@ -17,7 +17,6 @@ use priority_executor::{Capacity, Executor, Priority};
 use priority_executor_amqp::{Bridge, ConsumerConfig, Event, PriorityTable};
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 struct Args {
@@ -107,7 +106,7 @@ pub fn main(argv: Vec<String>) -> ExitCode {
             .lane(Priority(1), Capacity::Bounded(1024))
     };
     let exec = match builder.build() {
-        Ok(e) => Arc::new(e),
+        Ok(e) => e,
         Err(e) => {
             eprintln!("amqp-worker: {e}");
             return ExitCode::from(2);

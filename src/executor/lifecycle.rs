@@ -1,59 +1,15 @@
-//! [`ExecutorHandle`]: a cheap, clonable reference to an executor, through
-//! which jobs and other threads enqueue, read the metrics and shut it down.
+//! The executor's identity, metrics, waits and shutdown.
 
+use super::Executor;
+use crate::error::TimedOut;
 use crate::job::PendingJob;
 use crate::metrics::{LaneMetrics, Metrics, ThreadMetrics};
-use crate::pool::Shared;
 use crate::priority::Priority;
 use crate::sync::atomic::Ordering;
-use crate::sync::{Arc, deadline_after};
-use std::fmt;
+use crate::sync::deadline_after;
 use std::time::Duration;
 
-/// A cheap, clonable handle to an [`Executor`](crate::Executor), as tokio's
-/// `Handle` is to its runtime: `Clone`, `Send` and `Sync`, one reference
-/// count to copy. Get one with [`Executor::handle`](crate::Executor::handle).
-///
-/// It does everything `&Executor` does (an `Executor` dereferences to its
-/// handle, so the methods below are the executor's too): the enqueue family,
-/// metrics, [`shutdown`](ExecutorHandle::shutdown) through `&self`,
-/// [`shutdown_now`](ExecutorHandle::shutdown_now),
-/// [`await_termination`](ExecutorHandle::await_termination) and
-/// [`is_terminated`](ExecutorHandle::is_terminated).
-///
-/// A handle does not keep the executor running: the `Executor` is the
-/// owner, and dropping it is a graceful shutdown whatever handles remain.
-/// From then on a handle's `enqueue` hands the job back as
-/// [`EnqueueError::ShutDown`](crate::EnqueueError::ShutDown). So a handle stored inside a queued job never
-/// keeps its own executor alive.
-///
-/// # Examples
-///
-/// ```
-/// use priority_executor::{Capacity, EnqueueError, Executor, Priority};
-///
-/// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build()?;
-/// let handle = exec.handle();
-///
-/// // A job enqueues a follow-up job through its own copy of the handle.
-/// let inner = handle.clone();
-/// let outer = handle
-///     .enqueue(Priority(1), move || inner.enqueue(Priority(1), || 21 * 2).unwrap())
-///     .unwrap();
-/// assert_eq!(outer.join().unwrap().join(), Ok(42));
-///
-/// // Another thread shuts the executor down through `&self`.
-/// std::thread::spawn(move || handle.shutdown()).join().unwrap();
-/// assert!(exec.is_terminated());
-/// assert!(matches!(exec.enqueue(Priority(1), || ()).unwrap_err(), EnqueueError::ShutDown { .. }));
-/// # Ok::<(), priority_executor::BuildError>(())
-/// ```
-#[derive(Clone)]
-pub struct ExecutorHandle {
-    pub(crate) shared: Arc<Shared>,
-}
-
-impl ExecutorHandle {
+impl Executor {
     /// The executor's name.
     ///
     /// # Examples
@@ -61,6 +17,13 @@ impl ExecutorHandle {
     /// See [`Executor`](crate::Executor).
     pub fn name(&self) -> &str {
         &self.shared.name
+    }
+
+    /// The pool behind this executor (what the registry hands to be
+    /// retired).
+    #[cfg(feature = "esb")]
+    pub(crate) fn shared(&self) -> &crate::sync::Arc<crate::pool::Shared> {
+        &self.shared
     }
 
     /// The priorities that have lanes, highest first.
@@ -80,9 +43,9 @@ impl ExecutorHandle {
     /// made the executor busy again (an idle generation, as in
     /// `threadpool` and `rusty_pool`). Not counted: jobs running on a producer's thread
     /// under [`RejectionPolicy::CallerRuns`](crate::RejectionPolicy), and a
-    /// future from [`spawn_future`](ExecutorHandle::spawn_future) parked
+    /// future from [`spawn_future`](Executor::spawn_future) parked
     /// until its waker is woken (it is neither queued nor running). After
-    /// [`shutdown_now`](ExecutorHandle::shutdown_now), what was queued
+    /// [`shutdown_now`](Executor::shutdown_now), what was queued
     /// will not run, so only the running jobs are waited for.
     ///
     /// Called from inside one of the executor's own jobs, it waits for
@@ -114,7 +77,7 @@ impl ExecutorHandle {
         self.shared.wait_idle(None);
     }
 
-    /// Like [`wait_idle`](ExecutorHandle::wait_idle), but waits at most
+    /// Like [`wait_idle`](Executor::wait_idle), but waits at most
     /// `timeout`. Returns whether the executor was idle (or terminated).
     ///
     /// # Examples
@@ -223,7 +186,8 @@ impl ExecutorHandle {
     /// has exited, and the calling worker, once its job returns, runs what
     /// is still queued and exits too. Nothing queued is dropped either
     /// way. Its thread is joined by a later shutdown from outside the
-    /// pool, such as the owner's `drop`, which joins every worker thread.
+    /// pool (such as dropping the last clone there), which joins every
+    /// worker thread; without one it still exits, unjoined.
     ///
     /// # Examples
     ///
@@ -244,6 +208,39 @@ impl ExecutorHandle {
     /// ```
     pub fn shutdown(&self) {
         self.shared.shut_down(None);
+    }
+
+    /// Like [`shutdown`](Executor::shutdown), but waits at most `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// [`TimedOut`] with the jobs still queued and running when the
+    /// time ran out. The threads go on draining in the background: nothing
+    /// queued is dropped, and dropping the last clone afterwards does not
+    /// wait for them either.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use std::time::Duration;
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
+    /// let _detached = exec.enqueue(Priority(1), || ());
+    /// assert!(exec.shutdown_timeout(Duration::from_secs(10)).is_ok());
+    /// assert!(exec.is_terminated());
+    /// ```
+    pub fn shutdown_timeout(&self, timeout: Duration) -> Result<(), TimedOut> {
+        if self.shared.shut_down(deadline_after(timeout)) {
+            Ok(())
+        } else {
+            self.shared.detach();
+            let m = self.metrics();
+            Err(TimedOut {
+                queued: m.queued(),
+                running: m.threads.busy,
+            })
+        }
     }
 
     /// Has the executor terminated: shutdown has begun, every worker has
@@ -270,8 +267,8 @@ impl ExecutorHandle {
     /// finish their attempt; a retrying job whose attempt then fails is not
     /// queued again but dead-lettered with its error
     /// ([`JobError::Failed`](crate::JobError::Failed), the `on_dead_letter`
-    /// hook, counted `dead_lettered`). Dropping the executor afterwards
-    /// joins the threads.
+    /// hook, counted `dead_lettered`). Dropping the last clone afterwards
+    /// (or [`shutdown`](Executor::shutdown)) joins the threads.
     ///
     /// A [`PendingJob`] can be [run](PendingJob::run) or dropped (its handle
     /// then resolves [`JobError::Cancelled`](crate::JobError::Cancelled)).
@@ -283,7 +280,7 @@ impl ExecutorHandle {
         self.shared.stop_now()
     }
 
-    /// After [`shutdown_now`](ExecutorHandle::shutdown_now), waits up to
+    /// After [`shutdown_now`](Executor::shutdown_now), waits up to
     /// `timeout` for the jobs still running to finish and every worker to
     /// exit (Java's `awaitTermination`). Returns whether they all did;
     /// returns `false` at once if shutdown has not begun, since workers of
@@ -307,14 +304,5 @@ impl ExecutorHandle {
             return false;
         }
         self.shared.wait_exited(deadline_after(timeout))
-    }
-}
-
-impl fmt::Debug for ExecutorHandle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ExecutorHandle")
-            .field("name", &self.shared.name)
-            .field("shut_down", &self.is_shut_down())
-            .finish_non_exhaustive()
     }
 }
