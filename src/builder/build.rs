@@ -1,0 +1,122 @@
+//! From settings to a running executor: the checks of
+//! [`ExecutorBuilder::build`], and the thread settings they resolve.
+
+use super::ExecutorBuilder;
+use crate::error::BuildError;
+use crate::executor::Executor;
+use crate::lane::config::MaxRunning;
+use crate::lane::picker::MAX_CYCLE;
+use crate::pool::{PoolConfig, Shared};
+use crate::priority::Capacity;
+
+impl ExecutorBuilder {
+    /// The thread settings this builder asks for, with the defaults
+    /// resolved, checked as [`build`](Self::build) checks them.
+    pub(crate) fn pool_config(&self) -> Result<PoolConfig, BuildError> {
+        let cpus = num_cpus::get().max(1);
+        // The default core fits an explicit max (as rusty_pool's does).
+        let core = self
+            .core_threads
+            .unwrap_or_else(|| self.max_threads.map_or(cpus, |max| cpus.min(max)));
+        let max = self.max_threads.unwrap_or_else(|| core.max(cpus));
+        if max == 0 {
+            return Err(BuildError::ZeroMaxThreads);
+        }
+        if core > max {
+            return Err(BuildError::CoreExceedsMax { core, max });
+        }
+        Ok(PoolConfig {
+            core,
+            max,
+            keep_alive: self.keep_alive,
+            allow_core_timeout: self.allow_core_timeout,
+        })
+    }
+
+    /// Checks the settings and creates the executor. No thread starts until
+    /// the first job (or [`Executor::prestart_core_threads`](crate::Executor::prestart_core_threads)).
+    ///
+    /// # Errors
+    ///
+    /// A [`BuildError`] naming the first wrong setting: no lanes, a
+    /// duplicate priority, a weight or capacity of 0, `core_threads` above
+    /// `max_threads`, `max_threads` of 0, or weights summing above 65 536.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{BuildError, Capacity, Executor, Priority};
+    ///
+    /// let err = Executor::builder()
+    ///     .core_threads(4)
+    ///     .max_threads(2)
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(err, BuildError::CoreExceedsMax { core: 4, max: 2 });
+    /// ```
+    pub fn build(self) -> Result<Executor, BuildError> {
+        if self.lanes.is_empty() {
+            return Err(BuildError::NoLanes);
+        }
+        // Checked after the lanes, as the errors are documented.
+        let threads = self.pool_config();
+        let mut lanes = self.lanes;
+        // Highest priority first; the order is the lanes' index everywhere.
+        lanes.sort_by_key(|l| std::cmp::Reverse(l.priority));
+        for pair in lanes.windows(2) {
+            if pair[0].priority == pair[1].priority {
+                return Err(BuildError::DuplicateLane {
+                    priority: pair[0].priority,
+                });
+            }
+        }
+        for lane in &lanes {
+            let priority = lane.priority;
+            if lane.weight == 0 {
+                return Err(BuildError::ZeroWeight { priority });
+            }
+            if lane.capacity == Capacity::Bounded(0) {
+                return Err(BuildError::ZeroCapacity { priority });
+            }
+            match lane.max_running {
+                Some(MaxRunning::Threads(0)) => {
+                    return Err(BuildError::ZeroMaxRunning { priority });
+                }
+                Some(MaxRunning::Percent(p)) if p == 0 || p > 100 => {
+                    return Err(BuildError::BadMaxRunningPercent {
+                        priority,
+                        percent: p,
+                    });
+                }
+                _ => {}
+            }
+            if lane.promote_after == Some(std::time::Duration::ZERO) {
+                return Err(BuildError::ZeroPromoteAfter { priority });
+            }
+        }
+        let sum: u64 = lanes.iter().map(|l| u64::from(l.weight)).sum();
+        if sum > MAX_CYCLE {
+            return Err(BuildError::WeightsTooLarge {
+                sum,
+                limit: MAX_CYCLE,
+            });
+        }
+        if self.name.contains('\0') {
+            return Err(BuildError::InvalidName { name: self.name });
+        }
+        let config = threads?;
+        if config.core > 0 {
+            crate::pool::probe_thread(config.core, self.threads.stack_size)?;
+        }
+        Ok(Executor::from_shared(Shared::new(
+            self.name,
+            config,
+            self.picker,
+            &lanes,
+            self.hooks,
+            self.threads,
+            self.record_waits,
+        )))
+    }
+}
