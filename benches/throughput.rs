@@ -8,7 +8,7 @@
 //! `enqueue_batch`, in batches of `BATCH` jobs.
 //!
 //! `waits_on_vs_off` compares the same executor with the lanes' wait
-//! histograms on (the default) and off.
+//! histograms on and off (the default).
 //!
 //! `cargo bench --bench throughput` (`-- batch_vs_single` or
 //! `-- waits_on_vs_off` for one group)
@@ -140,7 +140,7 @@ fn batch_vs_single(c: &mut Criterion) {
     group.finish();
 }
 
-/// The cost of the lanes' wait histograms (`record_waits`, on by
+/// The cost of the lanes' wait histograms (`record_waits`, off by
 /// default): the same flood of trivial jobs, one `enqueue` each, on a
 /// one-lane executor with them on and off.
 fn waits_on_vs_off(c: &mut Criterion) {

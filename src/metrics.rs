@@ -219,6 +219,7 @@ pub struct ThreadMetrics {
 /// let exec = Executor::builder()
 ///     .name("visa")
 ///     .core_threads(1)
+///     .record_waits(true)
 ///     .lane(Priority(10), Capacity::Bounded(100))
 ///     .lane(Priority(1), Capacity::Unbounded)
 ///     .build()?;

@@ -131,10 +131,10 @@ impl SharedWaits {
 /// (below 8 ns, one nanosecond). Waits of 73 minutes and more are counted
 /// in the last bucket.
 ///
-/// Recording costs two clock reads per job (at enqueue and as it starts)
-/// and one count in the worker's own histogram; an executor built with
-/// [`record_waits(false)`](crate::ExecutorBuilder::record_waits) leaves
-/// them out and its `WaitTimes` stay empty.
+/// Recorded by an executor built with
+/// [`record_waits(true)`](crate::ExecutorBuilder::record_waits): two clock
+/// reads per job (at enqueue and as it starts) and one count in the
+/// worker's own histogram. Otherwise `WaitTimes` stay empty.
 ///
 /// # Examples
 ///
@@ -142,7 +142,10 @@ impl SharedWaits {
 /// use priority_executor::{Capacity, Executor, Priority};
 /// use std::time::Duration;
 ///
-/// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build()?;
+/// let exec = Executor::builder()
+///     .record_waits(true)
+///     .lane(Priority(1), Capacity::Unbounded)
+///     .build()?;
 /// for _ in 0..100 {
 ///     exec.enqueue(Priority(1), || ())?.join()?;
 /// }

@@ -14,7 +14,7 @@ impl CratePool {
     /// One unbounded lane per weight, the weight doubling as the priority
     /// (10:1 means priorities 10 and 1), and `threads` fixed workers.
     pub fn new(threads: usize, weights: &[u32], picker: PickerKind) -> CratePool {
-        CratePool::recording_waits(threads, weights, picker, true)
+        CratePool::recording_waits(threads, weights, picker, false)
     }
 
     /// As `new`, with the lanes' wait histograms on or off.

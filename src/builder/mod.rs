@@ -71,7 +71,7 @@ impl Executor {
             lanes: Vec::new(),
             hooks: Hooks::default(),
             threads: ThreadSettings::default(),
-            record_waits: true,
+            record_waits: false,
         }
     }
 }
@@ -393,8 +393,11 @@ impl ExecutorBuilder {
     }
 
     /// Whether each lane keeps a histogram of its jobs' waits,
-    /// [`LaneMetrics::waits`](crate::LaneMetrics::waits) (default: on).
-    /// It costs two clock reads per job; off, the histograms stay empty.
+    /// [`LaneMetrics::waits`](crate::LaneMetrics::waits) (default: off;
+    /// the histograms stay empty). On, it costs two clock reads and one
+    /// count per job: a flood of jobs that do nothing runs at about half
+    /// the rate (`cargo bench --bench throughput -- waits_on_vs_off`); for
+    /// jobs of a few microseconds or more it is lost in the noise.
     ///
     /// # Examples
     ///
@@ -402,11 +405,11 @@ impl ExecutorBuilder {
     /// use priority_executor::{Capacity, Executor, Priority};
     ///
     /// let exec = Executor::builder()
-    ///     .record_waits(false)
+    ///     .record_waits(true)
     ///     .lane(Priority(1), Capacity::Unbounded)
     ///     .build()?;
     /// exec.enqueue(Priority(1), || ())?.join()?;
-    /// assert_eq!(exec.metrics().lanes[0].waits.count(), 0);
+    /// assert_eq!(exec.metrics().lanes[0].waits.count(), 1);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn record_waits(mut self, record: bool) -> Self {
