@@ -9,8 +9,10 @@ mod config_errors;
 mod config_fuzz;
 mod config_messages;
 mod dotted_keys;
+mod mailbox_errors;
 mod reload;
 mod reload_under_load;
+mod sequence_faults;
 mod sequences;
 mod shared;
 
