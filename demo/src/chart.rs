@@ -4,8 +4,8 @@ use std::path::Path;
 
 use plotters::prelude::*;
 
-use crate::flood::Class;
 use crate::stats::LaneStats;
+use crate::timeline::Class;
 
 /// Draws the completion curves of `runs` (the executor first, drawn solid;
 /// the FIFO pool dashed) as an SVG chart at `path`.

@@ -10,7 +10,9 @@ use clap::error::ErrorKind;
 use clap::{ArgAction, CommandFactory, Parser};
 use priority_executor::Picker;
 
-use crate::source::DEFAULT_EXECUTOR;
+/// The executor of the built-in pool, and of `executors.toml`, the demo
+/// floods unless `--executor` names another.
+pub const DEFAULT_EXECUTOR: &str = "visa_priority_exec";
 
 /// Floods a priority executor with standard and priority visa applications,
 /// then runs the same flood on a plain FIFO pool for contrast.

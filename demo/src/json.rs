@@ -13,8 +13,8 @@ use serde::Serialize;
 use serde_json::ser::Formatter;
 
 use crate::cli::Options;
-use crate::flood::Class;
 use crate::stats::LaneStats;
+use crate::timeline::Class;
 
 /// One run as written: what ran it, and each class's lane (none for the
 /// FIFO pool) and statistics.

@@ -30,6 +30,7 @@ mod progress;
 mod run;
 mod source;
 mod stats;
+mod timeline;
 
 use std::process::ExitCode;
 

@@ -7,8 +7,8 @@ use std::io::IsTerminal;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::flood::{Class, Live, Timeline};
 use crate::stats::fmt_duration;
+use crate::timeline::{Class, Live, Timeline};
 
 /// Where the bars go: stdout if `enabled` and stdout is a terminal, else
 /// nowhere.

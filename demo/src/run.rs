@@ -6,11 +6,12 @@ use std::time::Duration;
 
 use crate::chart::chart;
 use crate::cli::Options;
-use crate::flood::{Class, FifoTarget, PriorityTarget, classes, flood};
+use crate::flood::{FifoTarget, PriorityTarget, flood};
 use crate::json;
 use crate::progress::{multi_progress, progress_bars};
 use crate::source::executor_for;
 use crate::stats::{fmt_duration, print_table, stats};
+use crate::timeline::{Class, classes};
 
 /// Floods the priority executor, then the FIFO pool, with the same
 /// applications; prints a table per run and draws the chart.

@@ -7,9 +7,7 @@ use std::time::Duration;
 
 use priority_executor::{Capacity, Executor, Executors, LaneConfig, MaxRunning, Picker, Priority};
 
-use crate::cli::Options;
-
-pub const DEFAULT_EXECUTOR: &str = "visa_priority_exec";
+use crate::cli::{DEFAULT_EXECUTOR, Options};
 
 /// The built-in `visa_priority_exec`: the seed's two lanes, priority 10 and
 /// 1, on `threads` threads. The lanes are unbounded

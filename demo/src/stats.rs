@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::flood::{Class, Timeline};
+use crate::timeline::{Class, Timeline, quantile};
 
 /// The statistics of one class in one run.
 pub struct LaneStats {
@@ -20,14 +20,6 @@ pub struct LaneStats {
     pub done_at: Duration,
     /// Cumulative completions: (seconds since the flood began, % of class).
     pub curve: Vec<(f64, f64)>,
-}
-
-pub fn quantile(sorted: &[u64], q: f64) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let rank = (q * sorted.len() as f64).ceil() as usize;
-    Duration::from_nanos(sorted[rank.clamp(1, sorted.len()) - 1])
 }
 
 pub fn stats(timeline: &Timeline, classes: &[Class]) -> [LaneStats; 2] {

@@ -1,7 +1,7 @@
 //! What a caller holds after `enqueue`: the job's result, or the job itself
 //! when the executor hands it back.
 
-use super::cell::{Completion, ReleaseHandle};
+use super::cell::result::{Completion, ReleaseHandle};
 use super::error::JobError;
 use super::task::{Task, Unobserved};
 use crate::priority::Priority;

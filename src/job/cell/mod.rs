@@ -63,7 +63,7 @@
 //! handle does (poll, join, cancel, let go) in `result.rs`.
 
 mod recycle;
-mod result;
+pub(super) mod result;
 mod run;
 
 pub(crate) use recycle::{release_spare, set_depot_limit};
