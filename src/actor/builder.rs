@@ -79,6 +79,21 @@ pub struct StageBuilder<A: Actor> {
     on_output: Option<OutputFn<A::Out>>,
 }
 
+impl<A: Actor> Stage<A> {
+    /// Starts configuring a stage; `factory(i)` makes instance `i` (Kabuki's
+    /// `-a`), on the thread that calls `spawn`.
+    ///
+    /// # Examples
+    ///
+    /// See [`StageBuilder`].
+    pub fn builder(
+        name: impl Into<String>,
+        factory: impl FnMut(usize) -> A + 'static,
+    ) -> StageBuilder<A> {
+        StageBuilder::new(name.into(), Box::new(factory))
+    }
+}
+
 impl<A: Actor> StageBuilder<A> {
     /// The default settings ([`Stage::builder`]).
     pub(super) fn new(name: String, factory: Box<dyn FnMut(usize) -> A>) -> Self {

@@ -5,7 +5,6 @@
 use super::actor::Actor;
 use super::actor::Reason;
 use super::addr::Addr;
-use super::builder::StageBuilder;
 use super::letters::{DeadLetter, Fault};
 use super::metrics::StageMetrics;
 use super::shared::{Core, Exit};
@@ -20,7 +19,7 @@ use std::sync::Arc;
 ///
 /// # Examples
 ///
-/// See [`Actor`] and [`StageBuilder`].
+/// See [`Actor`] and [`StageBuilder`](super::StageBuilder).
 pub struct Stage<A: Actor> {
     core: Arc<Core<A::In>>,
     exec: Option<Executor>,
@@ -35,19 +34,6 @@ impl<A: Actor> Stage<A> {
             exec: Some(exec),
             _actor: PhantomData,
         }
-    }
-
-    /// Starts configuring a stage; `factory(i)` makes instance `i` (Kabuki's
-    /// `-a`), on the thread that calls `spawn`.
-    ///
-    /// # Examples
-    ///
-    /// See [`StageBuilder`].
-    pub fn builder(
-        name: impl Into<String>,
-        factory: impl FnMut(usize) -> A + 'static,
-    ) -> StageBuilder<A> {
-        StageBuilder::new(name.into(), Box::new(factory))
     }
 
     /// The stage's address (Kabuki's inbox, `-i`).

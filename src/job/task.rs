@@ -42,6 +42,20 @@ impl JobMeta {
         self.enqueued_ns.load(Ordering::Relaxed)
     }
 
+    /// The span current at `enqueue`, the parent of each attempt's span
+    /// (nothing without the `tracing` feature).
+    #[inline]
+    pub(crate) fn parent(&self) -> &crate::observe::span::Parent {
+        #[cfg(feature = "tracing")]
+        {
+            &self.parent
+        }
+        #[cfg(not(feature = "tracing"))]
+        {
+            &()
+        }
+    }
+
     /// The job is queued again (a retry): its next wait counts from now.
     pub(crate) fn requeued(&self) {
         if self.enqueued_ns() != 0 {

@@ -23,10 +23,13 @@ pub(crate) use off::*;
 
 #[cfg(feature = "tracing")]
 mod on {
-    use crate::job::task::JobMeta;
     use crate::priority::Priority;
     use std::time::Duration;
     use tracing::Span;
+
+    /// What a job keeps of the span current at its enqueue: the parent of
+    /// its attempts' spans.
+    pub(crate) type Parent = Span;
 
     /// Does a job need its enqueue time for its span? Only once a
     /// subscriber has been set (a relaxed load of tracing's own flag).
@@ -55,7 +58,7 @@ mod on {
     /// The span one attempt runs in.
     #[inline]
     pub(crate) fn attempt(
-        meta: &JobMeta,
+        parent: &Parent,
         executor: &str,
         priority: Priority,
         attempt: u32,
@@ -64,7 +67,7 @@ mod on {
         guarded(|| {
             tracing::info_span!(
                 target: "priority_executor",
-                parent: &meta.parent,
+                parent: parent,
                 "job",
                 executor,
                 priority = priority.0,
@@ -115,7 +118,6 @@ mod on {
 /// The stand-in without the feature.
 #[cfg(not(feature = "tracing"))]
 mod off {
-    use crate::job::task::JobMeta;
     use crate::priority::Priority;
     use std::time::Duration;
 
@@ -126,6 +128,9 @@ mod off {
 
     /// No span: entering it does nothing.
     pub(crate) struct NoSpan;
+
+    /// What a job keeps of the span current at its enqueue: nothing.
+    pub(crate) type Parent = ();
 
     impl NoSpan {
         #[inline(always)]
@@ -140,7 +145,7 @@ mod off {
     }
 
     #[inline(always)]
-    pub(crate) fn attempt(_: &JobMeta, _: &str, _: Priority, _: u32, _: Duration) -> NoSpan {
+    pub(crate) fn attempt(_: &Parent, _: &str, _: Priority, _: u32, _: Duration) -> NoSpan {
         NoSpan
     }
 

@@ -238,7 +238,13 @@ impl Shared {
         };
         // The hooks run inside the attempt's span too.
         let _span = match task.meta() {
-            Some(meta) => span::attempt(meta, &self.name, lane.priority, info.attempt, waited),
+            Some(meta) => span::attempt(
+                meta.parent(),
+                &self.name,
+                lane.priority,
+                info.attempt,
+                waited,
+            ),
             None => span::none(),
         }
         .entered();

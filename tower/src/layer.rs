@@ -2,14 +2,12 @@
 //! registry's), how they get a priority, and the limits that apply.
 
 use crate::counts::{Counters, Counts};
+use crate::headers_to_message;
 use crate::refused::{Refused, RefusedHook};
-use crate::service::PriorityService;
-use crate::{BlockingHandler, headers_to_message};
 use priority_executor::{Executor, Executors, Priority};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
-use tower::Layer;
 
 /// The body limit when none is set: 2 MiB, as axum's default.
 pub const DEFAULT_BODY_LIMIT: usize = 2 * 1024 * 1024;
@@ -39,8 +37,8 @@ pub(crate) enum Target {
     },
 }
 
-/// A tower [`Layer`] that runs a synchronous handler ([`BlockingHandler`])
-/// on the worker threads of a priority executor, each request in the lane
+/// A tower [`Layer`](tower::Layer) that runs a synchronous handler
+/// ([`BlockingHandler`](crate::BlockingHandler)) on the worker threads of a priority executor, each request in the lane
 /// of its priority; the response future awaits the job.
 ///
 /// A request's priority comes from the executor's rules in
@@ -48,7 +46,7 @@ pub(crate) enum Target {
 /// properties ([`from_registry`](PriorityLayer::from_registry)), or from a
 /// closure ([`classify`](PriorityLayer::classify)). The service never
 /// blocks the async runtime: a request whose lane is full is answered
-/// `503` at once (see [`PriorityService`] for every answer).
+/// `503` at once (see [`PriorityService`](crate::PriorityService) for every answer).
 ///
 /// One layer may wrap several handlers; they share its counters.
 ///
@@ -340,14 +338,6 @@ impl PriorityLayer {
                 executors.priority_for(name, &headers_to_message(&head.headers))
             }
         }
-    }
-}
-
-impl<H: BlockingHandler> Layer<H> for PriorityLayer {
-    type Service = PriorityService<H>;
-
-    fn layer(&self, handler: H) -> PriorityService<H> {
-        PriorityService::new(self.clone(), handler)
     }
 }
 

@@ -17,7 +17,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use tower::Service;
+use tower::{Layer, Service};
 
 /// The response body: the handler's bytes, or the layer's own short
 /// plain-text explanation.
@@ -63,6 +63,14 @@ pub type ResponseFuture =
 pub struct PriorityService<H> {
     layer: PriorityLayer,
     handler: Arc<H>,
+}
+
+impl<H: BlockingHandler> Layer<H> for PriorityLayer {
+    type Service = PriorityService<H>;
+
+    fn layer(&self, handler: H) -> PriorityService<H> {
+        PriorityService::new(self.clone(), handler)
+    }
 }
 
 impl<H> PriorityService<H> {

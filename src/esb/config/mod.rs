@@ -10,10 +10,10 @@
 //! [`BuildError`](crate::BuildError) back to the key that caused it.
 
 mod build;
-mod document;
+pub(crate) mod document;
 mod raw;
 
-pub(crate) use document::{Fields, Node, Spanned, U32};
+pub(crate) use document::Spanned;
 use document::{KEEP_ALIVE, PROMOTE_AFTER};
 
 use crate::esb::config_error::{ConfigError, Issue};

@@ -4,7 +4,7 @@
 use super::raw::{RawCondition, RawRules};
 use super::{Condition, Rules};
 use crate::Priority;
-use crate::esb::config::Spanned;
+use crate::esb::config::document::Spanned;
 use crate::esb::config_error::Issue;
 use regex::{Regex, RegexBuilder};
 use std::ops::Range;

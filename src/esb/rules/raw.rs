@@ -1,6 +1,6 @@
 //! `[rules.NAME]` as written, read from the parsed document.
 
-use crate::esb::config::{Fields, Node, Spanned, U32};
+use crate::esb::config::document::{Fields, Node, Spanned, U32};
 use crate::esb::config_error::Issue;
 
 /// `[rules.NAME]` as written.
