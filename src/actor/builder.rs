@@ -3,7 +3,7 @@
 //! handle is in `stage.rs`; what it shares with the instances is in
 //! `shared.rs`.
 
-use super::actor::{Actor, Reason};
+use super::actor::Actor;
 use super::addr::{Downstream, OutputFn};
 use super::config::MailboxConfig;
 use super::error::SpawnError;
@@ -12,6 +12,7 @@ use super::instance::{self, Retry, Settings};
 use super::letters::{DeadLetter, Fault};
 use super::mailbox::Mailbox;
 use super::priority::PriorityGenerator;
+use super::reason::Reason;
 use super::shared::{Callback, Core, Life, Link, PerInstance, Sink};
 use super::stage::Stage;
 use super::strategy::Strategy;

@@ -2,11 +2,12 @@
 //! take lock, and the phases a stage goes through as `stop`, `kill`, a
 //! drain, idleness or failed `init` end it (rules 4-11 of `README.md`).
 
-use super::actor::Reason;
 use super::lane::{Entry, Lane};
+use super::letter::Letter;
 use super::letters::{DeadLetter, DeadReason};
-use super::mailbox::{DRAINING, Letter, Mailbox};
-use crate::lane::picker::Schedule;
+use super::mailbox::{DRAINING, Mailbox};
+use super::reason::Reason;
+use super::take::{Phase, Take};
 use crate::priority::Priority;
 use crate::sync::lock;
 use std::sync::OnceLock;
@@ -19,25 +20,6 @@ pub(crate) enum Next<M> {
     Empty,
     /// The stage is ending: no more letters, ever.
     Closed(Reason),
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Phase {
-    Running,
-    Draining,
-    /// A graceful stop of this priority was dispatched: only lanes above
-    /// it are still served.
-    Stopping(Priority),
-    Closed(Reason),
-}
-
-/// What the take lock guards.
-pub(crate) struct Take {
-    pub(crate) phase: Phase,
-    /// Live lane slots, highest priority first.
-    pub(crate) order: Vec<usize>,
-    /// The weighted picker over the declared lanes (fixed), if any.
-    pub(crate) schedule: Option<Schedule>,
 }
 
 impl<M> Mailbox<M> {
@@ -224,12 +206,6 @@ impl<M> Mailbox<M> {
     fn set_phase(&self, take: &mut Take, phase: Phase) {
         take.phase = phase;
         self.bump();
-    }
-
-    /// Letters dispatched and not yet done. Exact under the take lock;
-    /// outside it, see [`Mailbox::wait_no_perform`].
-    pub(crate) fn in_flight(&self) -> usize {
-        self.in_flight.load(Ordering::Acquire)
     }
 
     /// Waits until no letter is in flight (rule 14: before any destroy).

@@ -2,13 +2,15 @@
 //! dispatch and perform until the mailbox says the stage is ending, then
 //! wait for the other instances' performs and `destroy`.
 
-use super::actor::{Actor, Reason, StageContext};
+use super::actor::{Actor, StageContext};
 use super::addr::{Downstream, Outbox};
 use super::current::Serving;
 use super::dispatch::Next;
 use super::idle::Clock;
+use super::letter::Letter;
 use super::letters::{DeadLetter, DeadReason, Fault, Phase};
-use super::mailbox::{KILL_SENT, Letter};
+use super::mailbox::KILL_SENT;
+use super::reason::Reason;
 use super::shared::Core;
 use super::strategy::{Decision, Strategy};
 use crate::job::RetryPolicy;

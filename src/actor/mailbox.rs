@@ -17,11 +17,12 @@
 //!   ends only when every lane's length is zero.
 
 use super::config::{LaneSpec, MAX_LANES, MailboxConfig, Unlisted};
-use super::dispatch::{Phase, Take};
 use super::error::SendError;
 use super::lane::{Entry, Lane, NoSlot, Ticket};
+use super::letter::Letter;
 use super::priority::PriorityGenerator;
 use super::signal::Signal;
+use super::take::{Phase, Take};
 use crate::lane::picker::{Picker, Schedule};
 use crate::pool::Wait;
 use crate::priority::{Capacity, Priority};
@@ -29,16 +30,6 @@ use crate::sync::{Mutex, lock};
 use crossbeam_utils::CachePadded;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-
-/// A user message in a lane, with what the strategies track.
-pub(crate) struct Letter<M> {
-    pub(crate) msg: M,
-    pub(crate) priority: Priority,
-    /// Times a strategy sent it back.
-    pub(crate) sent_back: u32,
-    /// The TTL strategy's count, once it has looked at the message.
-    pub(crate) ttl: Option<u32>,
-}
 
 /// The instance side's counters (see `README.md`, rule 18); the count of
 /// performs, the one that moves with every letter, is kept per instance
@@ -90,6 +81,12 @@ pub(crate) struct Mailbox<M> {
     pub(crate) counters: Counters,
 }
 impl<M> Mailbox<M> {
+    /// Letters dispatched and not yet done. Exact under the take lock;
+    /// outside it, see [`Mailbox::wait_no_perform`].
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Acquire)
+    }
+
     pub(crate) fn new(
         name: String,
         config: &MailboxConfig,

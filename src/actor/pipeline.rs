@@ -1,11 +1,12 @@
 //! Pipelines: stage k's outputs are stage k+1's input, typed at compile
 //! time, with a drain marker that travels behind the payload.
 
-use super::actor::{Actor, Reason};
+use super::actor::Actor;
 use super::addr::{Addr, Downstream, OutputFn};
 use super::builder::StageBuilder;
 use super::error::SpawnError;
 use super::metrics::StageMetrics;
+use super::reason::Reason;
 use super::shared::{Exit, Link};
 use crate::executor::Executor;
 use crate::priority::Priority;

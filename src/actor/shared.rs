@@ -3,10 +3,10 @@
 //! of instances gone, whose last one ends the stage and passes the drain
 //! marker on.
 
-use super::actor::Reason;
 use super::letters::{DeadLetter, DeadReason, Fault};
 use super::mailbox::Mailbox;
 use super::metrics::{MailboxLaneMetrics, StageMetrics};
+use super::reason::Reason;
 use crate::executor::Executor;
 use crate::sync::owned::OwnedCount;
 use crate::sync::{Condvar, Mutex, lock};

@@ -3,10 +3,10 @@
 //! in `builder.rs`, what they share with the instances in `shared.rs`.
 
 use super::actor::Actor;
-use super::actor::Reason;
 use super::addr::Addr;
 use super::letters::{DeadLetter, Fault};
 use super::metrics::StageMetrics;
+use super::reason::Reason;
 use super::shared::{Core, Exit};
 use crate::executor::Executor;
 use std::fmt;

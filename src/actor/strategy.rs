@@ -3,8 +3,8 @@
 //! back of its lane, maybe at another priority) or dead-lettered.
 
 use super::error::SpawnError;
+use super::letter::Letter;
 use super::letters::DeadReason;
-use super::mailbox::Letter;
 use crate::priority::Priority;
 use std::fmt;
 use std::ops::RangeInclusive;

@@ -6,7 +6,7 @@
 #![doc = include_str!("README.md")]
 
 use crate::actor::config::LaneSpec;
-use crate::actor::mailbox::Letter;
+use crate::actor::letter::Letter;
 use crate::actor::signal::Signal;
 use store::Store;
 

@@ -1,0 +1,44 @@
+//! Why a stage ends ([`Reason`]): at the bottom of the actor layer, read
+//! by the dispatch, the instances and the handles alike.
+
+use std::fmt;
+
+/// Why a stage's instances are destroyed.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::actor::Reason;
+///
+/// assert_eq!(Reason::Drained.to_string(), "drained");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Reason {
+    /// A graceful `stop` was dispatched (Akka's `PoisonPill`).
+    Stopped,
+    /// A `kill` was dispatched (Akka's `Kill`).
+    Killed,
+    /// The drain marker reached the stage and everything before it ran
+    /// (Kabuki's shutdown message).
+    Drained,
+    /// Nothing arrived for the stage's idle period.
+    Idle,
+    /// `init` failed: this instance's own, or every instance's (then the
+    /// whole stage ends with this reason); or the stage's `spawn` failed
+    /// after this instance was started (the factory panicked for a later
+    /// instance, [`SpawnError::FactoryPanicked`](super::SpawnError::FactoryPanicked)).
+    FailedInit,
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Reason::Stopped => "stopped",
+            Reason::Killed => "killed",
+            Reason::Drained => "drained",
+            Reason::Idle => "idle",
+            Reason::FailedInit => "failed init",
+        })
+    }
+}
