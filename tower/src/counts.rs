@@ -162,7 +162,9 @@ pub struct Counts {
     pub bad_body: u64,
     /// `413`: the body was over the limit.
     pub too_large: u64,
-    /// The client went away before the answer.
+    /// The client went away before the answer (the response future was
+    /// dropped): a request still queued is cancelled and never runs; one
+    /// running finishes, its answer dropped.
     pub abandoned: u64,
     /// Refused requests (answered, and counted above) not handed to the
     /// [`on_refused`](crate::PriorityLayer::on_refused) hook: its backlog

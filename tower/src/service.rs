@@ -180,7 +180,10 @@ where
             return refused(layer, request, priority, outcome, &text);
         }
     };
-    match job.await {
+    // Dropped with the response future (the client went away), a job not
+    // yet started is cancelled: it never runs, and the request counts as
+    // abandoned.
+    match CancelOnDrop(Some(job)).await {
         Ok(response) => (Outcome::Completed, response.map(Full::new)),
         Err(JobError::Expired) => answer(
             layer,
@@ -265,4 +268,31 @@ fn answer(
         headers.insert(RETRY_AFTER, HeaderValue::from(layer.retry_after_secs()));
     }
     (outcome, response)
+}
+
+/// A queued request's job, cancelled if dropped before it finished (the
+/// response future was dropped): one not yet started never runs, and its
+/// worker is free for the requests still waited for.
+struct CancelOnDrop<T>(Option<JobHandle<T>>);
+
+impl<T> Future for CancelOnDrop<T> {
+    type Output = Result<T, JobError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let Some(job) = self.0.as_mut() else {
+            return Poll::Ready(Err(JobError::Cancelled));
+        };
+        let out = std::task::ready!(Pin::new(job).poll(cx));
+        self.0 = None;
+        Poll::Ready(out)
+    }
+}
+
+impl<T> Drop for CancelOnDrop<T> {
+    fn drop(&mut self) {
+        if let Some(job) = self.0.take() {
+            // A job already running goes on; its answer is dropped.
+            job.cancel();
+        }
+    }
 }
