@@ -2,6 +2,7 @@
 //! client: lanes from headers, 503 when full, 504 on expiry, 500 on a
 //! panic, and a graceful shutdown that answers every request in flight.
 
+mod cancel;
 mod common;
 mod edges;
 
@@ -389,85 +390,4 @@ async fn the_low_lane_is_shed_first_while_the_high_lane_still_queues() {
         .await
         .expect("joined")
         .expect("served");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_request_whose_client_goes_away_is_counted_abandoned() {
-    use tower::Service;
-
-    let exec = one_worker(8);
-    let layer = PriorityLayer::new(exec.clone());
-    let gate = Gate::default();
-    let _open = OpenOnDrop(gate.clone());
-    let mut service = layer.layer(gated(gate.clone()));
-    let request = Request::post("/visa")
-        .header("x-wait", "1")
-        .body(http_body_util::Full::new(Bytes::from_static(b"gone")))
-        .expect("a valid request");
-    let mut answer = service.call(request);
-    // Polled until the job runs, then dropped, as a server drops the
-    // future of a closed connection.
-    until("the job runs", || {
-        let waker = std::task::Waker::noop();
-        let polled = answer
-            .as_mut()
-            .poll(&mut std::task::Context::from_waker(waker));
-        assert!(polled.is_pending(), "the worker is held");
-        exec.metrics().threads.busy == 1
-    })
-    .await;
-    drop(answer);
-    gate.open();
-    exec.wait_idle();
-    let counts = layer.counts();
-    assert_eq!(
-        (counts.received, counts.abandoned, counts.in_flight()),
-        (1, 1, 0)
-    );
-    // The job ran all the same; only its answer was dropped.
-    assert_eq!(exec.metrics().lanes[0].completed, 1);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_queued_request_whose_client_goes_away_never_runs() {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use tower::Service;
-
-    let exec = one_worker(8);
-    let layer = PriorityLayer::new(exec.clone());
-    let gate = Gate::default();
-    let _open = OpenOnDrop(gate.clone());
-    let held = hold(&exec, Priority(1), &gate).await;
-    let ran = Arc::new(AtomicUsize::new(0));
-    let counted = Arc::clone(&ran);
-    let mut service = layer.layer(move |request: Request<Bytes>| {
-        counted.fetch_add(1, Ordering::SeqCst);
-        Response::new(request.into_body())
-    });
-    let request = Request::post("/visa")
-        .body(http_body_util::Full::new(Bytes::from_static(b"gone")))
-        .expect("a valid request");
-    let mut answer = service.call(request);
-    // Polled until its job is queued behind the held worker, then dropped.
-    until("the request is queued", || {
-        let waker = std::task::Waker::noop();
-        let polled = answer
-            .as_mut()
-            .poll(&mut std::task::Context::from_waker(waker));
-        assert!(polled.is_pending(), "the worker is held");
-        exec.metrics().lanes[0].queued == 1
-    })
-    .await;
-    drop(answer);
-    gate.open();
-    held.await.expect("the holding job ran");
-    exec.wait_idle();
-    assert_eq!(ran.load(Ordering::SeqCst), 0, "the handler never ran");
-    let counts = layer.counts();
-    assert_eq!(
-        (counts.received, counts.abandoned, counts.in_flight()),
-        (1, 1, 0)
-    );
-    let lane = exec.metrics().lanes[0].clone();
-    assert_eq!((lane.cancelled, lane.completed), (1, 1));
 }
