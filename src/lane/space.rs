@@ -19,11 +19,15 @@
 //! looked again, so no release meanwhile goes unnoticed. A future dropped
 //! in the line leaves it; one dropped after being woken, before it looked
 //! again, hands its wake-up to the next in line: no wake-up is lost with
-//! it. (tokio's semaphore does the same for its permits.)
+//! it. (tokio's semaphore does the same for its permits.) Wakers are user
+//! code: they are cloned before the lock is taken, and woken or dropped
+//! after it is let go, with a panic caught, so none can poison the lock or
+//! unwind into the worker whose pop freed the slot.
 
 use super::{Lane, NoSlot};
 use crate::sync::atomic::Ordering;
 use crate::sync::{dekker_fence, lock, wait_until};
+use crate::util::{call_quietly, drop_quietly};
 use std::collections::BTreeMap;
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
@@ -41,12 +45,12 @@ pub(crate) struct AsyncWaiters {
 }
 
 impl AsyncWaiters {
-    /// Wakes the first future in line, taking it out of the line.
-    fn wake_first(&mut self) {
-        if let Some((_, waker)) = self.waiting.pop_first() {
-            self.woken += 1;
-            waker.wake();
-        }
+    /// Takes the first future in line out of it, counted as woken; the
+    /// caller wakes it with [`wake`] once the lock is let go.
+    fn take_first(&mut self) -> Option<Waker> {
+        let (_, waker) = self.waiting.pop_first()?;
+        self.woken += 1;
+        Some(waker)
     }
 
     /// May the future of `ticket` take a free slot now? One woken may; one
@@ -59,6 +63,15 @@ impl AsyncWaiters {
                     .waiting
                     .first_key_value()
                     .is_none_or(|(&first, _)| first == ticket))
+    }
+}
+
+/// Wakes a future taken out of line, outside the lock: a waker is user
+/// code, and one that panics must neither poison the lock nor unwind into
+/// the worker that freed the slot.
+fn wake(waker: Option<Waker>) {
+    if let Some(waker) = waker {
+        call_quietly(|| waker.wake());
     }
 }
 
@@ -163,6 +176,8 @@ impl Lane {
         {
             return Poll::Ready(Ok(()));
         }
+        // Cloned before the lock: a waker is user code.
+        let waker = cx.waker().clone();
         let mut line = lock(&self.space);
         let (ticket, woken) = match waiter.ticket {
             Some(ticket) => {
@@ -191,12 +206,16 @@ impl Lane {
         } else {
             // In line (again, with its own ticket, if it was woken): the
             // waker given last is the one woken.
-            line.waiting.insert(ticket, cx.waker().clone());
+            let replaced = line.waiting.insert(ticket, waker);
+            drop(line);
+            drop_quietly(replaced);
             return Poll::Pending;
         };
-        line.waiting.remove(&ticket);
+        let left = line.waiting.remove(&ticket);
         waiter.ticket = None;
         self.space_waiters.fetch_sub(1, Ordering::SeqCst);
+        drop(line);
+        drop_quietly((left, waker));
         Poll::Ready(outcome)
     }
 
@@ -208,11 +227,17 @@ impl Lane {
             return;
         };
         let mut line = lock(&self.space);
-        if line.waiting.remove(&ticket).is_none() {
-            line.woken -= 1;
-            line.wake_first();
-        }
+        let (left, next) = match line.waiting.remove(&ticket) {
+            Some(own) => (Some(own), None),
+            None => {
+                line.woken -= 1;
+                (None, line.take_first())
+            }
+        };
         self.space_waiters.fetch_sub(1, Ordering::SeqCst);
+        drop(line);
+        drop_quietly(left);
+        wake(next);
     }
 
     /// Gives back a slot taken and never used (a permit dropped unused).
@@ -226,8 +251,10 @@ impl Lane {
     pub(crate) fn wake_producers(&self) {
         let mut line = lock(&self.space);
         self.space_freed.notify_all();
-        while !line.waiting.is_empty() {
-            line.wake_first();
+        let woken: Vec<Waker> = std::iter::from_fn(|| line.take_first()).collect();
+        drop(line);
+        for waker in woken {
+            wake(Some(waker));
         }
     }
 
@@ -245,6 +272,8 @@ impl Lane {
     fn notify_space(&self) {
         let mut line = lock(&self.space);
         self.space_freed.notify_one();
-        line.wake_first();
+        let first = line.take_first();
+        drop(line);
+        wake(first);
     }
 }

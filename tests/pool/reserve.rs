@@ -221,3 +221,34 @@ fn an_unbounded_lane_is_always_ready() {
         100
     );
 }
+
+/// A waker that panics when woken.
+struct Panics;
+
+impl Wake for Panics {
+    fn wake(self: Arc<Self>) {
+        panic!("reserve test: a waker that panics");
+    }
+}
+
+#[test]
+fn a_waker_that_panics_never_harms_the_worker_that_frees_a_slot() {
+    crate::common::quiet_panics("reserve test: a waker that panics");
+    let e = exec(1, 1);
+    let gate = hold_worker(&e, HIGH);
+    let queued = e.enqueue(LOW, || ()).unwrap();
+    let panicky = Waker::from(Arc::new(Panics));
+    let mut waiting = e.reserve(LOW);
+    assert!(poll(&mut waiting, &panicky).is_pending());
+    // The worker frees the slot as it takes the queued job, and wakes the
+    // waiter: the wake panics, on the worker's thread.
+    drop(gate);
+    queued.join().unwrap();
+    e.wait_idle();
+    assert_eq!(e.metrics().threads.live, 1);
+    let (_, w) = waker();
+    let Poll::Ready(Ok(permit)) = poll(&mut waiting, &w) else {
+        panic!("the slot is free");
+    };
+    assert_eq!(permit.enqueue(|| 5).unwrap().join(), Ok(5));
+}
