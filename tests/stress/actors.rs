@@ -23,6 +23,9 @@ use std::time::Duration;
 
 const PER_SENDER: usize = 300;
 const DEFAULT_ROUNDS: usize = 200;
+/// From this many rounds on, some letter is sure enough to have been sent
+/// back and some turned away by an end that a run which saw neither fails.
+const COVERAGE_ROUNDS: usize = 50;
 
 #[derive(Clone, Copy, Debug)]
 struct Letter {
@@ -193,7 +196,7 @@ fn round(seed: u64) -> StageMetrics {
 
 #[test]
 fn every_letter_ends_once_whatever_ends_the_stage() {
-    let (mut sent_back, mut dead) = (0, 0);
+    let (mut sent_back, mut dead, mut rounds) = (0, 0, 0);
     seeded_rounds(
         "actor stress",
         DEFAULT_ROUNDS,
@@ -202,12 +205,17 @@ fn every_letter_ends_once_whatever_ends_the_stage() {
             let m = round(seed);
             sent_back += m.sent_back;
             dead += m.dead_lettered;
+            rounds += 1;
         },
     );
     // The rounds reached what they are for: letters sent back past the
-    // capacity, and letters turned away by an end.
-    assert!(
-        sent_back > 0 && dead > 0,
-        "sent back {sent_back}, dead {dead}"
-    );
+    // capacity, and letters turned away by an end. A run of a few rounds
+    // (as under ThreadSanitizer, `STRESS_ROUNDS=3`) may draw none of
+    // either; each round's own checks above still hold.
+    if rounds >= COVERAGE_ROUNDS {
+        assert!(
+            sent_back > 0 && dead > 0,
+            "sent back {sent_back}, dead {dead} in {rounds} rounds"
+        );
+    }
 }
