@@ -104,21 +104,30 @@ async fn the_layer_sits_in_a_service_builder_stack_with_a_timeout_and_a_limit() 
     let layer = PriorityLayer::new(exec.clone());
     let ran = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&ran);
-    let stack = ServiceBuilder::new()
-        .timeout(Duration::from_millis(200))
-        .concurrency_limit(4)
-        .layer(layer.clone())
-        .service(move |request: Request<Bytes>| {
-            counted.fetch_add(1, Ordering::SeqCst);
-            Response::new(request.into_body())
-        });
+    let handler = move |request: Request<Bytes>| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        Response::new(request.into_body())
+    };
+    // The same layer and handler in stacks of two time limits: one no
+    // answer on a loaded machine comes near, one that a request held
+    // behind a blocked worker always passes.
+    let stack = |limit: Duration| {
+        ServiceBuilder::new()
+            .timeout(limit)
+            .concurrency_limit(4)
+            .layer(layer.clone())
+            .service(handler.clone())
+    };
     let post = |body: &'static [u8]| {
         Request::post("/visa")
             .body(http_body_util::Full::new(Bytes::from_static(body)))
             .expect("a valid request")
     };
     // Through the stack and back.
-    let response = stack.clone().oneshot(post(b"ok")).await.expect("answered");
+    let response = stack(Duration::from_secs(30))
+        .oneshot(post(b"ok"))
+        .await
+        .expect("answered");
     assert_eq!(response.status(), StatusCode::OK);
     let body = response.into_body().collect().await.expect("a body");
     assert_eq!(body.to_bytes(), Bytes::from_static(b"ok"));
@@ -127,7 +136,9 @@ async fn the_layer_sits_in_a_service_builder_stack_with_a_timeout_and_a_limit() 
     let gate = Gate::default();
     let _open = OpenOnDrop(gate.clone());
     let held = hold(&exec, Priority(1), &gate).await;
-    let timed_out = stack.clone().oneshot(post(b"late")).await;
+    let timed_out = stack(Duration::from_millis(100))
+        .oneshot(post(b"late"))
+        .await;
     assert!(timed_out.is_err(), "the timeout answers first");
     gate.open();
     held.await.expect("the holding job ran");
