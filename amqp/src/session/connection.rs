@@ -5,6 +5,7 @@ use super::ctx::Ctx;
 use super::state::State;
 use super::timeouts::{OPERATION_TIMEOUT, guarded, within};
 use super::types::{End, Msg};
+use super::waiting::Waiting;
 use crate::declare::declare;
 use crate::error::{BridgeError, broker_error};
 use crate::liveness::{self, parse_uri};
@@ -15,7 +16,7 @@ use lapin::options::{
 };
 use lapin::types::FieldTable;
 use lapin::{Channel, Connection, ConnectionProperties};
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -109,7 +110,7 @@ impl Session {
             ctx: ctx.clone(),
             tx,
             in_hand: HashMap::new(),
-            blocked: VecDeque::new(),
+            waiting: Waiting::new(ctx.executor.clone()),
             alive: self.alive.clone(),
             dead_letters: self.dead_letters.clone(),
             executor_down: false,
@@ -159,8 +160,8 @@ impl Session {
                         }
                     }
                 },
-                _ = tokio::time::sleep(Duration::from_millis(2)), if !state.blocked.is_empty() => {
-                    state.submit_blocked().await
+                (tag, room) = state.waiting.next(), if !state.waiting.is_empty() => {
+                    state.on_room(tag, room).await
                 }
                 _ = watchdog.tick() => self.check(),
             };

@@ -5,6 +5,7 @@
 //! - `types`: how a session ends, the loop's messages, a delivery in hand;
 //! - `timeouts`: the time limits of broker operations;
 //! - `state`: the loop's state, and deliveries on their way to the executor;
+//! - `waiting`: deliveries waiting for room in a full lane;
 //! - `settle`: how each delivery in hand ends (ack, retry, requeue or dead letter);
 //! - `connection`: one session: connect, consume, loop, close.
 
@@ -14,6 +15,7 @@ mod settle;
 mod state;
 mod timeouts;
 mod types;
+mod waiting;
 
 pub(crate) use ctx::{Ctx, DrainFn, EventFn, HandlerFn};
 pub(crate) use settle::{ATTEMPTS_HEADER, ERROR_HEADER, QUEUE_HEADER, REASON_HEADER};
@@ -23,16 +25,15 @@ use crate::metrics::{Counters, Event};
 use connection::Session;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::SyncSender;
 use timeouts::OPEN_TIMEOUT;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch};
 use types::End;
 
 /// Consumes the queue until stopped: the first session's result goes to
 /// `ready`; later losses are reported and retried with backoff.
 pub(crate) async fn run(
     ctx: Arc<Ctx>,
-    ready: SyncSender<Result<(), BridgeError>>,
+    ready: oneshot::Sender<Result<(), BridgeError>>,
     mut stop: watch::Receiver<bool>,
 ) {
     let mut ready = Some(ready);

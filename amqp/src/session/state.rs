@@ -1,18 +1,19 @@
 //! The session loop's state, and the way of a delivery into it: taken in
-//! hand, mapped to its lane and handed to the executor (or held while the
-//! lane is full).
+//! hand, mapped to its lane and handed to the executor (or held, waiting
+//! for room, while the lane is full).
 
 use super::ctx::Ctx;
 use super::timeouts::guarded;
 use super::types::{Attempt, InHand, Msg};
+use super::waiting::Waiting;
 use crate::delivery::{Incoming, Received};
 use crate::drain::Marker;
 use crate::metrics::Counters;
 use lapin::message::Delivery;
 use lapin::options::BasicNackOptions;
 use lapin::{Acker, Channel, ConnectionStatus};
-use priority_executor::{EnqueueError, Priority};
-use std::collections::{HashMap, VecDeque};
+use priority_executor::{EnqueueError, Permit};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -23,8 +24,8 @@ pub(super) struct State {
     pub(super) ctx: Arc<Ctx>,
     pub(super) tx: mpsc::UnboundedSender<Msg>,
     pub(super) in_hand: HashMap<u64, InHand>,
-    /// Deliveries whose lane was full: tried again shortly.
-    pub(super) blocked: VecDeque<u64>,
+    /// Deliveries whose lane was full, waiting for room.
+    pub(super) waiting: Waiting,
     pub(super) alive: Arc<AtomicBool>,
     pub(super) dead_letters: Option<Channel>,
     pub(super) executor_down: bool,
@@ -98,15 +99,6 @@ impl State {
             },
         );
         ctx.counters.set_in_hand(self.in_hand.len());
-        // FIFO within a lane: behind deliveries already waiting for it.
-        let waiting = self
-            .blocked
-            .iter()
-            .any(|t| self.in_hand.get(t).is_some_and(|i| i.received.lane == lane));
-        if waiting {
-            self.blocked.push_back(tag);
-            return Ok(());
-        }
         self.submit(tag).await
     }
 
@@ -124,8 +116,39 @@ impl State {
     }
 
     /// Hands the delivery's next attempt to the executor, without blocking:
-    /// a full lane leaves it in hand, to be tried again shortly.
+    /// behind the deliveries already waiting for its lane, if any (each
+    /// lane keeps its order), and a full lane leaves it in hand, waiting
+    /// for room.
     pub(super) async fn submit(&mut self, tag: u64) -> Step {
+        let Some(lane) = self.in_hand.get(&tag).map(|i| i.received.lane) else {
+            return Ok(());
+        };
+        if self.waiting.holds(lane) {
+            self.waiting.push(lane, tag);
+            return Ok(());
+        }
+        self.hand_over(tag, None).await
+    }
+
+    /// A lane has room for the first delivery waiting for it: `room` is
+    /// the slot held for it, or the executor's refusal (shut down).
+    pub(super) async fn on_room(
+        &mut self,
+        tag: u64,
+        room: Result<Permit, EnqueueError<()>>,
+    ) -> Step {
+        match room {
+            Ok(permit) => self.hand_over(tag, Some(permit)).await,
+            Err(_) => {
+                self.executor_down = true;
+                self.requeue(tag).await
+            }
+        }
+    }
+
+    /// Queues the delivery's next attempt in its lane: in the slot of
+    /// `permit`, or, without one, if the lane has room now.
+    async fn hand_over(&mut self, tag: u64, permit: Option<Permit>) -> Step {
         let Some(item) = self.in_hand.get_mut(&tag) else {
             return Ok(());
         };
@@ -157,7 +180,11 @@ impl State {
                 Err(failure) => Attempt::Failed(failure),
             }
         };
-        match self.ctx.executor.try_enqueue(lane, job) {
+        let queued = match permit {
+            Some(permit) => permit.enqueue(job),
+            None => self.ctx.executor.try_enqueue(lane, job),
+        };
+        match queued {
             Ok(handle) => {
                 let tx = self.tx.clone();
                 tokio::spawn(async move {
@@ -171,7 +198,7 @@ impl State {
                 if let Some(item) = self.in_hand.get_mut(&tag) {
                     item.attempts -= 1;
                 }
-                self.blocked.push_back(tag);
+                self.waiting.push(lane, tag);
                 Ok(())
             }
             Err(e) => {
@@ -183,33 +210,5 @@ impl State {
                 self.requeue(tag).await
             }
         }
-    }
-
-    /// Tries the deliveries waiting for room again, in order within each
-    /// lane; a lane still full keeps the rest of its deliveries waiting,
-    /// other lanes go ahead.
-    pub(super) async fn submit_blocked(&mut self) -> Step {
-        let mut still = VecDeque::new();
-        let mut full: Vec<Priority> = Vec::new();
-        while let Some(tag) = self.blocked.pop_front() {
-            let Some(lane) = self.in_hand.get(&tag).map(|i| i.received.lane) else {
-                continue;
-            };
-            if full.contains(&lane) {
-                still.push_back(tag);
-                continue;
-            }
-            let before = self.blocked.len();
-            self.submit(tag).await?;
-            if self.blocked.len() > before {
-                // Full again: submit put it back at the end.
-                if let Some(tag) = self.blocked.pop_back() {
-                    still.push_back(tag);
-                }
-                full.push(lane);
-            }
-        }
-        self.blocked = still;
-        Ok(())
     }
 }
