@@ -84,7 +84,7 @@ pub use liveness::{DEFAULT_CONNECTION_TIMEOUT, DEFAULT_HEARTBEAT};
 pub use metrics::{ConsumerMetrics, Event};
 pub use outgoing::Outgoing;
 pub use pipeline::{DrainReport, StageProcess, StageProcessBuilder, Wire, stage_priorities};
-pub use publisher::{Publisher, PublisherBuilder};
+pub use publisher::{AsyncPublisher, Publisher, PublisherBuilder};
 pub use table::PriorityTable;
 
 /// The headers a dead letter carries beside the original ones.

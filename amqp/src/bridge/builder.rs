@@ -1,64 +1,21 @@
-//! The consumer bridge: queues into an executor's lanes.
+//! The settings of a [`Bridge`], and starting it: blocking, or awaited
+//! in async code.
 
+use super::Bridge;
+use super::check::check_config;
 use crate::config::ConsumerConfig;
 use crate::delivery::{Failure, Incoming};
 use crate::error::BridgeError;
 use crate::liveness::check_uri;
-use crate::metrics::{ConsumerMetrics, Counters, Event};
+use crate::metrics::{Counters, Event};
 use crate::runtime::new_runtime;
 use crate::session::{self, Ctx, DrainFn, EventFn, HandlerFn};
-use priority_executor::{Capacity, Executor, Priority};
+use priority_executor::Executor;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::mpsc;
 use std::time::Duration;
-use tokio::runtime::Runtime;
-use tokio::sync::watch;
-
-/// Consumes RabbitMQ queues into an [`Executor`]: each delivery becomes a
-/// job in the lane its broker priority maps to, and is acked only once that
-/// job has finished.
-///
-/// The bridge's async side (the AMQP client) runs on one thread of its own;
-/// jobs run on the executor's worker threads. Stop it with
-/// [`stop`](Bridge::stop) (or by dropping it): the consumers are cancelled,
-/// what is in hand finishes and is acked, the channels close.
-///
-/// # Examples
-///
-/// ```no_run
-/// use priority_executor::{Capacity, Executor, Priority};
-/// use priority_executor_amqp::{Bridge, ConsumerConfig, PriorityTable};
-///
-/// let exec = Executor::builder()
-///     .core_threads(4)
-///     .max_threads(4)
-///     .lane(Priority(10), Capacity::Bounded(100))
-///     .lane(Priority(1), Capacity::Bounded(100))
-///     .build()?;
-/// let config = ConsumerConfig::new("visa")
-///     .max_priority(10)
-///     .priorities(PriorityTable::new().map(0..=4, Priority(1)).map(5..=10, Priority(10)))
-///     .prefetch(4)
-///     .dead_letter_exchange("visa.dlx")
-///     .dead_letter_queue("visa.dead");
-/// let bridge = Bridge::builder("amqp://guest:guest@127.0.0.1:5672/%2f", exec.clone())
-///     .consume(config, |msg| {
-///         println!("visa application {}", msg.body_str()?);
-///         Ok(())
-///     })
-///     .start()?;
-/// // ... later
-/// let metrics = bridge.stop();
-/// println!("{} acked", metrics[0].acked);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub struct Bridge {
-    runtime: Option<Runtime>,
-    stop: watch::Sender<bool>,
-    done: Vec<mpsc::Receiver<()>>,
-    queues: Vec<(Arc<str>, Arc<Counters>)>,
-}
+use tokio::runtime::Handle;
+use tokio::sync::{oneshot, watch};
 
 /// Settings of a [`Bridge`]: the broker, the executor, and one handler per
 /// queue.
@@ -74,100 +31,36 @@ pub struct BridgeBuilder {
     events: Option<EventFn>,
     backoff: (Duration, Duration),
     name: String,
+    /// The application's runtime, if given.
+    runtime: Option<Handle>,
 }
 
-impl Bridge {
-    /// Starts configuring a bridge into `executor` from the broker at `uri`
-    /// (`amqp://user:password@host:port/vhost`, the vhost `/` written
-    /// `%2f`). Pass a clone (`exec.clone()`) to keep using the executor;
-    /// the bridge's clone keeps it open until the bridge is stopped or
-    /// dropped. Once the executor is shut down (through any clone, or with
-    /// its `executors.toml` registry), deliveries are requeued and the
-    /// bridge stops consuming.
-    ///
-    /// # Examples
-    ///
-    /// See [`Bridge`]. One of an `executors.toml` registry:
-    ///
-    /// ```no_run
-    /// use priority_executor::Executors;
-    /// use priority_executor_amqp::{Bridge, ConsumerConfig};
-    ///
-    /// let executors = Executors::from_path("executors.toml")?;
-    /// let exec = executors.get("visa_priority_exec")?;
-    /// let config = ConsumerConfig::new("visa"); // or from [amqp.visa_priority_exec] in the file
-    /// let bridge = Bridge::builder("amqp://guest:guest@127.0.0.1:5672/%2f", exec)
-    ///     .consume(config, |msg| {
-    ///         println!("{}", msg.body_str()?);
-    ///         Ok(())
-    ///     })
-    ///     .start()?;
-    /// # drop(bridge);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn builder(uri: impl Into<String>, executor: Executor) -> BridgeBuilder {
+impl BridgeBuilder {
+    pub(super) fn new(uri: String, executor: Executor) -> Self {
         BridgeBuilder {
-            uri: uri.into(),
+            uri,
             name: executor.name().to_owned(),
             executor,
             consumers: Vec::new(),
             events: None,
             backoff: (Duration::from_millis(100), Duration::from_secs(30)),
+            runtime: None,
         }
     }
 
-    /// A snapshot of the counters, one entry per queue, in the order the
-    /// queues were added.
-    pub fn metrics(&self) -> Vec<ConsumerMetrics> {
-        self.queues
-            .iter()
-            .map(|(queue, counters)| counters.snapshot(queue))
-            .collect()
-    }
-
-    /// Stops gracefully: cancels every consumer, lets the jobs in hand
-    /// finish (retries included) and acks or dead-letters them, closes the
-    /// channels and the connections, and returns the final counters.
+    /// Runs the bridge's async side on `runtime`, the application's,
+    /// instead of a thread of its own. The runtime needs its I/O and time
+    /// drivers (`enable_all`, as `#[tokio::main]` gives) and must outlive
+    /// the bridge's consumers: stop the bridge before shutting it down.
     ///
-    /// Jobs already handed to the executor are run by it, so stop the
-    /// bridge before shutting the executor down; if the executor is shut
-    /// down first ([`shutdown_now`](priority_executor::Executor::shutdown_now)), its handed-back jobs are
-    /// requeued to the broker, never acked.
-    pub fn stop(mut self) -> Vec<ConsumerMetrics> {
-        self.stop_inner();
-        self.metrics()
+    /// # Examples
+    ///
+    /// See [`Bridge::stop_async`].
+    pub fn runtime(mut self, runtime: Handle) -> Self {
+        self.runtime = Some(runtime);
+        self
     }
 
-    fn stop_inner(&mut self) {
-        let _ = self.stop.send(true);
-        for done in self.done.drain(..) {
-            // Err: the task ended (or its runtime went away) without a word.
-            let _ = done.recv();
-        }
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_timeout(Duration::from_secs(5));
-        }
-    }
-}
-
-impl Drop for Bridge {
-    fn drop(&mut self) {
-        self.stop_inner();
-    }
-}
-
-impl fmt::Debug for Bridge {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Bridge")
-            .field(
-                "queues",
-                &self.queues.iter().map(|(q, _)| &**q).collect::<Vec<_>>(),
-            )
-            .finish_non_exhaustive()
-    }
-}
-
-impl BridgeBuilder {
     /// Consume the queue of `config`, running `handler` for each message
     /// on an executor worker. `Ok` acks the message; a [`Failure`] is
     /// retried or dead-lettered as configured; a panic dead-letters it.
@@ -249,6 +142,8 @@ impl BridgeBuilder {
 
     /// Checks the settings against the executor, connects, declares the
     /// queues and starts consuming. Returns once every queue is consumed.
+    /// This blocks the calling thread; in async code, use
+    /// [`start_async`](Self::start_async).
     ///
     /// # Errors
     ///
@@ -258,6 +153,30 @@ impl BridgeBuilder {
     /// executor lacks, a prefetch of 0 or beyond a bounded lane's free
     /// capacity.
     pub fn start(self) -> Result<Bridge, BridgeError> {
+        let (bridge, ready) = self.launch()?;
+        futures_lite::future::block_on(all_ready(ready))?;
+        Ok(bridge)
+    }
+
+    /// As [`start`](Self::start), awaiting the consumers' start instead
+    /// of blocking: for async code, on any runtime.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start).
+    ///
+    /// # Examples
+    ///
+    /// See [`Bridge::stop_async`].
+    pub async fn start_async(self) -> Result<Bridge, BridgeError> {
+        let (bridge, ready) = self.launch()?;
+        all_ready(ready).await?;
+        Ok(bridge)
+    }
+
+    /// Checks the settings and spawns one consumer task per queue; each
+    /// tells on its receiver whether it started.
+    fn launch(self) -> Result<(Bridge, Vec<Ready>), BridgeError> {
         check_uri(&self.uri)?;
         let mut contexts = Vec::new();
         for (config, handler, drain) in self.consumers {
@@ -276,10 +195,17 @@ impl BridgeBuilder {
                 drain,
             }));
         }
-        let runtime = new_runtime("amqp-bridge")?;
+        let (own, handle) = match self.runtime {
+            Some(handle) => (None, handle),
+            None => {
+                let runtime = new_runtime("amqp-bridge")?;
+                let handle = runtime.handle().clone();
+                (Some(runtime), handle)
+            }
+        };
         let (stop, stop_rx) = watch::channel(false);
         let mut bridge = Bridge {
-            runtime: None,
+            runtime: own,
             stop,
             done: Vec::new(),
             queues: contexts
@@ -289,30 +215,37 @@ impl BridgeBuilder {
         };
         let mut ready = Vec::new();
         for ctx in contexts {
-            let (ready_tx, ready_rx) = mpsc::sync_channel(1);
-            let (done_tx, done_rx) = mpsc::sync_channel(1);
+            let (ready_tx, ready_rx) = oneshot::channel();
+            let (done_tx, done_rx) = oneshot::channel();
             let stop = stop_rx.clone();
-            runtime.spawn(async move {
+            handle.spawn(async move {
                 session::run(ctx, ready_tx, stop).await;
                 let _ = done_tx.send(());
             });
             ready.push(ready_rx);
             bridge.done.push(done_rx);
         }
-        bridge.runtime = Some(runtime);
-        for ready in ready {
-            match ready.recv() {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => return Err(e), // dropping the bridge stops the others
-                Err(_) => {
-                    return Err(BridgeError::Runtime(
-                        "a consumer task ended before it started".to_owned(),
-                    ));
-                }
+        Ok((bridge, ready))
+    }
+}
+
+/// A consumer task's word that it started, or why not.
+type Ready = oneshot::Receiver<Result<(), BridgeError>>;
+
+/// Waits until every consumer started; the first error otherwise (the
+/// caller drops the bridge, which stops the others).
+async fn all_ready(ready: Vec<Ready>) -> Result<(), BridgeError> {
+    for ready in ready {
+        match ready.await {
+            Ok(result) => result?,
+            Err(_) => {
+                return Err(BridgeError::Runtime(
+                    "a consumer task ended before it started".to_owned(),
+                ));
             }
         }
-        Ok(bridge)
     }
+    Ok(())
 }
 
 impl fmt::Debug for BridgeBuilder {
@@ -330,67 +263,4 @@ impl fmt::Debug for BridgeBuilder {
             )
             .finish_non_exhaustive()
     }
-}
-
-/// Checks a queue's settings against the executor; returns the unmapped
-/// lane.
-fn check_config(config: &ConsumerConfig, executor: &Executor) -> Result<Priority, BridgeError> {
-    let queue = config.queue.clone();
-    let metrics = executor.metrics();
-    let lanes: Vec<Priority> = executor
-        .config()
-        .lanes
-        .iter()
-        .map(|lane| lane.priority)
-        .collect();
-    let lane_list = lanes
-        .iter()
-        .map(|p| p.to_string())
-        .collect::<Vec<_>>()
-        .join(", ");
-    let lowest = lanes.last().copied().ok_or_else(|| BridgeError::Config {
-        queue: queue.clone(),
-        setting: "executor".to_owned(),
-        reason: "the executor has no lanes".to_owned(),
-    })?;
-    let unmapped = config.table.unmapped_lane().unwrap_or(lowest);
-    let mut used = config.table.lanes();
-    used.push(unmapped);
-    used.sort();
-    used.dedup();
-    for lane in &used {
-        if !lanes.contains(lane) {
-            return Err(BridgeError::UnknownLane {
-                queue,
-                lane: *lane,
-                executor: executor.name().to_owned(),
-                lanes: lane_list,
-            });
-        }
-    }
-    if config.prefetch == 0 {
-        return Err(BridgeError::Config {
-            queue,
-            setting: "prefetch".to_owned(),
-            reason: "prefetch = 0 means no limit to RabbitMQ, which makes broker priority useless; set 1 or more (about the executor's threads)".to_owned(),
-        });
-    }
-    for lane in &used {
-        if let Some(m) = metrics.lane(*lane)
-            && let Capacity::Bounded(capacity) = m.capacity
-        {
-            let free = capacity.saturating_sub(m.queued);
-            if usize::from(config.prefetch) > free {
-                return Err(BridgeError::Config {
-                    queue,
-                    setting: "prefetch".to_owned(),
-                    reason: format!(
-                        "prefetch = {} is more than lane {} can take ({free} free of {capacity}): deliveries would wait outside the lanes; lower the prefetch or raise the lane's capacity",
-                        config.prefetch, lane
-                    ),
-                });
-            }
-        }
-    }
-    Ok(unmapped)
 }

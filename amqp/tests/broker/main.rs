@@ -2,6 +2,7 @@
 //! `scripts/rabbitmq start` runs. Without a broker each test prints a note
 //! and passes, unless `CI` is set: then it fails.
 
+mod asynchronous;
 mod common;
 mod dead_letters;
 mod errors;

@@ -1,0 +1,298 @@
+//! The async publisher: every operation a future on the caller's tokio
+//! runtime.
+
+use super::link::{Link, send, settle};
+use crate::config::ConsumerConfig;
+use crate::declare::declare;
+use crate::error::{BridgeError, broker_error, redact};
+use crate::outgoing::Outgoing;
+use lapin::Channel;
+use lapin::options::{QueueDeclareOptions, QueueDeleteOptions, QueuePurgeOptions};
+use lapin::types::FieldTable;
+use lapin::uri::AMQPUri;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::runtime::Handle;
+use tokio::sync::Mutex;
+
+/// The time limit of one operation.
+const CALL_LIMIT: Duration = Duration::from_secs(30);
+
+/// Publishes with publisher confirms from async code: the form of
+/// [`Publisher`](crate::Publisher) for a tokio application. Every
+/// operation is a future run on the caller's runtime (which needs its
+/// time driver, as `#[tokio::main]` gives); no thread of its own, nothing
+/// blocks.
+///
+/// Made with [`PublisherBuilder::connect_async`](crate::PublisherBuilder::connect_async).
+/// Clones share one connection, so tasks can publish side by side. The
+/// last clone dropped closes the connection in the background (on the
+/// runtime it is dropped in, if any): dropping never blocks or panics.
+/// [`close`](AsyncPublisher::close) closes it and waits.
+///
+/// A lost connection is opened again on the next call; heartbeat and
+/// time limits are those of [`Publisher`](crate::Publisher).
+///
+/// # Examples
+///
+/// ```no_run
+/// use priority_executor_amqp::{ConsumerConfig, Outgoing, Publisher};
+///
+/// # async fn run() -> Result<(), priority_executor_amqp::BridgeError> {
+/// let publisher = Publisher::builder("amqp://guest:guest@127.0.0.1:5672/%2f")
+///     .connect_async()
+///     .await?;
+/// publisher.declare(&ConsumerConfig::new("visa").max_priority(10)).await?;
+/// publisher.publish(&Outgoing::to_queue("visa", "application 1").priority(9)).await?;
+/// publisher.close().await;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct AsyncPublisher {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// As given: errors name it (without its password).
+    uri: String,
+    /// As connected to: with the heartbeat and connection timeout.
+    target: AMQPUri,
+    link: Mutex<Option<Link>>,
+}
+
+impl AsyncPublisher {
+    /// Connects (the work of [`PublisherBuilder::connect_async`](crate::PublisherBuilder::connect_async)).
+    pub(super) async fn connect(uri: String, target: AMQPUri) -> Result<Self, BridgeError> {
+        let publisher = AsyncPublisher {
+            inner: Arc::new(Inner {
+                uri,
+                target,
+                link: Mutex::new(None),
+            }),
+        };
+        publisher.run(|_| async { Ok(()) }).await?;
+        Ok(publisher)
+    }
+
+    /// Runs `f` with a connected confirm channel, opening one if needed.
+    async fn run<T, F, Fut>(&self, f: F) -> Result<T, BridgeError>
+    where
+        F: FnOnce(Channel) -> Fut,
+        Fut: Future<Output = Result<T, BridgeError>>,
+    {
+        self.run_within(CALL_LIMIT, f).await
+    }
+
+    /// Runs `f` with a connected confirm channel for at most `limit`; past
+    /// it the connection is dropped (and opened again by the next call),
+    /// since a client whose I/O has stopped may never answer.
+    async fn run_within<T, F, Fut>(&self, limit: Duration, f: F) -> Result<T, BridgeError>
+    where
+        F: FnOnce(Channel) -> Fut,
+        Fut: Future<Output = Result<T, BridgeError>>,
+    {
+        let inner = &self.inner;
+        let work = async {
+            let channel = {
+                let mut link = inner.link.lock().await;
+                if !link.as_ref().is_some_and(Link::usable) {
+                    *link = Some(Link::open(&inner.uri, inner.target.clone()).await?);
+                }
+                match link.as_ref() {
+                    Some(l) => l.channel.clone(),
+                    None => return Err(BridgeError::Runtime("no channel".to_owned())),
+                }
+            };
+            f(channel).await
+        };
+        match tokio::time::timeout(limit, work).await {
+            Ok(result) => result,
+            Err(_) => {
+                drop(inner.link.lock().await.take());
+                Err(BridgeError::Broker {
+                    operation: "publisher".to_owned(),
+                    reason: format!("no answer from the broker within {limit:?}"),
+                })
+            }
+        }
+    }
+
+    /// Declares the queue of `config` as a [`Bridge`](crate::Bridge) would
+    /// (`x-max-priority`, the dead-letter exchange and queue), so messages
+    /// can be published before any consumer starts.
+    ///
+    /// # Errors
+    ///
+    /// [`BridgeError::QueueMismatch`] if the queue exists with other
+    /// arguments; a connection error.
+    pub async fn declare(&self, config: &ConsumerConfig) -> Result<(), BridgeError> {
+        self.run(|channel| async move { declare(config, &channel).await })
+            .await
+    }
+
+    /// Publishes one message and waits for the broker's confirm.
+    ///
+    /// # Errors
+    ///
+    /// The broker nacked it, no queue took it (returned as unroutable), or
+    /// the connection failed.
+    pub async fn publish(&self, message: &Outgoing) -> Result<(), BridgeError> {
+        self.run(|channel| async move {
+            let confirm = send(&channel, message).await?;
+            settle(confirm, message).await
+        })
+        .await
+    }
+
+    /// Publishes every message, then waits for all the confirms (much
+    /// faster than one [`publish`](AsyncPublisher::publish) at a time).
+    /// Returns how many the broker confirmed.
+    ///
+    /// # Errors
+    ///
+    /// The first message that was nacked, unroutable or not sent; the ones
+    /// before it were confirmed, the ones after it may or may not have been
+    /// (publish again: delivery is at least once).
+    pub async fn publish_all(
+        &self,
+        messages: impl IntoIterator<Item = Outgoing>,
+    ) -> Result<usize, BridgeError> {
+        let messages: Vec<Outgoing> = messages.into_iter().collect();
+        let limit = CALL_LIMIT + Duration::from_millis(messages.len() as u64);
+        self.run_within(limit, |channel| async move {
+            let mut confirms = Vec::with_capacity(messages.len());
+            for message in &messages {
+                confirms.push(send(&channel, message).await?);
+            }
+            for (confirm, message) in confirms.into_iter().zip(&messages) {
+                settle(confirm, message).await?;
+            }
+            Ok(messages.len())
+        })
+        .await
+    }
+
+    /// How many messages wait in `queue` (not counting those delivered and
+    /// unacked).
+    ///
+    /// # Errors
+    ///
+    /// The queue does not exist, or the connection failed.
+    pub async fn queue_len(&self, queue: &str) -> Result<u32, BridgeError> {
+        self.inspect(queue, "reading its length", |q| q.message_count())
+            .await
+    }
+
+    /// How many consumers `queue` has now (every process consuming it
+    /// counts one per [`Bridge`](crate::Bridge) queue).
+    ///
+    /// # Errors
+    ///
+    /// The queue does not exist, or the connection failed.
+    pub async fn consumer_count(&self, queue: &str) -> Result<u32, BridgeError> {
+        self.inspect(queue, "reading its consumers", |q| q.consumer_count())
+            .await
+    }
+
+    /// Declares `queue` passively (it must exist) and reads one figure of
+    /// the answer; an error says what was being read (`what`).
+    async fn inspect(
+        &self,
+        queue: &str,
+        what: &'static str,
+        read: fn(&lapin::Queue) -> u32,
+    ) -> Result<u32, BridgeError> {
+        self.run(|channel| async move {
+            channel
+                .queue_declare(
+                    queue.into(),
+                    QueueDeclareOptions::default().passive(),
+                    FieldTable::default(),
+                )
+                .await
+                .map(|q| read(&q))
+                .map_err(|e| broker_error(format!("queue {queue:?}: {what}"), e))
+        })
+        .await
+    }
+
+    /// Removes every waiting message of `queue`; returns how many.
+    ///
+    /// # Errors
+    ///
+    /// The queue does not exist, or the connection failed.
+    pub async fn purge(&self, queue: &str) -> Result<u32, BridgeError> {
+        self.run(|channel| async move {
+            channel
+                .queue_purge(queue.into(), QueuePurgeOptions::default())
+                .await
+                .map_err(|e| broker_error(format!("queue {queue:?}: purging"), e))
+        })
+        .await
+    }
+
+    /// Deletes `queue` (gone or not, it is gone after).
+    ///
+    /// # Errors
+    ///
+    /// The connection failed.
+    pub async fn delete_queue(&self, queue: &str) -> Result<(), BridgeError> {
+        self.run(|channel| async move {
+            channel
+                .queue_delete(queue.into(), QueueDeleteOptions::default())
+                .await
+                .map(|_| ())
+                .map_err(|e| broker_error(format!("queue {queue:?}: deleting"), e))
+        })
+        .await
+    }
+
+    /// Closes the connection and waits for the broker's answer (at most
+    /// 30 s). Other clones find it closed and open a new one if used.
+    pub async fn close(self) {
+        let link = self.inner.link.lock().await.take();
+        if let Some(link) = link {
+            let _ = tokio::time::timeout(CALL_LIMIT, link.close()).await;
+        }
+    }
+
+    /// The URI, without its password.
+    pub(super) fn uri(&self) -> String {
+        redact(&self.inner.uri)
+    }
+
+    /// As connected to.
+    pub(super) fn target(&self) -> &AMQPUri {
+        &self.inner.target
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Never blocks: the close runs on the runtime this is dropped in,
+        // if any; outside one the connection is let go as it is.
+        if let Some(link) = self.link.get_mut().take()
+            && let Ok(runtime) = Handle::try_current()
+        {
+            runtime.spawn(async move {
+                let _ = tokio::time::timeout(CALL_LIMIT, link.close()).await;
+            });
+        }
+    }
+}
+
+impl fmt::Debug for AsyncPublisher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AsyncPublisher")
+            .field("uri", &self.uri())
+            .field("heartbeat_secs", &self.target().query.heartbeat)
+            .field(
+                "connection_timeout_ms",
+                &self.target().query.connection_timeout,
+            )
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,144 @@
+//! The bridge and the publisher in a tokio application: on its runtime,
+//! awaited, and dropped inside async code without a panic or a block.
+
+use crate::common::{executor, unique, uri};
+use priority_executor::Priority;
+use priority_executor_amqp::{
+    AsyncPublisher, Bridge, ConsumerConfig, Outgoing, PriorityTable, Publisher,
+};
+use std::collections::BTreeSet;
+use std::time::Duration;
+use tokio::runtime::Handle;
+use tokio::sync::mpsc;
+use tokio::time::timeout;
+
+/// The async publisher, or `None` where the blocking check finds no
+/// broker (and `CI` is not set).
+async fn connect() -> Option<AsyncPublisher> {
+    // The blocking check is made and dropped on a plain thread.
+    tokio::task::spawn_blocking(crate::common::broker)
+        .await
+        .expect("the check")?;
+    Some(
+        Publisher::builder(uri())
+            .connect_async()
+            .await
+            .expect("an async publisher"),
+    )
+}
+
+/// Waits until `queue` has no consumer left (at most 30 s).
+async fn no_consumer(publisher: &AsyncPublisher, queue: &str) {
+    let waited = timeout(Duration::from_secs(30), async {
+        while publisher.consumer_count(queue).await.expect("consumers") > 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "the consumer of {queue} never went away");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn publish_and_consume_on_the_applications_runtime() {
+    let Some(publisher) = connect().await else {
+        return;
+    };
+    let queue = unique("async");
+    let table = PriorityTable::new()
+        .map(0..=4, Priority(1))
+        .map(5..=9, Priority(10));
+    let config = ConsumerConfig::new(&queue)
+        .max_priority(9)
+        .priorities(table)
+        .prefetch(8);
+    publisher.declare(&config).await.expect("declare");
+    let sent = publisher
+        .publish_all((0..50u32).map(|i| {
+            Outgoing::to_queue(&queue, format!("{i}"))
+                .message_id(i.to_string())
+                .priority(if i % 5 == 0 { 9 } else { 0 })
+        }))
+        .await
+        .expect("publish");
+    assert_eq!(sent, 50);
+
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let bridge = Bridge::builder(uri(), executor(2))
+        .runtime(Handle::current())
+        .consume(config, move |msg| {
+            tx.send((msg.body_str()?.to_owned(), msg.lane()))
+                .map_err(priority_executor_amqp::Failure::retry)
+        })
+        .start_async()
+        .await
+        .expect("the bridge starts on this runtime");
+    let mut seen = BTreeSet::new();
+    while seen.len() < 50 {
+        let (body, lane) = timeout(Duration::from_secs(30), rx.recv())
+            .await
+            .expect("every message within 30 s")
+            .expect("the handler's sender");
+        let i: u32 = body.parse().expect("a number");
+        let expected = if i % 5 == 0 {
+            Priority(10)
+        } else {
+            Priority(1)
+        };
+        assert_eq!(lane, expected, "message {i}");
+        assert!(seen.insert(i), "message {i} twice");
+    }
+    let m = bridge.stop_async().await.remove(0);
+    assert_eq!((m.acked, m.requeued, m.dead_lettered), (50, 0, 0), "{m:?}");
+    assert_eq!(publisher.queue_len(&queue).await.expect("len"), 0);
+    // Published and confirmed from a task while another task consumes.
+    publisher.delete_queue(&queue).await.expect("delete");
+    publisher.close().await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn dropped_in_async_code_neither_panics_nor_blocks() {
+    let Some(publisher) = connect().await else {
+        return;
+    };
+    let queue = unique("async-drop");
+    let config = ConsumerConfig::new(&queue);
+    publisher.declare(&config).await.expect("declare");
+
+    // Made on a plain thread, with runtimes of their own, as a blocking
+    // user would; dropped here, on the one thread of this runtime.
+    let (blocking_publisher, own_runtime) = std::thread::spawn({
+        let config = config.clone();
+        move || {
+            let p = Publisher::connect(uri()).expect("publisher");
+            p.publish(&Outgoing::to_queue(config.queue(), "one"))
+                .expect("publish");
+            let b = Bridge::builder(uri(), executor(1))
+                .consume(config, |_| Ok(()))
+                .start()
+                .expect("bridge");
+            (p, b)
+        }
+    })
+    .join()
+    .expect("the plain thread");
+    drop(blocking_publisher);
+    drop(own_runtime);
+    no_consumer(&publisher, &queue).await;
+
+    // On this runtime: dropping only tells the consumer to stop, and it
+    // ends on this thread once this task awaits.
+    let on_this_runtime = Bridge::builder(uri(), executor(1))
+        .runtime(Handle::current())
+        .consume(config, |_| Ok(()))
+        .start_async()
+        .await
+        .expect("bridge");
+    drop(on_this_runtime);
+    no_consumer(&publisher, &queue).await;
+
+    let clone = publisher.clone();
+    drop(clone);
+    assert_eq!(publisher.queue_len(&queue).await.expect("len"), 0);
+    publisher.delete_queue(&queue).await.expect("delete");
+    drop(publisher);
+}
