@@ -1,6 +1,9 @@
 //! The visa server: `POST /visa` runs a few milliseconds of CPU work per
 //! application on the executor of executors.toml, in the lane its
-//! `PRIORITYID` header maps to (`ABC` -> 10, else 1).
+//! `PRIORITYID` header maps to (`ABC` -> 10, else 1). The layer sits in
+//! a `ServiceBuilder` stack under tower's time limit and concurrency
+//! limit: a request past the limit is answered 408 and, if it still waits
+//! in its lane, never runs.
 //!
 //! ```text
 //! cargo run -p priority-executor-tower --example visa             # serves a few applications itself, then stops
@@ -12,9 +15,10 @@
 mod visa;
 
 use axum::Router;
+use axum::error_handling::HandleErrorLayer;
 use axum::routing::post_service;
 use bytes::Bytes;
-use http::Request;
+use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
@@ -22,7 +26,7 @@ use priority_executor::Priority;
 use priority_executor_tower::PriorityLayer;
 use std::error::Error;
 use std::time::Duration;
-use tower::Layer;
+use tower::{BoxError, ServiceBuilder};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn Error>> {
@@ -31,7 +35,24 @@ async fn main() -> Result<(), Box<dyn Error>> {
     let layer = PriorityLayer::from_registry(executors.clone(), visa::EXECUTOR)?
         .ttl(Duration::from_secs(10));
     let rounds = visa::rounds_for(3.0, visa::FORM);
-    let app = Router::new().route("/visa", post_service(layer.layer(visa::handler(rounds))));
+    let stack = ServiceBuilder::new()
+        // Errors of the limits below become answers.
+        .layer(HandleErrorLayer::new(|error: BoxError| async move {
+            if error.is::<tower::timeout::error::Elapsed>() {
+                (
+                    StatusCode::REQUEST_TIMEOUT,
+                    "no answer within 5 s\n".to_owned(),
+                )
+            } else {
+                (StatusCode::INTERNAL_SERVER_ERROR, format!("{error}\n"))
+            }
+        }))
+        // Dropping a request's answer on time-out cancels its queued job.
+        .timeout(Duration::from_secs(5))
+        .concurrency_limit(256)
+        .layer(layer.clone())
+        .service(visa::handler(rounds));
+    let app = Router::new().route("/visa", post_service(stack));
 
     let addr = if serve {
         "127.0.0.1:3000"
