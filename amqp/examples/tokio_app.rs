@@ -34,7 +34,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     // One urgent message in ten.
     let sent = publisher
         .publish_all((0..200u32).map(|i| {
-            Outgoing::to_queue(&queue, format!("order {i}")).priority(if i % 10 == 0 {
+            Outgoing::to_queue(&queue, format!("order {i}")).priority(if i.is_multiple_of(10) {
                 9
             } else {
                 0

@@ -56,7 +56,7 @@ async fn publish_and_consume_on_the_applications_runtime() {
         .publish_all((0..50u32).map(|i| {
             Outgoing::to_queue(&queue, format!("{i}"))
                 .message_id(i.to_string())
-                .priority(if i % 5 == 0 { 9 } else { 0 })
+                .priority(if i.is_multiple_of(5) { 9 } else { 0 })
         }))
         .await
         .expect("publish");
@@ -79,7 +79,7 @@ async fn publish_and_consume_on_the_applications_runtime() {
             .expect("every message within 30 s")
             .expect("the handler's sender");
         let i: u32 = body.parse().expect("a number");
-        let expected = if i % 5 == 0 {
+        let expected = if i.is_multiple_of(5) {
             Priority(10)
         } else {
             Priority(1)
