@@ -173,7 +173,12 @@ impl ConsumerConfig {
     /// A failed attempt ([`Failure::retry`](crate::Failure::retry), or any
     /// error the handler returns with `?`) is run again up to `max_retries`
     /// times, after `delay`, then `delay * multiplier`, ... (capped at one
-    /// hour). The message stays in hand, unacknowledged, while it waits.
+    /// hour). The message waits in the broker, not in hand: its copy goes
+    /// to a retry queue `<queue>.retry-<ms>ms` (declared on first use,
+    /// with the backoff as its time-to-live and this queue as its
+    /// dead-letter target, so the copy comes back when it is due), with
+    /// the attempts made in the header `x-pe-retries`; the original is
+    /// acked once the broker confirms the copy.
     /// A panic, a [`Failure::reject`](crate::Failure::reject) or an expiry
     /// is never retried.
     ///

@@ -54,6 +54,16 @@
 //! | `x-pe-error` | the handler's error, the panic message, or the expiry |
 //! | `x-pe-attempts` | how many attempts ran |
 //! | `x-pe-queue` | the queue it came from |
+//!
+//! # Retries
+//!
+//! A failed attempt with retries left waits out its backoff in the
+//! broker: a copy goes to the retry queue `<queue>.retry-<ms>ms` (a
+//! time-to-live of the backoff, this queue as its dead-letter target), its
+//! header `x-pe-retries` counting the attempts made, and the original is
+//! acked once the copy is confirmed. No prefetch slot is held during the
+//! backoff, and a consumer that dies meanwhile loses nothing
+//! ([`ConsumerConfig::retries`]).
 
 #![deny(missing_docs, missing_debug_implementations, unreachable_pub)]
 

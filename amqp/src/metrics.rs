@@ -141,6 +141,15 @@ pub enum Event {
         /// What happened.
         error: String,
     },
+    /// Sending a failed delivery to its retry queue failed (declaring the
+    /// queue, or the broker's confirm of the copy); the retry waits in the
+    /// process instead, the delivery in hand.
+    RetryInHand {
+        /// The queue.
+        queue: String,
+        /// What happened.
+        error: String,
+    },
     /// The executor refused a job because it is shutting down: the bridge
     /// requeued it and stops consuming this queue.
     ExecutorShutDown {

@@ -16,7 +16,7 @@ use lapin::options::{
 };
 use lapin::types::FieldTable;
 use lapin::{Channel, Connection, ConnectionProperties};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -27,7 +27,9 @@ static CONSUMERS: AtomicU64 = AtomicU64::new(0);
 pub(super) struct Session {
     connection: Connection,
     channel: Channel,
-    dead_letters: Option<Channel>,
+    /// The confirm channel for dead letters and retries, if either is
+    /// configured.
+    publishing: Option<Channel>,
     consumer: lapin::Consumer,
     tag: String,
     /// Cleared when the session ends: queued jobs it delivered are skipped.
@@ -58,25 +60,25 @@ impl Session {
                     e,
                 )
             })?;
-        let dead_letters = match &ctx.config.dead_letter_exchange {
-            None => None,
-            Some(dlx) => {
-                let c = connection.create_channel().await.map_err(|e| {
+        let publishing = if ctx.config.dead_letter_exchange.is_some() || ctx.config.max_retries > 0
+        {
+            let c = connection.create_channel().await.map_err(|e| {
+                broker_error(
+                    format!("queue {queue:?}: opening the channel for dead letters and retries"),
+                    e,
+                )
+            })?;
+            c.confirm_select(ConfirmSelectOptions::default())
+                .await
+                .map_err(|e| {
                     broker_error(
-                        format!("queue {queue:?}: opening the channel for {dlx:?}"),
+                        format!("queue {queue:?}: publisher confirms for dead letters and retries"),
                         e,
                     )
                 })?;
-                c.confirm_select(ConfirmSelectOptions::default())
-                    .await
-                    .map_err(|e| {
-                        broker_error(
-                            format!("queue {queue:?}: publisher confirms for {dlx:?}"),
-                            e,
-                        )
-                    })?;
-                Some(c)
-            }
+            Some(c)
+        } else {
+            None
         };
         let tag = format!(
             "{}-{}-{}-{}",
@@ -97,7 +99,7 @@ impl Session {
         Ok(Session {
             connection,
             channel,
-            dead_letters,
+            publishing,
             consumer,
             tag,
             alive: Arc::new(AtomicBool::new(true)),
@@ -112,7 +114,8 @@ impl Session {
             in_hand: HashMap::new(),
             waiting: Waiting::new(ctx.executor.clone()),
             alive: self.alive.clone(),
-            dead_letters: self.dead_letters.clone(),
+            publishing: self.publishing.clone(),
+            retry_queues: HashSet::new(),
             executor_down: false,
             status: self.connection.status().clone(),
             marker: None,
@@ -201,7 +204,7 @@ impl Session {
             self.channel.close(200, "stopped".into()),
         )
         .await;
-        if let Some(c) = &self.dead_letters {
+        if let Some(c) = &self.publishing {
             let _ = within(
                 OPERATION_TIMEOUT,
                 "closing the channel",

@@ -7,10 +7,12 @@
 //! - `state`: the loop's state, and deliveries on their way to the executor;
 //! - `waiting`: deliveries waiting for room in a full lane;
 //! - `settle`: how each delivery in hand ends (ack, retry, requeue or dead letter);
+//! - `retry`: retries that wait in the broker, in retry queues;
 //! - `connection`: one session: connect, consume, loop, close.
 
 mod connection;
 mod ctx;
+mod retry;
 mod settle;
 mod state;
 mod timeouts;

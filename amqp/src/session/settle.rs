@@ -1,12 +1,14 @@
 //! How each delivery in hand ends: acked after its job, retried after a
 //! failure, requeued when it never ran, or dead-lettered with the reason.
 
+use super::retry::RETRIES_HEADER;
 use super::state::{State, Step};
 use super::timeouts::{OPERATION_TIMEOUT, guarded, within};
 use super::types::{Attempt, Msg, Settle};
 use crate::metrics::{Counters, Event};
 use lapin::options::{BasicAckOptions, BasicNackOptions, BasicPublishOptions};
-use lapin::types::{AMQPValue, LongString, ShortString};
+use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
+use lapin::{BasicProperties, Channel};
 use priority_executor::JobError;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -27,6 +29,17 @@ impl State {
                 }
                 self.submit(tag).await
             }
+            Msg::Retried { tag, delay, result } => match result {
+                Ok(()) => self.settle(tag, Settle::Retried).await,
+                Err(error) => {
+                    self.ctx.event(Event::RetryInHand {
+                        queue: self.ctx.queue.to_string(),
+                        error: format!("sending a retry to its queue: {error}"),
+                    });
+                    self.retry_in_hand(tag, delay);
+                    Ok(())
+                }
+            },
             Msg::DeadLettered { tag, result } => match result {
                 Ok(()) => self.settle(tag, Settle::DeadLettered).await,
                 Err(error) => {
@@ -60,12 +73,7 @@ impl State {
                 } else {
                     Counters::add(&counters.retried);
                     let delay = self.ctx.config.retry_delay(attempts);
-                    let tx = self.tx.clone();
-                    tokio::spawn(async move {
-                        tokio::time::sleep(delay).await;
-                        let _ = tx.send(Msg::RetryDue { tag });
-                    });
-                    Ok(())
+                    self.retry(tag, delay).await
                 }
             }
             Ok(Attempt::Expired(waited)) => {
@@ -92,13 +100,26 @@ impl State {
     /// dead-letter exchange: rejects it without requeue, so the queue's own
     /// dead-lettering (`x-death`) applies.
     async fn dead_letter(&mut self, tag: u64, reason: &str, error: &str) -> Step {
-        let Some(channel) = self.dead_letters.clone() else {
+        let (Some(channel), Some(exchange)) = (
+            self.publishing.clone(),
+            self.ctx.config.dead_letter_exchange.clone(),
+        ) else {
             return self.settle(tag, Settle::Reject).await;
         };
-        let Some(item) = self.in_hand.get_mut(&tag) else {
+        let Some(item) = self.in_hand.get(&tag) else {
             return Ok(());
         };
-        let mut headers = item.properties.headers().clone().unwrap_or_default();
+        // Replayed into a queue, a dead letter starts its attempts afresh.
+        let mut headers = FieldTable::from(
+            item.properties
+                .headers()
+                .as_ref()
+                .map(|h| h.inner().clone())
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|(k, _)| k.as_str() != RETRIES_HEADER)
+                .collect::<std::collections::BTreeMap<_, _>>(),
+        );
         headers.insert(REASON_HEADER.into(), long_string(reason));
         headers.insert(ERROR_HEADER.into(), long_string(error));
         headers.insert(
@@ -107,14 +128,33 @@ impl State {
         );
         headers.insert(QUEUE_HEADER.into(), long_string(&self.ctx.queue));
         let properties = item.properties.clone().with_headers(headers);
-        let exchange: ShortString = self
-            .ctx
-            .config
-            .dead_letter_exchange
-            .as_deref()
-            .unwrap_or_default()
-            .into();
         let routing_key: ShortString = item.received.routing_key.as_str().into();
+        self.publish_copy(
+            channel,
+            exchange.as_str().into(),
+            routing_key,
+            tag,
+            properties,
+            |tag, result| Msg::DeadLettered { tag, result },
+        );
+        Ok(())
+    }
+
+    /// Publishes a copy of the delivery's body with `properties` (with
+    /// confirm, in a task of its own); the loop hears of the outcome
+    /// through `done`.
+    pub(super) fn publish_copy(
+        &self,
+        channel: Channel,
+        exchange: ShortString,
+        routing_key: ShortString,
+        tag: u64,
+        properties: BasicProperties,
+        done: impl FnOnce(u64, Result<(), String>) -> Msg + Send + 'static,
+    ) {
+        let Some(item) = self.in_hand.get(&tag) else {
+            return;
+        };
         let received = item.received.clone();
         let tx = self.tx.clone();
         tokio::spawn(async move {
@@ -130,15 +170,13 @@ impl State {
                     .await?;
                 confirm.await
             };
-            let result = match within(OPERATION_TIMEOUT, "publishing a dead letter", publish).await
-            {
+            let result = match within(OPERATION_TIMEOUT, "publishing a copy", publish).await {
                 Ok(c) if c.is_ack() => Ok(()),
-                Ok(_) => Err("the broker nacked the dead letter".to_owned()),
+                Ok(_) => Err("the broker nacked the copy".to_owned()),
                 Err(e) => Err(e),
             };
-            let _ = tx.send(Msg::DeadLettered { tag, result });
+            let _ = tx.send(done(tag, result));
         });
-        Ok(())
     }
 
     pub(super) async fn requeue(&mut self, tag: u64) -> Step {
@@ -153,7 +191,7 @@ impl State {
         counters.set_in_hand(self.in_hand.len());
         let settle = async {
             match how {
-                Settle::Ack | Settle::DeadLettered => {
+                Settle::Ack | Settle::DeadLettered | Settle::Retried => {
                     item.acker.ack(BasicAckOptions::default()).await
                 }
                 Settle::Reject => {
@@ -191,6 +229,8 @@ impl State {
             Settle::Ack => &counters.acked,
             Settle::DeadLettered | Settle::Reject => &counters.dead_lettered,
             Settle::Requeue => &counters.requeued,
+            // Counted as retried when the retry was decided.
+            Settle::Retried => return Ok(()),
         });
         Ok(())
     }

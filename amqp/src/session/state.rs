@@ -3,6 +3,7 @@
 //! for room, while the lane is full).
 
 use super::ctx::Ctx;
+use super::retry::retried_attempts;
 use super::timeouts::guarded;
 use super::types::{Attempt, InHand, Msg};
 use super::waiting::Waiting;
@@ -13,7 +14,7 @@ use lapin::message::Delivery;
 use lapin::options::BasicNackOptions;
 use lapin::{Acker, Channel, ConnectionStatus};
 use priority_executor::{EnqueueError, Permit};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -27,7 +28,10 @@ pub(super) struct State {
     /// Deliveries whose lane was full, waiting for room.
     pub(super) waiting: Waiting,
     pub(super) alive: Arc<AtomicBool>,
-    pub(super) dead_letters: Option<Channel>,
+    /// The confirm channel for dead letters and retries.
+    pub(super) publishing: Option<Channel>,
+    /// The retry queues declared in this session.
+    pub(super) retry_queues: HashSet<String>,
     pub(super) executor_down: bool,
     pub(super) status: ConnectionStatus,
     /// The drain marker taken (held unacked until the rest is settled).
@@ -87,13 +91,15 @@ impl State {
         });
         let tag = delivery.delivery_tag;
         let now = Instant::now();
+        // A retry that waited in the broker: the attempts made before.
+        let attempts = retried_attempts(delivery.properties.headers().as_ref());
         self.in_hand.insert(
             tag,
             InHand {
                 received,
                 properties: delivery.properties,
                 acker: delivery.acker,
-                attempts: 0,
+                attempts,
                 since: now,
                 arrived: now,
             },

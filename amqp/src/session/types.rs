@@ -33,6 +33,12 @@ pub(super) enum Msg {
     RetryDue {
         tag: u64,
     },
+    /// The broker confirmed (or not) the copy sent to the retry queue.
+    Retried {
+        tag: u64,
+        delay: Duration,
+        result: Result<(), String>,
+    },
     DeadLettered {
         tag: u64,
         result: Result<(), String>,
@@ -54,6 +60,8 @@ pub(super) struct InHand {
 pub(super) enum Settle {
     Ack,
     DeadLettered,
+    /// Its copy waits in a retry queue.
+    Retried,
     Reject,
     Requeue,
 }

@@ -16,5 +16,6 @@ mod proxy;
 #[cfg(feature = "executors-toml")]
 mod publish_priority;
 mod reconnect;
+mod retries;
 mod stall;
 mod stop;
