@@ -50,6 +50,25 @@ pub(crate) enum Target {
 ///
 /// One layer may wrap several handlers; they share its counters.
 ///
+/// # In a `ServiceBuilder` stack
+///
+/// The layer is the innermost of a stack: what it wraps is the handler
+/// itself, not an async inner `Service`. The executor's workers run plain
+/// closures; an inner service's future would have to be driven there by
+/// a runtime of its own, or block a worker on it, which is the waste the
+/// executor exists to avoid. Every layer above it composes as usual:
+/// tower's `TimeoutLayer` and `ConcurrencyLimitLayer`, tracing, axum's
+/// `HandleErrorLayer` (the visa example of this package runs such a stack).
+/// A layer above that drops the response future, as a time-out does,
+/// cancels the request's job if it still waits in its lane: it never runs
+/// and is counted `abandoned`.
+///
+/// `poll_ready` is always ready: a request's lane is known only from its
+/// head, so room cannot be awaited before the request is there. A full
+/// lane answers `503` with `Retry-After` at once, which is what an HTTP
+/// edge under a flood wants; async code that should wait for room instead
+/// awaits [`Executor::reserve`] for a known lane.
+///
 /// # Examples
 ///
 /// ```
