@@ -68,11 +68,13 @@ impl Workload for Once<'_> {
     }
 }
 
-const PEERS: [&str; 5] = [
+const PEERS: [&str; 7] = [
     "crossbeam_pool",
     "threadpool",
     "rusty_pool",
     "rayon",
+    "rayon_fifo",
+    "tokio_blocking",
     "mutex_binaryheap",
 ];
 

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 pub use channel_pool::ChannelPool;
 pub use heap_pool::HeapPool;
-pub use peers::{RayonPool, RustyPool, ThreadpoolPool};
+pub use peers::{RayonFifoPool, RayonPool, RustyPool, ThreadpoolPool, TokioBlockingPool};
 pub use sync::{Gate, Latch};
 pub use this_crate::CratePool;
 
@@ -66,6 +66,10 @@ pub enum Kind {
         picker: PickerKind,
     },
     Rayon,
+    /// `rayon::spawn_fifo` on a pool of its own.
+    RayonFifo,
+    /// tokio's blocking pool (`spawn_blocking`), as many threads.
+    TokioBlocking,
     Threadpool,
     RustyPool,
     Channel,
@@ -106,6 +110,8 @@ impl Spec {
     pub fn fifo(kind: Kind) -> Spec {
         let name = match kind {
             Kind::Rayon => "rayon",
+            Kind::RayonFifo => "rayon_fifo",
+            Kind::TokioBlocking => "tokio_blocking",
             Kind::Threadpool => "threadpool",
             Kind::RustyPool => "rusty_pool",
             Kind::Channel => "crossbeam_pool",
@@ -133,6 +139,8 @@ impl Spec {
             Spec::fifo(Kind::Threadpool),
             Spec::fifo(Kind::RustyPool),
             Spec::fifo(Kind::Rayon),
+            Spec::fifo(Kind::RayonFifo),
+            Spec::fifo(Kind::TokioBlocking),
         ]
     }
 
@@ -144,6 +152,8 @@ impl Spec {
                 work.run(&CratePool::new(threads, weights, *picker), self)
             }
             Kind::Rayon => work.run(&RayonPool::new(threads), self),
+            Kind::RayonFifo => work.run(&RayonFifoPool::new(threads), self),
+            Kind::TokioBlocking => work.run(&TokioBlockingPool::new(threads), self),
             Kind::Threadpool => work.run(&ThreadpoolPool::new(threads), self),
             Kind::RustyPool => work.run(&RustyPool::new(threads), self),
             Kind::Channel => work.run(&ChannelPool::new(threads), self),

@@ -78,3 +78,58 @@ impl Drop for RustyPool {
         }
     }
 }
+
+/// rayon's pool with `spawn_fifo`: jobs in the order they were given, as
+/// every other pool here runs them.
+pub struct RayonFifoPool(rayon::ThreadPool);
+
+impl RayonFifoPool {
+    pub fn new(threads: usize) -> RayonFifoPool {
+        RayonFifoPool(RayonPool::new(threads).0)
+    }
+}
+
+impl super::Pool for RayonFifoPool {
+    #[inline]
+    fn spawn<F>(&self, _lane: usize, job: F)
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        self.0.spawn_fifo(job);
+    }
+}
+
+/// tokio's blocking pool, where a tokio application sends blocking work:
+/// `threads` blocking threads, spawned into from outside the runtime.
+pub struct TokioBlockingPool(Option<tokio::runtime::Runtime>);
+
+impl TokioBlockingPool {
+    pub fn new(threads: usize) -> TokioBlockingPool {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .max_blocking_threads(threads)
+            .build()
+            .expect("tokio runtime");
+        TokioBlockingPool(Some(runtime))
+    }
+}
+
+impl super::Pool for TokioBlockingPool {
+    #[inline]
+    fn spawn<F>(&self, _lane: usize, job: F)
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        if let Some(runtime) = &self.0 {
+            drop(runtime.spawn_blocking(job));
+        }
+    }
+}
+
+impl Drop for TokioBlockingPool {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_timeout(Duration::from_secs(10));
+        }
+    }
+}
