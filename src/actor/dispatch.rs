@@ -193,8 +193,9 @@ impl<M> Mailbox<M> {
                 lane.sweep_into(|entry| {
                     if let Entry::Letter(l) = entry {
                         dead.push(DeadLetter {
-                            message: l.msg,
+                            info: l.info(self.hop_limit),
                             priority: l.priority,
+                            message: l.msg,
                             reason,
                         });
                     }

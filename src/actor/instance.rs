@@ -48,6 +48,10 @@ pub(crate) fn run<A: Actor>(
     let ctx = StageContext {
         stage: &core.mb.name,
         instance: index,
+        down: &settings.down,
+        out_type: std::any::type_name::<A::Out>(),
+        head: &core.head,
+        fresh: Letter::new((), core.mb.default_priority).info(core.mb.hop_limit),
     };
     let ok = match catch_unwind(AssertUnwindSafe(|| actor.init(&ctx))) {
         Ok(Ok(())) => true,
@@ -179,10 +183,12 @@ fn process<A: Actor>(
             return;
         }
     }
+    let info = letter.info(core.mb.hop_limit);
     let Letter {
         mut msg,
         priority,
         sent_back,
+        predicate_runs,
         ttl,
     } = letter;
     let copier = settings
@@ -196,9 +202,11 @@ fn process<A: Actor>(
         let copy = copier.map(|c| c(&msg));
         let mut outbox = Outbox {
             down: &settings.down,
-            priority,
+            letter: info,
+            performing: true,
             stage: &core.mb.name,
             instance: index,
+            head: &core.head,
         };
         let performed = {
             let _span = span::perform(&core.mb.name, index, priority, attempts).entered();
@@ -228,6 +236,7 @@ fn process<A: Actor>(
                     msg: again,
                     priority,
                     sent_back,
+                    predicate_runs,
                     ttl,
                 };
                 dead_letter(core, letter, DeadReason::Killed);
@@ -246,6 +255,7 @@ fn process<A: Actor>(
                 msg: again,
                 priority,
                 sent_back,
+                predicate_runs,
                 ttl,
             };
             send_back(core, strategy, letter, lowered, ttl);
@@ -287,8 +297,9 @@ fn send_back<M>(
 
 fn dead_letter<M>(core: &Core<M>, letter: Letter<M>, reason: DeadReason) {
     let mut dead = vec![DeadLetter {
-        message: letter.msg,
+        info: letter.info(core.mb.hop_limit),
         priority: letter.priority,
+        message: letter.msg,
         reason,
     }];
     core.deliver_dead(&mut dead);

@@ -2,6 +2,7 @@
 //! messages that were not performed) and faults (failures of `init`,
 //! `perform` or `destroy`).
 
+use super::info::LetterInfo;
 use crate::priority::Priority;
 
 /// Why an accepted message was not performed.
@@ -58,10 +59,14 @@ impl DeadReason {
 pub struct DeadLetter<M> {
     /// The message, unperformed.
     pub message: M,
-    /// The priority it was queued at.
+    /// The priority it was queued at (the one it was last sent back at,
+    /// never one a strategy would have re-queued it at).
     pub priority: Priority,
     /// Why it was not performed.
     pub reason: DeadReason,
+    /// Its control information when it was turned away (its priority is
+    /// [`priority`](DeadLetter::priority)).
+    pub info: LetterInfo,
 }
 
 /// Where a fault happened.

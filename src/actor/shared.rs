@@ -3,6 +3,7 @@
 //! of instances gone, whose last one ends the stage and passes the drain
 //! marker on.
 
+use super::head::Head;
 use super::letters::{DeadLetter, DeadReason, Fault};
 use super::mailbox::Mailbox;
 use super::metrics::{MailboxLaneMetrics, StageMetrics};
@@ -119,6 +120,8 @@ pub(crate) struct Core<I> {
     /// The next stage of a pipeline: it gets the drain marker when this
     /// stage ends.
     pub(crate) next: Option<Arc<dyn Link>>,
+    /// Where a drain an instance asks for begins (`Outbox::drain_pipeline`).
+    pub(crate) head: Arc<Head>,
 }
 
 impl<I> Core<I> {
