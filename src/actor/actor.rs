@@ -1,6 +1,7 @@
 //! The `Actor` trait: Kabuki's `init` / `perform` / `destroy`, typed.
 
 use super::addr::{Downstream, Outbox};
+use super::broker::Batch;
 use super::head::Head;
 use super::info::LetterInfo;
 use super::reason::Reason;
@@ -205,6 +206,27 @@ pub trait Actor: Send + 'static {
     /// to the fault sink with [`Phase::Perform`](super::Phase::Perform).
     fn perform(&mut self, msg: Self::In, out: &mut Outbox<'_, Self::Out>)
     -> Result<(), ActorError>;
+
+    /// Performs a batch a [`Broker`](super::Broker) handed this consumer
+    /// (seed 002). The default takes the letters one by one and performs
+    /// each; an error ends the batch (see [`Batch`]). Override it to work
+    /// on the letters together, or to send some back
+    /// ([`Batch::send_back`]). Stages never call it.
+    ///
+    /// # Errors
+    ///
+    /// Any error: the letter taken last is reported to the fault sink
+    /// with [`Phase::Perform`](super::Phase::Perform); the letters not
+    /// taken go back to the broker.
+    fn perform_batch(
+        &mut self,
+        batch: &mut Batch<'_, Self::In, Self::Out>,
+    ) -> Result<(), ActorError> {
+        while let Some(msg) = batch.next_letter() {
+            self.perform(msg, batch.outbox())?;
+        }
+        Ok(())
+    }
 
     /// Releases what `init` acquired.
     fn destroy(&mut self, reason: Reason) {

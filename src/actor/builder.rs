@@ -312,8 +312,7 @@ impl<A: Actor> StageBuilder<A> {
         });
         if first {
             // Before any instance starts: its `init` may ask for the drain.
-            let link: Arc<dyn Link> = core.clone();
-            core.head.set(Arc::downgrade(&link));
+            core.head.set(&core.mb);
         }
         let settings = Arc::new(Settings {
             retry: self.retry,

@@ -6,30 +6,41 @@
 //! ask for the drain (in `init`) before the first stage exists: the
 //! request is kept and acted on when the first stage is set.
 
-use super::shared::Link;
+use super::mailbox::Mailbox;
 use crate::sync::{Mutex, lock};
-use std::sync::Weak;
+use std::sync::{Arc, Weak};
+
+/// Begins the drain of the first stage (it holds a `Weak`: the first
+/// stage holds this `Head`).
+type Begin = Arc<dyn Fn() + Send + Sync>;
 
 #[derive(Default)]
 struct State {
-    /// Weak: the first stage's `Core` holds this `Head`.
-    first: Option<Weak<dyn Link>>,
+    first: Option<Begin>,
     asked: bool,
 }
 
-/// Shared by every stage of one pipeline (one per stage outside one).
+/// Shared by every stage of one pipeline (one per stage outside one, one
+/// per broker).
 #[derive(Default)]
 pub(crate) struct Head(Mutex<State>);
 
 impl Head {
-    /// Sets the first stage; begins its drain if one was asked for already.
-    pub(crate) fn set(&self, first: Weak<dyn Link>) {
+    /// Sets the first stage's mailbox; begins its drain if one was asked
+    /// for already.
+    pub(crate) fn set<M: Send + 'static>(&self, first: &Arc<Mailbox<M>>) {
+        let weak: Weak<Mailbox<M>> = Arc::downgrade(first);
+        let begin: Begin = Arc::new(move || {
+            if let Some(mb) = weak.upgrade() {
+                mb.begin_drain();
+            }
+        });
         let mut state = lock(&self.0);
         let asked = state.asked;
-        state.first = Some(first.clone());
+        state.first = Some(begin.clone());
         drop(state);
-        if asked && let Some(link) = first.upgrade() {
-            link.begin_drain();
+        if asked {
+            begin();
         }
     }
 
@@ -40,8 +51,8 @@ impl Head {
         state.asked = true;
         let first = state.first.clone();
         drop(state);
-        if let Some(link) = first.and_then(|w| w.upgrade()) {
-            link.begin_drain();
+        if let Some(begin) = first {
+            begin();
         }
     }
 }

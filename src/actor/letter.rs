@@ -28,6 +28,18 @@ impl<M> Letter<M> {
         }
     }
 
+    /// The message, and the letter's information without it.
+    pub(crate) fn split(self) -> (M, Letter<()>) {
+        let meta = Letter {
+            msg: (),
+            priority: self.priority,
+            sent_back: self.sent_back,
+            predicate_runs: self.predicate_runs,
+            ttl: self.ttl,
+        };
+        (self.msg, meta)
+    }
+
     /// Its control information, under a stage's `hop_limit`.
     pub(crate) fn info(&self, hop_limit: u32) -> LetterInfo {
         LetterInfo {
@@ -36,6 +48,19 @@ impl<M> Letter<M> {
             predicate_runs: self.predicate_runs,
             ttl: self.ttl,
             hops_left: hop_limit.saturating_sub(self.sent_back),
+        }
+    }
+}
+
+impl Letter<()> {
+    /// The letter `split` took `msg` from, whole again.
+    pub(crate) fn with<M>(self, msg: M) -> Letter<M> {
+        Letter {
+            msg,
+            priority: self.priority,
+            sent_back: self.sent_back,
+            predicate_runs: self.predicate_runs,
+            ttl: self.ttl,
         }
     }
 }

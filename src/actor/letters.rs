@@ -29,9 +29,24 @@ pub enum DeadReason {
     Expired,
     /// Sent back more often than the strategy's hop limit.
     HopLimit,
+    /// Still queued when a broker ended for want of consumers.
+    NoConsumers,
 }
 
 impl DeadReason {
+    /// Why a letter still queued once a stage (or broker) ended with
+    /// `reason` was not performed.
+    pub(crate) fn after(reason: super::Reason) -> DeadReason {
+        use super::Reason;
+        match reason {
+            Reason::Killed => DeadReason::Killed,
+            Reason::Idle => DeadReason::Idle,
+            Reason::FailedInit => DeadReason::FailedInit,
+            Reason::NoConsumers => DeadReason::NoConsumers,
+            Reason::Stopped | Reason::Drained | Reason::Unregistered => DeadReason::Stopped,
+        }
+    }
+
     /// A short lower-case name.
     ///
     /// # Examples
@@ -45,6 +60,7 @@ impl DeadReason {
             DeadReason::FailedInit => "failed init",
             DeadReason::Expired => "expired",
             DeadReason::HopLimit => "hop limit",
+            DeadReason::NoConsumers => "no consumers",
         }
     }
 }

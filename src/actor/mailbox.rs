@@ -345,13 +345,24 @@ impl<M> Mailbox<M> {
     /// long ago, so it passes a closed door and a full lane. Called by an
     /// instance while the letter counts as in flight.
     pub(crate) fn send_back(&self, letter: Letter<M>) {
-        if let Some(lane) = self.lane_for_internal(letter.priority) {
-            let ticket = lane.reserve_past_door();
-            // SAFETY: the ticket was just taken from this lane.
-            unsafe { lane.push(ticket, Entry::Letter(letter)) };
+        if self.requeue(letter).is_ok() {
             self.counters.sent_back.fetch_add(1, Ordering::Relaxed);
-            self.ready.notify_one();
         }
+    }
+
+    /// Re-queues a letter at the back of its lane, past the door and the
+    /// capacity, as [`send_back`](Mailbox::send_back) does but without
+    /// counting a send-back: a letter of a broker's batch that the batch
+    /// perform never took.
+    pub(crate) fn requeue(&self, letter: Letter<M>) -> Result<(), Letter<M>> {
+        let Some(lane) = self.lane_for_internal(letter.priority) else {
+            return Err(letter);
+        };
+        let ticket = lane.reserve_past_door();
+        // SAFETY: the ticket was just taken from this lane.
+        unsafe { lane.push(ticket, Entry::Letter(letter)) };
+        self.ready.notify_one();
+        Ok(())
     }
 
     #[inline]

@@ -76,6 +76,7 @@
 #[allow(clippy::module_inception)]
 mod actor;
 mod addr;
+mod broker;
 mod builder;
 mod config;
 mod current;
@@ -90,6 +91,7 @@ mod letter;
 mod letters;
 mod mailbox;
 mod metrics;
+mod outcome;
 mod pipeline;
 mod priority;
 mod reason;
@@ -101,6 +103,7 @@ mod take;
 
 pub use actor::{Actor, ActorError, StageContext};
 pub use addr::{Addr, Outbox};
+pub use broker::{Batch, Broker, BrokerBuilder};
 pub use builder::{MAX_INSTANCES, StageBuilder};
 pub use config::{MAX_CAPACITY, MailboxConfig, Unlisted};
 pub use error::{SendError, SpawnError, StageClosed};

@@ -191,12 +191,7 @@ impl<I> Core<I> {
         if reason == Reason::FailedInit {
             self.mb.close_failed(&mut dead);
         }
-        let why = match reason {
-            Reason::Killed => DeadReason::Killed,
-            Reason::Idle => DeadReason::Idle,
-            Reason::FailedInit => DeadReason::FailedInit,
-            Reason::Stopped | Reason::Drained => DeadReason::Stopped,
-        };
+        let why = DeadReason::after(reason);
         self.mb.sweep_rest(why, &mut dead);
         self.deliver_dead(&mut dead);
         if let Some(next) = &self.next {

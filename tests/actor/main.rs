@@ -13,6 +13,7 @@ mod support;
 
 mod accounting;
 mod backpressure;
+mod broker;
 #[cfg(feature = "esb")]
 mod config_file;
 mod fifo_within_priority;
