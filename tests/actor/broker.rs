@@ -314,3 +314,25 @@ fn under_load_with_consumers_coming_and_going_every_letter_is_performed_once() {
         assert!(performed.values().all(|&n| n == 1));
     });
 }
+
+#[test]
+fn a_strategy_that_panics_faults_its_letter_and_the_batch_goes_on() {
+    within("panicking predicate in a batch", || {
+        let log = Log::default();
+        let broker = manual(10).spawn().unwrap();
+        let strategy = Strategy::predicate(
+            |n: &u64| {
+                assert_ne!(*n, 3, "the predicate refuses to look at 3");
+                true
+            },
+            1,
+        );
+        broker.register(consumer(&log), strategy).unwrap();
+        send(&broker, 0..6);
+        assert_eq!(broker.tick().unwrap().len(), 1);
+        let exit = broker.drain();
+        assert_balanced(&exit.metrics);
+        assert_eq!((exit.metrics.performed, exit.metrics.faulted), (5, 1));
+        assert!(!log.performed().contains_key(&3));
+    });
+}

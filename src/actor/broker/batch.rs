@@ -6,10 +6,11 @@
 use crate::actor::addr::Outbox;
 use crate::actor::letter::Letter;
 use crate::actor::letters::{DeadReason, Phase};
-use crate::actor::outcome::{count_fault, dead_letter, fault, send_back};
+use crate::actor::outcome::{count_fault, dead_letter, fault, panicked, send_back};
 use crate::actor::shared::Core;
 use crate::actor::strategy::{Decision, Strategy};
 use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The letter last taken, while the consumer holds its message.
@@ -78,9 +79,29 @@ impl<'a, M, O> Batch<'a, M, O> {
         self.settle_current();
         for mut letter in self.letters.by_ref() {
             let decision = if self.strategy.is_always() {
-                Decision::Perform
+                Ok(Decision::Perform)
             } else {
-                self.strategy.decide(&mut letter)
+                catch_unwind(AssertUnwindSafe(|| self.strategy.decide(&mut letter)))
+            };
+            let decision = match decision {
+                Ok(decision) => decision,
+                Err(payload) => {
+                    // A strategy that panics (a user predicate) faults the
+                    // letter it was deciding for: reported, never lost.
+                    let error = format!("strategy {}", panicked(payload));
+                    let (instance, priority) = (self.out.instance, Some(letter.priority));
+                    fault(
+                        self.core,
+                        instance,
+                        Phase::Perform,
+                        error,
+                        0,
+                        priority,
+                        Some(letter.msg),
+                    );
+                    count_fault(self.core);
+                    continue;
+                }
             };
             match decision {
                 Decision::Perform => {
