@@ -16,6 +16,14 @@
 //! - [`Addr::stop`] (Akka's `PoisonPill`) and [`Addr::kill`] (`Kill`) are
 //!   queued at priorities set in [`MailboxConfig`]; [`Stage::drain`] and
 //!   [`Pipeline::drain`] send Kabuki's shutdown marker behind the payload.
+//! - [`Outbox::letter`] shows a perform its letter's control information
+//!   ([`LetterInfo`]: priority, send-backs, predicate runs, TTL, hops
+//!   left); `init` may send through [`StageContext::outbox`], and any
+//!   actor may ask its pipeline to drain ([`Outbox::drain_pipeline`]).
+//! - A [`Broker`] (seed 002) hands its mailbox's letters out in cycles,
+//!   as batches round robin over consumers that register and unregister
+//!   while it runs ([`Actor::perform_batch`]), and ends after N quiet or
+//!   lonely cycles.
 //! - A refused message comes back typed in a [`SendError`]; accepted ones
 //!   that are not performed come back as [`DeadLetter`]s; failures go to
 //!   the fault sink as [`Fault`]s.
