@@ -336,3 +336,73 @@ fn a_strategy_that_panics_faults_its_letter_and_the_batch_goes_on() {
         assert!(!log.performed().contains_key(&3));
     });
 }
+
+/// Fails `init`, or asks its broker to drain when it performs 99.
+struct Edge {
+    fail_init: bool,
+}
+
+impl Actor for Edge {
+    type In = u64;
+    type Out = ();
+    fn init(&mut self, _: &priority_executor::actor::StageContext<'_>) -> Result<(), ActorError> {
+        if self.fail_init {
+            return Err("no connection".into());
+        }
+        Ok(())
+    }
+    fn perform(&mut self, n: u64, out: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+        if n == 99 {
+            out.drain_pipeline();
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_consumer_whose_init_fails_is_not_registered() {
+    within("failed consumer init", || {
+        let broker = Broker::builder("edge").manual_cycles().spawn().unwrap();
+        assert_eq!(
+            broker.register(Edge { fail_init: true }, Strategy::always()),
+            None
+        );
+        let faults = broker.take_faults();
+        assert_eq!(faults.len(), 1);
+        assert_eq!(faults[0].error, "no connection");
+        assert!(broker.consumers().is_empty());
+        let ok = broker.register(Edge { fail_init: false }, Strategy::always());
+        assert_eq!(broker.consumers(), vec![ok.unwrap()]);
+    });
+}
+
+#[test]
+fn stop_and_a_consumers_drain_end_the_broker_as_they_end_a_stage() {
+    within("broker stop and self-drain", || {
+        let broker = Broker::builder("edge")
+            .manual_cycles()
+            .batch(2)
+            .spawn()
+            .unwrap();
+        broker
+            .register(Edge { fail_init: false }, Strategy::always())
+            .unwrap();
+        for n in [1, 2, 99, 3] {
+            broker.addr().send(n).unwrap();
+        }
+        // 99 asks for the drain: everything accepted before is performed.
+        let exit = broker.join();
+        assert_eq!(exit.reason, Reason::Drained);
+        assert_eq!(exit.metrics.performed, 4);
+
+        let broker = Broker::builder("edge").manual_cycles().spawn().unwrap();
+        broker
+            .register(Edge { fail_init: false }, Strategy::always())
+            .unwrap();
+        broker.addr().send_at(1, Priority::LOW).unwrap();
+        broker.addr().stop().unwrap(); // HIGH: ahead of the LOW letter
+        let exit = broker.join();
+        assert_eq!(exit.reason, Reason::Stopped);
+        assert_eq!((exit.metrics.performed, exit.metrics.dead_lettered), (0, 1));
+    });
+}

@@ -123,18 +123,21 @@ impl<A: Actor> Shared<A> {
                 ring.empty = 0;
             }
         }
-        self.core.deliver_dead(&mut dead);
         let Some(reason) = end else {
+            drop(ring);
+            // User callbacks run outside the ring's lock: a sink may
+            // register, unregister or tick.
+            self.core.deliver_dead(&mut dead);
             return Ok(handed);
         };
         ring.ending = Some(reason);
-        mb.close(reason, DeadReason::after(reason), &mut dead);
-        self.core.deliver_dead(&mut dead);
         for slot in ring.consumers.drain(..) {
             let _ = slot.tx.send(Work::End(reason));
         }
         let threads = std::mem::take(&mut ring.threads);
         drop(ring);
+        mb.close(reason, DeadReason::after(reason), &mut dead);
+        self.core.deliver_dead(&mut dead);
         // The consumers perform the batches they hold, then are destroyed.
         join_all(threads);
         // Letters sent back by those last batches: never stranded.
