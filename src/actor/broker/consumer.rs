@@ -3,9 +3,8 @@
 //! ends; then `destroy`.
 
 use super::batch::Batch;
-use super::ring::Shared;
 use crate::actor::actor::{Actor, StageContext};
-use crate::actor::addr::Outbox;
+use crate::actor::addr::{Downstream, Outbox};
 use crate::actor::current::Serving;
 use crate::actor::letter::Letter;
 use crate::actor::letters::{DeadReason, Phase};
@@ -15,6 +14,7 @@ use crate::actor::shared::Core;
 use crate::actor::strategy::Strategy;
 use crate::util::drop_quietly;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::AtomicU64;
 use std::sync::mpsc;
 
 /// What the broker sends a consumer.
@@ -41,23 +41,31 @@ pub(crate) fn give_back<M>(core: &Core<M>, work: Work<M>) {
     }
 }
 
+/// What a consumer shares with its broker.
+pub(crate) struct Ties<'a, A: Actor> {
+    pub(crate) core: &'a Core<A::In>,
+    pub(crate) down: &'a Downstream<A::Out>,
+    /// The broker's count of letters performed.
+    pub(crate) performed: &'a AtomicU64,
+}
+
 /// The consumer's thread. `started` is told whether `init` succeeded.
 pub(crate) fn run<A: Actor>(
-    shared: &Shared<A>,
+    ties: &Ties<'_, A>,
     strategy: Strategy<A::In>,
     mut actor: A,
     id: usize,
     rx: &mpsc::Receiver<Work<A::In>>,
     started: &mpsc::SyncSender<bool>,
 ) {
-    let core = &shared.core;
+    let core = ties.core;
     // Rule 16: a consumer's send to its own broker's full lane never waits.
     let _serving = Serving::enter(core.mb.id());
     let fresh = Letter::new((), core.mb.default_priority).info(strategy.hops());
     let ctx = StageContext {
         stage: &core.mb.name,
         instance: id,
-        down: &shared.down,
+        down: ties.down,
         out_type: std::any::type_name::<A::Out>(),
         head: &core.head,
         fresh,
@@ -81,14 +89,14 @@ pub(crate) fn run<A: Actor>(
                 Ok(Work::Batch(letters)) => {
                     let n = letters.len();
                     let out = Outbox {
-                        down: &shared.down,
+                        down: ties.down,
                         letter: fresh,
                         performing: true,
                         stage: &core.mb.name,
                         instance: id,
                         head: &core.head,
                     };
-                    let mut batch = Batch::new(letters, out, &strategy, core, &shared.performed);
+                    let mut batch = Batch::new(letters, out, &strategy, core, ties.performed);
                     let outcome =
                         match catch_unwind(AssertUnwindSafe(|| actor.perform_batch(&mut batch))) {
                             Ok(Ok(())) => Ok(()),

@@ -3,7 +3,7 @@
 //! round robin over the consumers registered, count the cycles that found
 //! nothing to do, and end the broker.
 
-use super::consumer::{self, Work};
+use super::consumer::{self, Ties, Work};
 use crate::actor::actor::Actor;
 use crate::actor::addr::Downstream;
 use crate::actor::letters::DeadReason;
@@ -186,7 +186,14 @@ impl<A: Actor> Shared<A> {
         let shared = self.clone();
         let handle = thread::Builder::new()
             .name(consumer::thread_name(&self.core.mb.name))
-            .spawn(move || consumer::run(&shared, strategy, actor, id, &rx, &started_tx))
+            .spawn(move || {
+                let ties = Ties {
+                    core: &shared.core,
+                    down: &shared.down,
+                    performed: &shared.performed,
+                };
+                consumer::run(&ties, strategy, actor, id, &rx, &started_tx);
+            })
             .ok()?;
         let ok = started.recv().unwrap_or(false);
         let mut ring = lock(&self.ring);
