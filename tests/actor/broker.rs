@@ -406,3 +406,21 @@ fn stop_and_a_consumers_drain_end_the_broker_as_they_end_a_stage() {
         assert_eq!((exit.metrics.performed, exit.metrics.dead_lettered), (0, 1));
     });
 }
+
+#[test]
+fn wrong_settings_are_refused_by_name() {
+    use priority_executor::actor::SpawnError;
+    let setting = |r: Result<Broker<Consumer>, SpawnError>| match r {
+        Err(SpawnError::OutOfRange { setting, .. }) => setting,
+        other => panic!("expected OutOfRange, got {other:?}"),
+    };
+    assert_eq!(setting(Broker::builder("b").batch(0).spawn()), "batch");
+    assert_eq!(
+        setting(Broker::builder("b").end_after(0).spawn()),
+        "end_after"
+    );
+    let zero = Broker::builder("b")
+        .cycle(std::time::Duration::ZERO)
+        .spawn();
+    assert_eq!(setting(zero), "cycle (microseconds)");
+}

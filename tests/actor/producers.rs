@@ -49,10 +49,12 @@ impl Actor for Index {
     }
 }
 
-/// Records what it performs; may ask for the drain from `init`.
+/// Records what it performs, and at `destroy` how much it had seen; may
+/// ask for the drain from `init`.
 struct Write {
     seen: Seen,
     drain_in_init: bool,
+    at_destroy: Arc<Mutex<Option<usize>>>,
 }
 
 impl Actor for Write {
@@ -68,13 +70,26 @@ impl Actor for Write {
         self.seen.lock().map_err(|_| "poisoned")?.push(doc);
         Ok(())
     }
+    fn destroy(&mut self, _: Reason) {
+        let seen = self.seen.lock().map(|s| s.len()).ok();
+        *self.at_destroy.lock().unwrap() = seen;
+    }
 }
 
 fn write(seen: &Seen, drain_in_init: bool) -> priority_executor::actor::StageBuilder<Write> {
-    let seen = seen.clone();
+    write_counting(seen, drain_in_init, &Arc::default())
+}
+
+fn write_counting(
+    seen: &Seen,
+    drain_in_init: bool,
+    at_destroy: &Arc<Mutex<Option<usize>>>,
+) -> priority_executor::actor::StageBuilder<Write> {
+    let (seen, at_destroy) = (seen.clone(), at_destroy.clone());
     Stage::builder("write", move |_| Write {
         seen: seen.clone(),
         drain_in_init,
+        at_destroy: at_destroy.clone(),
     })
 }
 
@@ -89,9 +104,10 @@ fn a_producer_in_init_ends_its_own_pipeline_behind_its_payload() {
     within("producer drains its pipeline", || {
         const N: u64 = 2_000;
         let seen = Seen::default();
+        let at_destroy = Arc::default();
         let pipeline = Pipeline::builder(Stage::builder("download", |_| Download { n: N }))
             .then(Stage::builder("index", |_| Index { ask: None }).instances(3))
-            .then(write(&seen, false))
+            .then(write_counting(&seen, false, &at_destroy))
             .spawn()
             .unwrap();
         // Nobody but the producer asks for the end.
@@ -103,8 +119,10 @@ fn a_producer_in_init_ends_its_own_pipeline_behind_its_payload() {
         for e in &exits {
             assert_balanced(&e.metrics);
         }
-        // Every document reached Write exactly once.
+        // Every document reached Write exactly once, all of them before
+        // the marker: Write had seen every one when it was destroyed.
         assert_eq!(sorted(&seen), (0..N).collect::<Vec<_>>());
+        assert_eq!(*at_destroy.lock().unwrap(), Some(N as usize));
         assert_eq!(exits[1].metrics.performed, N);
     });
 }

@@ -64,8 +64,8 @@ impl<A: Actor> Broker<A> {
 }
 
 impl<A: Actor> BrokerBuilder<A> {
-    /// The cycle's interval: a thread of the broker runs a cycle this
-    /// often.
+    /// The cycle's interval (at least 1 µs): a thread of the broker runs a
+    /// cycle this often.
     ///
     /// # Examples
     ///
@@ -173,8 +173,8 @@ impl<A: Actor> BrokerBuilder<A> {
     /// # Errors
     ///
     /// A [`SpawnError`] naming the first wrong setting: the mailbox's, a
-    /// batch size out of 1 to 65 536, `end_after(0)`, a name with a NUL
-    /// byte.
+    /// batch size out of 1 to 65 536, a cycle under 1 µs, `end_after(0)`,
+    /// a name with a NUL byte.
     ///
     /// # Examples
     ///
@@ -194,6 +194,15 @@ impl<A: Actor> BrokerBuilder<A> {
                 value: 0,
                 min: 1,
                 max: u32::MAX as usize,
+            });
+        }
+        if self.cycle.is_some_and(|d| d.as_micros() == 0) {
+            // Cycles back to back would keep a core busy for nothing.
+            return Err(SpawnError::OutOfRange {
+                setting: "cycle (microseconds)".to_owned(),
+                value: 0,
+                min: 1,
+                max: usize::MAX,
             });
         }
         if self.name.contains('\0') {
