@@ -217,7 +217,7 @@ pub trait Actor: Send + 'static {
     ///
     /// Any error: the letter taken last is reported to the fault sink
     /// with [`Phase::Perform`](super::Phase::Perform); the letters not
-    /// taken go back to the broker.
+    /// taken go back to the broker (one hop more).
     fn perform_batch(
         &mut self,
         batch: &mut Batch<'_, Self::In, Self::Out>,

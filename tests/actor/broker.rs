@@ -262,9 +262,12 @@ fn a_batch_sends_back_and_fails_without_losing_a_letter() {
         let exit = broker.drain();
         assert_eq!(exit.reason, Reason::Drained);
         assert_balanced(&exit.metrics);
-        // 0, 3, ..., 18 were sent back once each; 7 failed (a fault), and
-        // the letters after it in its batch went back for a later batch.
-        assert_eq!(exit.metrics.sent_back, 7);
+        // The second consumer's first batch is 5..10: 6 is sent back, 7
+        // fails (a fault), and 8 and 9, not taken, go back one hop more;
+        // so 9 is not sent back again by the consumer (it sends back a
+        // letter with no hop only). Sent back: 0, 3, 6, 12, 15, 18, and
+        // the untaken 8 and 9.
+        assert_eq!(exit.metrics.sent_back, 8);
         assert_eq!((exit.metrics.faulted, exit.metrics.performed), (1, 19));
         let performed = log.performed();
         assert_eq!(performed.len(), 19);
@@ -423,4 +426,40 @@ fn wrong_settings_are_refused_by_name() {
         .cycle(std::time::Duration::ZERO)
         .spawn();
     assert_eq!(setting(zero), "cycle (microseconds)");
+}
+
+/// Takes nothing it is handed.
+struct Lazy;
+
+impl Actor for Lazy {
+    type In = u64;
+    type Out = ();
+    fn perform(&mut self, _: u64, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+        Ok(())
+    }
+    fn perform_batch(&mut self, _: &mut Batch<'_, u64, ()>) -> Result<(), ActorError> {
+        Ok(())
+    }
+}
+
+#[test]
+fn letters_a_consumer_never_takes_end_at_the_hop_limit() {
+    within("lazy consumer", || {
+        let broker = Broker::builder("lazy")
+            .manual_cycles()
+            .batch(3)
+            .spawn()
+            .unwrap();
+        broker
+            .register(Lazy, Strategy::always().hop_limit(4))
+            .unwrap();
+        for n in 0..5 {
+            broker.addr().send(n).unwrap();
+        }
+        let exit = broker.drain();
+        assert_eq!(exit.reason, Reason::Drained);
+        assert_balanced(&exit.metrics);
+        assert_eq!(exit.metrics.dead_lettered, 5);
+        assert_eq!(exit.metrics.sent_back, 5 * 4);
+    });
 }

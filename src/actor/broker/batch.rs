@@ -5,7 +5,7 @@
 
 use crate::actor::addr::Outbox;
 use crate::actor::letter::Letter;
-use crate::actor::letters::{DeadReason, Phase};
+use crate::actor::letters::Phase;
 use crate::actor::outcome::{count_fault, dead_letter, fault, panicked, send_back};
 use crate::actor::shared::Core;
 use crate::actor::strategy::{Decision, Strategy};
@@ -36,7 +36,8 @@ struct Taken<M> {
 /// the batch perform returns `Ok`; if it returns an error (or panics) the
 /// letter taken last is a fault instead (or, under the priority strategy,
 /// sent back one step lower). Letters the batch perform did not take go
-/// back to the mailbox as they were (not a hop) for a later batch.
+/// back to the broker, one hop more (past the hop limit, dead letters),
+/// for a later batch.
 ///
 /// # Examples
 ///
@@ -220,12 +221,12 @@ impl<'a, M, O> Batch<'a, M, O> {
                 }
             }
         }
+        // Not taken: back to the broker, one hop more, so a batch perform
+        // that never takes its letters cannot keep them going round for
+        // ever (past the hop limit they are dead letters).
         for letter in self.letters.by_ref() {
-            // A re-queue passes the door, the capacity and unlisted
-            // priorities; a letter no lane took is still reported.
-            if let Err(letter) = self.core.mb.requeue(letter) {
-                dead_letter(self.core, self.strategy.hops(), letter, DeadReason::Stopped);
-            }
+            let (priority, ttl) = (letter.priority, letter.ttl);
+            send_back(self.core, self.strategy, letter, priority, ttl);
         }
     }
 }
