@@ -177,6 +177,9 @@ impl<'a, M, O> Batch<'a, M, O> {
     /// The letter taken last, if still held, is performed.
     fn settle_current(&mut self) {
         if self.current.take().is_some() {
+            // ORDERING: Relaxed, a count: exact once read after the
+            // broker ended, the consumers' threads joined (the join
+            // orders every add before the read).
             self.performed.fetch_add(1, Ordering::Relaxed);
         }
     }

@@ -253,6 +253,7 @@ impl<A: Actor> Shared<A> {
 
     pub(crate) fn metrics(&self) -> StageMetrics {
         let mut m = self.core.metrics();
+        // ORDERING: Relaxed, a snapshot (see `Batch`'s count).
         m.performed = self.performed.load(Ordering::Relaxed);
         m.instances = lock(&self.ring).consumers.len();
         m
