@@ -1,7 +1,9 @@
 //! Kabuki's demo pipeline (seed 003) in one process: Download -> Index (2
-//! instances) -> Write. Write opens its file in `init` and closes it in
-//! `destroy`; the run ends by the drain marker, not by a 5 s sleep. Each
-//! instance says what it did when it is destroyed.
+//! instances) -> Write. Download is the seed's WRITE_ONLY actor: it
+//! produces its documents in `init`, with no input, then shuts the
+//! pipeline down itself; the drain marker follows its documents through
+//! every stage (no 5 s sleep). Write opens its file in `init` and closes it
+//! in `destroy`. Each instance says what it did when it is destroyed.
 //!
 //! `cargo run --example kabuki [-- DOCUMENTS [OUTPUT_FILE]]`
 
@@ -14,23 +16,32 @@ use std::sync::{Arc, Mutex};
 /// What each instance reports at `destroy`, printed at the end.
 type Report = Arc<Mutex<Vec<String>>>;
 
-/// Kabuki's WRITE_ONLY DownloadActor: one request in, N documents out.
+/// Kabuki's WRITE_ONLY DownloadActor: it generates the documents in
+/// `init`, then calls `shutdown()` on itself. Its inbox is never used.
 struct Download {
+    documents: u32,
     report: Report,
     sent: usize,
 }
 
 impl Actor for Download {
-    type In = u32; // how many documents to fetch
+    type In = ();
     type Out = String;
 
-    fn perform(&mut self, documents: u32, out: &mut Outbox<'_, String>) -> Result<(), ActorError> {
-        for i in 0..documents {
+    fn init(&mut self, ctx: &StageContext<'_>) -> Result<(), ActorError> {
+        let mut out = ctx.outbox()?;
+        for i in 0..self.documents {
             let doc = format!("Download Document-#:{i}");
             println!("{doc}");
             out.send(doc)?;
             self.sent += 1;
         }
+        // Kabuki's shutdown(): the marker goes behind every document sent.
+        out.drain_pipeline();
+        Ok(())
+    }
+
+    fn perform(&mut self, (): (), _: &mut Outbox<'_, String>) -> Result<(), ActorError> {
         Ok(())
     }
 
@@ -136,6 +147,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let write_path = path.clone();
     // -a DownloadActor -i download -o index
     let download = Stage::builder("download", move |_| Download {
+        documents,
         report: r1.clone(),
         sent: 0,
     });
@@ -159,10 +171,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .then(index)
         .then(write)
         .spawn()?;
-    pipeline.addr().send(documents)?;
-    // Kabuki's shutdown(): the marker follows the payload through every
-    // stage; drain returns once Write has closed its file.
-    let exits = pipeline.drain();
+    // Download has produced in `init` and asked for the drain: the marker
+    // follows the payload through every stage, and join returns once
+    // Write has closed its file.
+    let exits = pipeline.join();
 
     println!("\nWhat each instance did:");
     for line in report.lock().map_err(|_| "report lock")?.iter() {

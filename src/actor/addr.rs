@@ -2,6 +2,8 @@
 //! `perform` to the next stage.
 
 use super::error::{SendError, StageClosed};
+use super::head::Head;
+use super::info::LetterInfo;
 use super::mailbox::Mailbox;
 use crate::pool::Wait;
 use crate::priority::Priority;
@@ -217,7 +219,9 @@ pub(crate) enum Downstream<O> {
     Discard,
 }
 
-/// What a `perform` sends its outputs through (Kabuki's outbox, `-o`).
+/// What a `perform` sends its outputs through (Kabuki's outbox, `-o`),
+/// and reads the letter it performs from; `init` gets one from its
+/// [`StageContext`](super::StageContext).
 ///
 /// Outputs keep the priority of the message being performed unless sent
 /// with [`send_at`](Outbox::send_at). In a pipeline `send` blocks while
@@ -229,13 +233,20 @@ pub(crate) enum Downstream<O> {
 /// See [`Actor`](super::Actor).
 pub struct Outbox<'a, O> {
     pub(crate) down: &'a Downstream<O>,
-    pub(crate) priority: Priority,
+    /// The letter performed; in `init`, a fresh letter's.
+    pub(crate) letter: LetterInfo,
+    /// `false` in `init`: there is no input whose priority outputs keep.
+    pub(crate) performing: bool,
     pub(crate) stage: &'a str,
     pub(crate) instance: usize,
+    pub(crate) head: &'a Head,
 }
 
 impl<O> Outbox<'_, O> {
-    /// Sends an output at the input's priority.
+    /// Sends an output at the input's priority. From `init`, where there
+    /// is no input, at the priority the next stage gives it (its
+    /// generator, else its mailbox's default); to an `on_output` sink, at
+    /// this stage's default priority.
     ///
     /// # Errors
     ///
@@ -247,7 +258,12 @@ impl<O> Outbox<'_, O> {
     /// See [`Actor`](super::Actor).
     #[inline]
     pub fn send(&mut self, out: O) -> Result<(), SendError<O>> {
-        let priority = self.priority;
+        if !self.performing
+            && let Downstream::Stage(addr) = self.down
+        {
+            return addr.mb.send(out, None, Wait::Forever);
+        }
+        let priority = self.letter.priority;
         self.send_at(out, priority)
     }
 
@@ -272,13 +288,43 @@ impl<O> Outbox<'_, O> {
         }
     }
 
-    /// The priority of the message being performed.
+    /// The priority of the message being performed (in `init`, this
+    /// stage's default priority).
     ///
     /// # Examples
     ///
     /// See [`Actor`](super::Actor).
     pub fn priority(&self) -> Priority {
-        self.priority
+        self.letter.priority
+    }
+
+    /// The control information of the letter being performed (seed
+    /// 002): its priority, send-backs, predicate runs, TTL and hops left.
+    /// In `init`, where there is no letter, a fresh letter's: this stage's
+    /// default priority, nothing counted, no TTL, every hop left.
+    ///
+    /// # Examples
+    ///
+    /// See [`LetterInfo`].
+    pub fn letter(&self) -> LetterInfo {
+        self.letter
+    }
+
+    /// Asks this actor's pipeline to drain (Kabuki's `shutdown()`): the
+    /// drain marker starts at the pipeline's first stage (this stage,
+    /// outside a pipeline), so it travels behind everything this actor has
+    /// sent so far, and every stage performs what it accepted before its
+    /// instances are destroyed with `Reason::Drained`. Returns at once;
+    /// the stage's owner learns of the end from
+    /// [`Pipeline::join`](super::Pipeline::join) or
+    /// [`Stage::join`](super::Stage::join). Asking again, or once the
+    /// pipeline is ending, does nothing.
+    ///
+    /// # Examples
+    ///
+    /// See [`StageContext::outbox`](super::StageContext::outbox).
+    pub fn drain_pipeline(&self) {
+        self.head.drain();
     }
 
     /// The instance performing, from 0.
@@ -305,7 +351,7 @@ impl<O> fmt::Debug for Outbox<'_, O> {
         f.debug_struct("Outbox")
             .field("stage", &self.stage)
             .field("instance", &self.instance)
-            .field("priority", &self.priority)
+            .field("letter", &self.letter)
             .finish_non_exhaustive()
     }
 }

@@ -7,6 +7,7 @@ use super::actor::Actor;
 use super::addr::{Downstream, OutputFn};
 use super::config::MailboxConfig;
 use super::error::SpawnError;
+use super::head::Head;
 use super::idle::Clock;
 use super::instance::{self, Retry, Settings};
 use super::letters::{DeadLetter, Fault};
@@ -252,15 +253,19 @@ impl<A: Actor> StageBuilder<A> {
             Some(f) => Downstream::Output(f),
             None => Downstream::Discard,
         };
-        let (core, exec) = self.spawn_into(output, None)?;
+        let (core, exec) = self.spawn_into(output, None, Arc::default(), true)?;
         Ok(Stage::spawned(core, exec))
     }
 
-    /// Spawns with outputs going to `down`; `next` gets the drain marker.
+    /// Spawns with outputs going to `down`; `next` gets the drain marker;
+    /// `head` is where a drain its instances ask for begins, which is this
+    /// stage if it is `first` (of its pipeline, or on its own).
     pub(crate) fn spawn_into(
         mut self,
         down: Downstream<A::Out>,
         next: Option<Arc<dyn Link>>,
+        head: Arc<Head>,
+        first: bool,
     ) -> Result<Spawned<A::In>, SpawnError> {
         // Every size is checked before anything is allocated for it.
         if self.instances == 0 {
@@ -292,6 +297,7 @@ impl<A: Actor> StageBuilder<A> {
             &self.mailbox,
             self.generator,
             self.idle_after.is_some(),
+            self.strategy.hops(),
         ));
         let core = Arc::new(Core {
             mb,
@@ -302,7 +308,12 @@ impl<A: Actor> StageBuilder<A> {
             life: Mutex::new(Life::new(n)),
             changed: Condvar::new(),
             next,
+            head,
         });
+        if first {
+            // Before any instance starts: its `init` may ask for the drain.
+            core.head.set(&core.mb);
+        }
         let settings = Arc::new(Settings {
             retry: self.retry,
             strategy: self.strategy,

@@ -193,8 +193,9 @@ impl<M> Mailbox<M> {
                 lane.sweep_into(|entry| {
                     if let Entry::Letter(l) = entry {
                         dead.push(DeadLetter {
-                            message: l.msg,
+                            info: l.info(self.hop_limit),
                             priority: l.priority,
+                            message: l.msg,
                             reason,
                         });
                     }
@@ -270,12 +271,53 @@ impl<M> Mailbox<M> {
 
     /// Ends the stage at once: no instance survived `init` (rule 13).
     pub(crate) fn close_failed(&self, dead: &mut Vec<DeadLetter<M>>) {
+        self.close(Reason::FailedInit, DeadReason::FailedInit, dead);
+    }
+
+    /// Ends the stage at once with `reason`, unless it has ended: closes
+    /// the door and turns every queued letter into a dead letter (`why`).
+    pub(crate) fn close(&self, reason: Reason, why: DeadReason, dead: &mut Vec<DeadLetter<M>>) {
         let mut take = lock(&self.take);
         if matches!(take.phase, Phase::Closed(_)) {
             return;
         }
         self.close_door();
-        self.sweep(&mut take, None, DeadReason::FailedInit, dead);
-        self.set_phase(&mut take, Phase::Closed(Reason::FailedInit));
+        self.sweep(&mut take, None, why, dead);
+        self.set_phase(&mut take, Phase::Closed(reason));
+    }
+
+    /// Dispatches up to `n` letters for a broker's batch (each counts as
+    /// in flight until [`let_go_batch`](Mailbox::let_go_batch)), with the
+    /// reason if the mailbox says the end has come (rules 4-10 apply, as
+    /// to an instance's dispatch).
+    pub(crate) fn take_batch(
+        &self,
+        n: usize,
+        dead: &mut Vec<DeadLetter<M>>,
+    ) -> (Vec<Letter<M>>, Option<Reason>) {
+        let mut letters = Vec::with_capacity(n);
+        while letters.len() < n {
+            match self.next(false, dead) {
+                Next::Letter(letter) => letters.push(letter),
+                Next::Empty => break,
+                Next::Closed(reason) => return (letters, Some(reason)),
+            }
+        }
+        (letters, None)
+    }
+
+    /// A consumer is done with `n` letters of a batch.
+    pub(crate) fn let_go_batch(&self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let take = lock(&self.take);
+        // `in_flight` changes only under the take lock: no
+        // read-modify-write needed.
+        let left = self.in_flight.load(Ordering::Relaxed) - n;
+        self.in_flight.store(left, Ordering::Release);
+        if left == 0 && (take.phase != Phase::Running || self.idle) {
+            self.bump();
+        }
     }
 }

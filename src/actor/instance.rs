@@ -8,17 +8,16 @@ use super::current::Serving;
 use super::dispatch::Next;
 use super::idle::Clock;
 use super::letter::Letter;
-use super::letters::{DeadLetter, DeadReason, Fault, Phase};
+use super::letters::{DeadReason, Phase};
 use super::mailbox::KILL_SENT;
+use super::outcome::{count_fault, dead_letter, fault, panicked, send_back};
 use super::reason::Reason;
 use super::shared::Core;
 use super::strategy::{Decision, Strategy};
 use crate::job::RetryPolicy;
 use crate::observe::span;
-use crate::priority::Priority;
-use crate::util::{drop_quietly, panic_message};
+use crate::util::drop_quietly;
 use crossbeam_utils::Backoff;
-use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -48,6 +47,10 @@ pub(crate) fn run<A: Actor>(
     let ctx = StageContext {
         stage: &core.mb.name,
         instance: index,
+        down: &settings.down,
+        out_type: std::any::type_name::<A::Out>(),
+        head: &core.head,
+        fresh: Letter::new((), core.mb.default_priority).info(core.mb.hop_limit),
     };
     let ok = match catch_unwind(AssertUnwindSafe(|| actor.init(&ctx))) {
         Ok(Ok(())) => true,
@@ -161,7 +164,7 @@ fn process<A: Actor>(
             return;
         }
         Ok(Decision::Dead(reason)) => {
-            dead_letter(core, letter, reason);
+            dead_letter(core, strategy.hops(), letter, reason);
             return;
         }
         Err(payload) => {
@@ -179,10 +182,12 @@ fn process<A: Actor>(
             return;
         }
     }
+    let info = letter.info(core.mb.hop_limit);
     let Letter {
         mut msg,
         priority,
         sent_back,
+        predicate_runs,
         ttl,
     } = letter;
     let copier = settings
@@ -196,9 +201,11 @@ fn process<A: Actor>(
         let copy = copier.map(|c| c(&msg));
         let mut outbox = Outbox {
             down: &settings.down,
-            priority,
+            letter: info,
+            performing: true,
             stage: &core.mb.name,
             instance: index,
+            head: &core.head,
         };
         let performed = {
             let _span = span::perform(&core.mb.name, index, priority, attempts).entered();
@@ -228,9 +235,10 @@ fn process<A: Actor>(
                     msg: again,
                     priority,
                     sent_back,
+                    predicate_runs,
                     ttl,
                 };
-                dead_letter(core, letter, DeadReason::Killed);
+                dead_letter(core, strategy.hops(), letter, DeadReason::Killed);
                 return;
             }
             core.mb.counters.retried.fetch_add(1, Ordering::Relaxed);
@@ -246,6 +254,7 @@ fn process<A: Actor>(
                 msg: again,
                 priority,
                 sent_back,
+                predicate_runs,
                 ttl,
             };
             send_back(core, strategy, letter, lowered, ttl);
@@ -263,64 +272,4 @@ fn process<A: Actor>(
         count_fault(core);
         return;
     }
-}
-
-/// Re-queues `letter` at `priority` with `ttl`, or, past the hop limit,
-/// hands it out as a dead letter at the priority it was queued at (its
-/// own, not the one it would have been re-queued at).
-fn send_back<M>(
-    core: &Core<M>,
-    strategy: &Strategy<M>,
-    mut letter: Letter<M>,
-    priority: Priority,
-    ttl: Option<u32>,
-) {
-    if strategy.may_send_back(letter.sent_back) {
-        letter.sent_back += 1;
-        letter.priority = priority;
-        letter.ttl = ttl;
-        core.mb.send_back(letter);
-    } else {
-        dead_letter(core, letter, DeadReason::HopLimit);
-    }
-}
-
-fn dead_letter<M>(core: &Core<M>, letter: Letter<M>, reason: DeadReason) {
-    let mut dead = vec![DeadLetter {
-        message: letter.msg,
-        priority: letter.priority,
-        reason,
-    }];
-    core.deliver_dead(&mut dead);
-}
-
-/// Counted after the fault is handed out (as dead letters are).
-fn count_fault<M>(core: &Core<M>) {
-    core.mb.counters.faulted.fetch_add(1, Ordering::Relaxed);
-}
-
-fn fault<M>(
-    core: &Core<M>,
-    instance: usize,
-    phase: Phase,
-    error: String,
-    attempts: u32,
-    priority: Option<Priority>,
-    message: Option<M>,
-) {
-    core.faults.put(Fault {
-        stage: core.mb.name.clone(),
-        instance,
-        phase,
-        error,
-        attempts,
-        priority,
-        message,
-    });
-}
-
-fn panicked(payload: Box<dyn Any + Send>) -> String {
-    let text = format!("panicked: {}", panic_message(payload.as_ref()));
-    drop_quietly(payload);
-    text
 }

@@ -2,6 +2,7 @@
 //! messages that were not performed) and faults (failures of `init`,
 //! `perform` or `destroy`).
 
+use super::info::LetterInfo;
 use crate::priority::Priority;
 
 /// Why an accepted message was not performed.
@@ -28,9 +29,24 @@ pub enum DeadReason {
     Expired,
     /// Sent back more often than the strategy's hop limit.
     HopLimit,
+    /// Still queued when a broker ended for want of consumers.
+    NoConsumers,
 }
 
 impl DeadReason {
+    /// Why a letter still queued once a stage (or broker) ended with
+    /// `reason` was not performed.
+    pub(crate) fn after(reason: super::Reason) -> DeadReason {
+        use super::Reason;
+        match reason {
+            Reason::Killed => DeadReason::Killed,
+            Reason::Idle => DeadReason::Idle,
+            Reason::FailedInit => DeadReason::FailedInit,
+            Reason::NoConsumers => DeadReason::NoConsumers,
+            Reason::Stopped | Reason::Drained | Reason::Unregistered => DeadReason::Stopped,
+        }
+    }
+
     /// A short lower-case name.
     ///
     /// # Examples
@@ -44,6 +60,7 @@ impl DeadReason {
             DeadReason::FailedInit => "failed init",
             DeadReason::Expired => "expired",
             DeadReason::HopLimit => "hop limit",
+            DeadReason::NoConsumers => "no consumers",
         }
     }
 }
@@ -58,10 +75,14 @@ impl DeadReason {
 pub struct DeadLetter<M> {
     /// The message, unperformed.
     pub message: M,
-    /// The priority it was queued at.
+    /// The priority it was queued at (the one it was last sent back at,
+    /// never one a strategy would have re-queued it at).
     pub priority: Priority,
     /// Why it was not performed.
     pub reason: DeadReason,
+    /// Its control information when it was turned away (its priority is
+    /// [`priority`](DeadLetter::priority)).
+    pub info: LetterInfo,
 }
 
 /// Where a fault happened.

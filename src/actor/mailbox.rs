@@ -78,6 +78,8 @@ pub(crate) struct Mailbox<M> {
     /// The stage ends when idle (rule 11): the end of the last perform
     /// running is a change its waiting instances look at.
     pub(crate) idle: bool,
+    /// The strategy's hop limit, for the letters' [`LetterInfo`](super::LetterInfo).
+    pub(crate) hop_limit: u32,
     pub(crate) counters: Counters,
 }
 impl<M> Mailbox<M> {
@@ -92,6 +94,7 @@ impl<M> Mailbox<M> {
         config: &MailboxConfig,
         generator: PriorityGenerator<M>,
         idle: bool,
+        hop_limit: u32,
     ) -> Mailbox<M> {
         let mut declared = config.lanes.clone();
         declared.sort_by_key(|l| std::cmp::Reverse(l.priority));
@@ -128,6 +131,7 @@ impl<M> Mailbox<M> {
             interrupts: AtomicUsize::new(0),
             backoff: Signal::default(),
             idle,
+            hop_limit,
             counters: Counters::default(),
         }
     }
@@ -257,12 +261,7 @@ impl<M> Mailbox<M> {
                 }
             },
         };
-        let letter = Entry::Letter(Letter {
-            msg,
-            priority,
-            sent_back: 0,
-            ttl: None,
-        });
+        let letter = Entry::Letter(Letter::new(msg, priority));
         // SAFETY: the ticket was just taken from this lane.
         unsafe { lane.push(ticket, letter) };
         self.ready.notify_one();
@@ -346,13 +345,24 @@ impl<M> Mailbox<M> {
     /// long ago, so it passes a closed door and a full lane. Called by an
     /// instance while the letter counts as in flight.
     pub(crate) fn send_back(&self, letter: Letter<M>) {
-        if let Some(lane) = self.lane_for_internal(letter.priority) {
-            let ticket = lane.reserve_past_door();
-            // SAFETY: the ticket was just taken from this lane.
-            unsafe { lane.push(ticket, Entry::Letter(letter)) };
+        if self.requeue(letter).is_ok() {
             self.counters.sent_back.fetch_add(1, Ordering::Relaxed);
-            self.ready.notify_one();
         }
+    }
+
+    /// Re-queues a letter at the back of its lane, past the door and the
+    /// capacity, as [`send_back`](Mailbox::send_back) does but without
+    /// counting a send-back: a letter of a broker's batch that the batch
+    /// perform never took.
+    pub(crate) fn requeue(&self, letter: Letter<M>) -> Result<(), Letter<M>> {
+        let Some(lane) = self.lane_for_internal(letter.priority) else {
+            return Err(letter);
+        };
+        let ticket = lane.reserve_past_door();
+        // SAFETY: the ticket was just taken from this lane.
+        unsafe { lane.push(ticket, Entry::Letter(letter)) };
+        self.ready.notify_one();
+        Ok(())
     }
 
     #[inline]

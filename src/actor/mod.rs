@@ -16,6 +16,14 @@
 //! - [`Addr::stop`] (Akka's `PoisonPill`) and [`Addr::kill`] (`Kill`) are
 //!   queued at priorities set in [`MailboxConfig`]; [`Stage::drain`] and
 //!   [`Pipeline::drain`] send Kabuki's shutdown marker behind the payload.
+//! - [`Outbox::letter`] shows a perform its letter's control information
+//!   ([`LetterInfo`]: priority, send-backs, predicate runs, TTL, hops
+//!   left); `init` may send through [`StageContext::outbox`], and any
+//!   actor may ask its pipeline to drain ([`Outbox::drain_pipeline`]).
+//! - A [`Broker`] (seed 002) hands its mailbox's letters out in cycles,
+//!   as batches round robin over consumers that register and unregister
+//!   while it runs ([`Actor::perform_batch`]), and ends after N quiet or
+//!   lonely cycles.
 //! - A refused message comes back typed in a [`SendError`]; accepted ones
 //!   that are not performed come back as [`DeadLetter`]s; failures go to
 //!   the fault sink as [`Fault`]s.
@@ -76,18 +84,22 @@
 #[allow(clippy::module_inception)]
 mod actor;
 mod addr;
+mod broker;
 mod builder;
 mod config;
 mod current;
 mod dispatch;
 mod error;
+mod head;
 mod idle;
+mod info;
 mod instance;
 mod lane;
 mod letter;
 mod letters;
 mod mailbox;
 mod metrics;
+mod outcome;
 mod pipeline;
 mod priority;
 mod reason;
@@ -99,9 +111,11 @@ mod take;
 
 pub use actor::{Actor, ActorError, StageContext};
 pub use addr::{Addr, Outbox};
+pub use broker::{Batch, Broker, BrokerBuilder};
 pub use builder::{MAX_INSTANCES, StageBuilder};
 pub use config::{MAX_CAPACITY, MailboxConfig, Unlisted};
 pub use error::{SendError, SpawnError, StageClosed};
+pub use info::LetterInfo;
 pub use letters::{DeadLetter, DeadReason, Fault, Phase};
 pub use metrics::{MailboxLaneMetrics, StageMetrics};
 pub use pipeline::{Pipeline, PipelineBuilder};

@@ -5,6 +5,7 @@ use super::actor::Actor;
 use super::addr::{Addr, Downstream, OutputFn};
 use super::builder::StageBuilder;
 use super::error::SpawnError;
+use super::head::Head;
 use super::metrics::StageMetrics;
 use super::reason::Reason;
 use super::shared::{Exit, Link};
@@ -43,8 +44,12 @@ struct Chain<I> {
     stages: Vec<Running>,
 }
 
-type Build<I, O> =
-    Box<dyn FnOnce(Downstream<O>, Option<Arc<dyn Link>>) -> Result<Chain<I>, SpawnError>>;
+/// Spawns the stages chained so far, last first: outputs go `down`, the
+/// last of them passes the marker to the `Link`, and a drain an actor asks
+/// for begins at the `Head` (set by the first stage).
+type Build<I, O> = Box<
+    dyn FnOnce(Downstream<O>, Option<Arc<dyn Link>>, Arc<Head>) -> Result<Chain<I>, SpawnError>,
+>;
 
 /// Stages chained so far: messages `I` in, outputs `O` out.
 ///
@@ -70,8 +75,8 @@ impl<I: Send + 'static, O: Send + 'static> PipelineBuilder<I, O> {
         let mut stages = self.stages;
         stages.push(format!("{next:?}"));
         PipelineBuilder {
-            build: Box::new(move |down, link| {
-                let (core, exec) = next.spawn_into(down, link)?;
+            build: Box::new(move |down, link, head| {
+                let (core, exec) = next.spawn_into(down, link, head.clone(), false)?;
                 let addr = Addr {
                     mb: core.mb.clone(),
                 };
@@ -80,7 +85,7 @@ impl<I: Send + 'static, O: Send + 'static> PipelineBuilder<I, O> {
                     link: link.clone(),
                     exec: Some(exec),
                 };
-                let mut chain = upstream(Downstream::Stage(addr), Some(link))?;
+                let mut chain = upstream(Downstream::Stage(addr), Some(link), head)?;
                 chain.stages.push(running);
                 Ok(chain)
             }),
@@ -115,7 +120,7 @@ impl<I: Send + 'static, O: Send + 'static> PipelineBuilder<I, O> {
             Some(f) => Downstream::Output(f),
             None => Downstream::Discard,
         };
-        let chain = (self.build)(down, None)?;
+        let chain = (self.build)(down, None, Arc::default())?;
         Ok(Pipeline {
             addr: chain.addr,
             stages: chain.stages,
@@ -187,8 +192,8 @@ impl Pipeline<()> {
     pub fn builder<A: Actor>(first: StageBuilder<A>) -> PipelineBuilder<A::In, A::Out> {
         let stages = vec![format!("{first:?}")];
         PipelineBuilder {
-            build: Box::new(move |down, link| {
-                let (core, exec) = first.spawn_into(down, link)?;
+            build: Box::new(move |down, link, head| {
+                let (core, exec) = first.spawn_into(down, link, head, true)?;
                 let addr = Addr {
                     mb: core.mb.clone(),
                 };
@@ -235,14 +240,36 @@ impl<I> Pipeline<I> {
     ///
     /// See [`Pipeline`].
     pub fn drain(mut self) -> Vec<Exit> {
-        assert!(
-            !self.stages.iter().any(|s| s.link.is_own_thread()),
-            "Pipeline::drain called by an instance of one of its stages: \
-             it would wait for itself; drop the pipeline instead"
-        );
+        self.assert_not_own("drain");
         if let Some(first) = self.stages.first() {
             first.link.begin_drain();
         }
+        self.finish()
+    }
+
+    /// Waits until the pipeline ends by itself: one of its actors asked it
+    /// to drain ([`Outbox::drain_pipeline`](super::Outbox::drain_pipeline),
+    /// Kabuki's producer calling `shutdown()`), or its first stage ended
+    /// (stopped, killed, idle), which passes the marker on as a drain
+    /// does. Returns each stage's exit, first stage first.
+    ///
+    /// # Examples
+    ///
+    /// See `examples/kabuki.rs`.
+    pub fn join(mut self) -> Vec<Exit> {
+        self.assert_not_own("join");
+        self.finish()
+    }
+
+    fn assert_not_own(&self, what: &str) {
+        assert!(
+            !self.stages.iter().any(|s| s.link.is_own_thread()),
+            "Pipeline::{what} called by an instance of one of its stages: \
+             it would wait for itself; drop the pipeline instead"
+        );
+    }
+
+    fn finish(&mut self) -> Vec<Exit> {
         let mut exits = Vec::with_capacity(self.stages.len());
         for stage in &mut self.stages {
             let reason = stage.end();

@@ -29,6 +29,11 @@ pub enum Reason {
     /// after this instance was started (the factory panicked for a later
     /// instance, [`SpawnError::FactoryPanicked`](super::SpawnError::FactoryPanicked)).
     FailedInit,
+    /// A [`Broker`](super::Broker) had no consumer registered for its
+    /// number of cycles, or was asked to end while it had none.
+    NoConsumers,
+    /// A consumer was unregistered from its [`Broker`](super::Broker).
+    Unregistered,
 }
 
 impl fmt::Display for Reason {
@@ -39,6 +44,8 @@ impl fmt::Display for Reason {
             Reason::Drained => "drained",
             Reason::Idle => "idle",
             Reason::FailedInit => "failed init",
+            Reason::NoConsumers => "no consumers",
+            Reason::Unregistered => "unregistered",
         })
     }
 }

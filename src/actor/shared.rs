@@ -3,6 +3,7 @@
 //! of instances gone, whose last one ends the stage and passes the drain
 //! marker on.
 
+use super::head::Head;
 use super::letters::{DeadLetter, DeadReason, Fault};
 use super::mailbox::Mailbox;
 use super::metrics::{MailboxLaneMetrics, StageMetrics};
@@ -119,6 +120,8 @@ pub(crate) struct Core<I> {
     /// The next stage of a pipeline: it gets the drain marker when this
     /// stage ends.
     pub(crate) next: Option<Arc<dyn Link>>,
+    /// Where a drain an instance asks for begins (`Outbox::drain_pipeline`).
+    pub(crate) head: Arc<Head>,
 }
 
 impl<I> Core<I> {
@@ -188,12 +191,7 @@ impl<I> Core<I> {
         if reason == Reason::FailedInit {
             self.mb.close_failed(&mut dead);
         }
-        let why = match reason {
-            Reason::Killed => DeadReason::Killed,
-            Reason::Idle => DeadReason::Idle,
-            Reason::FailedInit => DeadReason::FailedInit,
-            Reason::Stopped | Reason::Drained => DeadReason::Stopped,
-        };
+        let why = DeadReason::after(reason);
         self.mb.sweep_rest(why, &mut dead);
         self.deliver_dead(&mut dead);
         if let Some(next) = &self.next {

@@ -35,7 +35,7 @@ enum Kind<M> {
 ///
 /// | seed | here |
 /// |---|---|
-/// | predicate-based | [`predicate`](Strategy::predicate): perform if it holds or the letter was sent back `n` times, else send it back |
+/// | predicate-based | [`predicate`](Strategy::predicate): perform if it holds or it did not hold `n` times already (the letter's [`predicate_runs`](super::LetterInfo::predicate_runs)), else send it back |
 /// | priority-based | [`priority_threshold`](Strategy::priority_threshold): perform at or above the threshold, else send back one `step` higher; a failed perform is sent back one `step` lower |
 /// | TTL-based | [`ttl_range`](Strategy::ttl_range): below the range a dead letter (`Expired`), above it sent back with TTL - 1 |
 /// | broker stops after N idle cycles | `StageBuilder::idle_after` |
@@ -108,8 +108,10 @@ impl<M> Strategy<M> {
         }
     }
 
-    /// Perform a letter if `holds` says so or it was already sent back
-    /// `after` times; else send it back (same priority). Under the default
+    /// Perform a letter if `holds` says so or `holds` already ran against
+    /// it `after` times without holding (its
+    /// [`predicate_runs`](super::LetterInfo::predicate_runs), counted at
+    /// each such send-back); else send it back (same priority). Under the default
     /// hop limit, a letter that would be sent back a 101st time (`after`
     /// above 100 and `holds` never true) becomes a dead letter
     /// (`HopLimit`); raise [`hop_limit`](Strategy::hop_limit) with `after`.
@@ -212,6 +214,11 @@ impl<M> Strategy<M> {
         self
     }
 
+    /// The hop limit.
+    pub(crate) fn hops(&self) -> u32 {
+        self.hop_limit
+    }
+
     /// Does it perform every letter (no decision to make)?
     #[inline]
     pub(crate) fn is_always(&self) -> bool {
@@ -230,9 +237,10 @@ impl<M> Strategy<M> {
         match &self.kind {
             Kind::Always => Decision::Perform,
             Kind::Predicate { holds, after } => {
-                if letter.sent_back >= *after || holds(&letter.msg) {
+                if letter.predicate_runs >= *after || holds(&letter.msg) {
                     Decision::Perform
                 } else {
+                    letter.predicate_runs = letter.predicate_runs.saturating_add(1);
                     Decision::SendBack {
                         priority: letter.priority,
                         ttl: letter.ttl,

@@ -13,6 +13,7 @@ mod support;
 
 mod accounting;
 mod backpressure;
+mod broker;
 #[cfg(feature = "esb")]
 mod config_file;
 mod fifo_within_priority;
@@ -20,10 +21,12 @@ mod high_starts_next;
 mod hop_limits;
 mod instances;
 mod kill_overtakes_stop;
+mod letter_info;
 mod own_stage;
 mod panics;
 mod pipeline_drain;
 mod priorities;
+mod producers;
 mod retry_backoff;
 mod ring_lanes;
 mod spawn_errors;

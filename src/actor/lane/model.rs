@@ -55,12 +55,7 @@ fn make(capacity: Capacity) -> Lane<u32> {
 }
 
 fn letter(msg: u32) -> Entry<u32> {
-    Entry::Letter(Letter {
-        msg,
-        priority: Priority::MEDIUM,
-        sent_back: 0,
-        ttl: None,
-    })
+    Entry::Letter(Letter::new(msg, Priority::MEDIUM))
 }
 
 /// Pushes `msg` into the slot `ticket` took.

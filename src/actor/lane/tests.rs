@@ -12,12 +12,7 @@ fn make(capacity: Capacity) -> Lane<u32> {
 }
 
 fn letter(msg: u32) -> Entry<u32> {
-    Entry::Letter(Letter {
-        msg,
-        priority: Priority::MEDIUM,
-        sent_back: 0,
-        ttl: None,
-    })
+    Entry::Letter(Letter::new(msg, Priority::MEDIUM))
 }
 
 fn push(lane: &Lane<u32>, ticket: Ticket, msg: u32) {

@@ -1,0 +1,126 @@
+//! One consumer of a broker, on its own thread: `init`, then the batches
+//! the broker hands it, in order, until it is unregistered or the broker
+//! ends; then `destroy`.
+
+use super::batch::Batch;
+use crate::actor::actor::{Actor, StageContext};
+use crate::actor::addr::{Downstream, Outbox};
+use crate::actor::current::Serving;
+use crate::actor::letter::Letter;
+use crate::actor::letters::{DeadReason, Phase};
+use crate::actor::outcome::{dead_letter, fault, panicked};
+use crate::actor::reason::Reason;
+use crate::actor::shared::Core;
+use crate::actor::strategy::Strategy;
+use crate::util::drop_quietly;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::AtomicU64;
+use std::sync::mpsc;
+
+/// What the broker sends a consumer.
+pub(crate) enum Work<M> {
+    Batch(Vec<Letter<M>>),
+    /// No more batches: destroy with this reason once those held are done.
+    End(Reason),
+}
+
+pub(crate) fn thread_name(broker: &str) -> String {
+    format!("{broker}-consumer")
+}
+
+/// A batch that could not be handed over goes back to the mailbox.
+pub(crate) fn give_back<M>(core: &Core<M>, work: Work<M>) {
+    if let Work::Batch(letters) = work {
+        let n = letters.len();
+        for letter in letters {
+            if let Err(letter) = core.mb.requeue(letter) {
+                dead_letter(core, core.mb.hop_limit, letter, DeadReason::Stopped);
+            }
+        }
+        core.mb.let_go_batch(n);
+    }
+}
+
+/// What a consumer shares with its broker.
+pub(crate) struct Ties<'a, A: Actor> {
+    pub(crate) core: &'a Core<A::In>,
+    pub(crate) down: &'a Downstream<A::Out>,
+    /// The broker's count of letters performed.
+    pub(crate) performed: &'a AtomicU64,
+}
+
+/// The consumer's thread. `started` is told whether `init` succeeded.
+pub(crate) fn run<A: Actor>(
+    ties: &Ties<'_, A>,
+    strategy: Strategy<A::In>,
+    mut actor: A,
+    id: usize,
+    rx: &mpsc::Receiver<Work<A::In>>,
+    started: &mpsc::SyncSender<bool>,
+) {
+    let core = ties.core;
+    // Rule 16: a consumer's send to its own broker's full lane never waits.
+    let _serving = Serving::enter(core.mb.id());
+    let fresh = Letter::new((), core.mb.default_priority).info(strategy.hops());
+    let ctx = StageContext {
+        stage: &core.mb.name,
+        instance: id,
+        down: ties.down,
+        out_type: std::any::type_name::<A::Out>(),
+        head: &core.head,
+        fresh,
+    };
+    let ok = match catch_unwind(AssertUnwindSafe(|| actor.init(&ctx))) {
+        Ok(Ok(())) => true,
+        Ok(Err(error)) => {
+            fault(core, id, Phase::Init, error.to_string(), 0, None, None);
+            drop_quietly(error);
+            false
+        }
+        Err(payload) => {
+            fault(core, id, Phase::Init, panicked(payload), 0, None, None);
+            false
+        }
+    };
+    let _ = started.send(ok);
+    let reason = if ok {
+        loop {
+            match rx.recv() {
+                Ok(Work::Batch(letters)) => {
+                    let n = letters.len();
+                    let out = Outbox {
+                        down: ties.down,
+                        letter: fresh,
+                        performing: true,
+                        stage: &core.mb.name,
+                        instance: id,
+                        head: &core.head,
+                    };
+                    let mut batch = Batch::new(letters, out, &strategy, core, ties.performed);
+                    let outcome =
+                        match catch_unwind(AssertUnwindSafe(|| actor.perform_batch(&mut batch))) {
+                            Ok(Ok(())) => Ok(()),
+                            Ok(Err(error)) => {
+                                let text = error.to_string();
+                                drop_quietly(error);
+                                Err(text)
+                            }
+                            Err(payload) => Err(panicked(payload)),
+                        };
+                    batch.finish(id, outcome);
+                    core.mb.let_go_batch(n);
+                }
+                Ok(Work::End(reason)) => break reason,
+                // The broker is gone without a word: cannot happen (it
+                // always says `End`); end as drained.
+                Err(mpsc::RecvError) => break Reason::Drained,
+            }
+        }
+    } else {
+        Reason::FailedInit
+    };
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| actor.destroy(reason))) {
+        fault(core, id, Phase::Destroy, panicked(payload), 0, None, None);
+    }
+    drop_quietly(actor);
+}

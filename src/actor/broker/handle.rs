@@ -1,0 +1,351 @@
+//! The broker's handle: producers' address, consumers' registration,
+//! cycles by hand, and its end.
+
+use super::ring::Shared;
+use crate::actor::actor::Actor;
+use crate::actor::addr::Addr;
+use crate::actor::error::SpawnError;
+use crate::actor::letters::{DeadLetter, Fault};
+use crate::actor::metrics::StageMetrics;
+use crate::actor::reason::Reason;
+use crate::actor::shared::Exit;
+use crate::actor::strategy::Strategy;
+use crate::sync::{lock, wait_until};
+use std::fmt;
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+/// Seed 002's broker: one prioritized mailbox that producers send to,
+/// and consumers that register and unregister while it runs. Every cycle
+/// it hands out batches of up to its batch size, round robin over the
+/// consumers registered, one consumer per letter; it ends after N cycles
+/// in a row with nothing to do or with no consumer, with its reason. The
+/// rules are 23-25 of `src/actor/README.md`.
+///
+/// Each consumer is an [`Actor`] on its own thread, with its own
+/// [`Strategy`]: its `init` runs when it registers, its
+/// [`perform_batch`](Actor::perform_batch) gets each batch, its `destroy`
+/// runs after its last batch. The mailbox is a stage's: `send`,
+/// `send_at`, `stop`, `kill`, lanes, dead letters and faults all work as
+/// for a [`Stage`](crate::actor::Stage).
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::Priority;
+/// use priority_executor::actor::{
+///     Actor, ActorError, Batch, Broker, Outbox, Reason, Strategy,
+/// };
+///
+/// /// Takes what it can and sends the rest back (seed 002's consumer).
+/// struct Picky;
+/// impl Actor for Picky {
+///     type In = u32;
+///     type Out = (usize, u32);
+///     fn perform(&mut self, n: u32, out: &mut Outbox<'_, (usize, u32)>) -> Result<(), ActorError> {
+///         let me = out.instance();
+///         let _ = out.send((me, n));
+///         Ok(())
+///     }
+///     fn perform_batch(&mut self, batch: &mut Batch<'_, u32, (usize, u32)>) -> Result<(), ActorError> {
+///         while let Some(n) = batch.next_letter() {
+///             if n == 7 && batch.outbox().letter().sent_back() == 0 {
+///                 batch.send_back(n).ok(); // once: another consumer may take it
+///             } else {
+///                 self.perform(n, batch.outbox())?;
+///             }
+///         }
+///         Ok(())
+///     }
+/// }
+///
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// let broker = Broker::builder("broker")
+///     .manual_cycles() // cycles by tick(): exact and testable
+///     .batch(2)
+///     .end_after(3)
+///     .on_output(move |done, _| tx.send(done).unwrap())
+///     .spawn()?;
+/// let a = broker.register(Picky, Strategy::always()).unwrap();
+/// let b = broker.register(Picky, Strategy::always()).unwrap();
+/// for n in 0..8 {
+///     broker.addr().send_at(n, Priority::MEDIUM).unwrap();
+/// }
+/// // One cycle: a batch for each consumer, round robin.
+/// assert_eq!(broker.tick(), Ok(vec![(a, 2), (b, 2)]));
+/// // Waits for the consumers, ticking; three quiet cycles end it.
+/// let exit = broker.join();
+/// assert_eq!(exit.reason, Reason::Idle);
+/// assert_eq!(exit.metrics.performed, 8);
+/// assert_eq!(exit.metrics.sent_back, 1);
+/// assert_eq!(rx.try_iter().count(), 8);
+/// # Ok::<(), priority_executor::actor::SpawnError>(())
+/// ```
+pub struct Broker<A: Actor> {
+    shared: Arc<Shared<A>>,
+    /// The cycle thread, unless cycles are manual.
+    cycles: Option<JoinHandle<()>>,
+    manual: bool,
+    done: bool,
+}
+
+impl<A: Actor> Broker<A> {
+    pub(super) fn start(
+        shared: Arc<Shared<A>>,
+        every: Option<Duration>,
+    ) -> Result<Self, SpawnError> {
+        let cycles = match every {
+            None => None,
+            Some(every) => {
+                let s = shared.clone();
+                let thread = thread::Builder::new()
+                    .name(format!("{}-broker", shared.core.mb.name))
+                    .spawn(move || run_cycles(&s, every))
+                    .map_err(|_| SpawnError::InvalidName {
+                        name: shared.core.mb.name.clone(),
+                    })?;
+                Some(thread)
+            }
+        };
+        Ok(Broker {
+            shared,
+            cycles,
+            manual: every.is_none(),
+            done: false,
+        })
+    }
+
+    /// The broker's address, for producers.
+    ///
+    /// # Examples
+    ///
+    /// See [`Broker`].
+    pub fn addr(&self) -> Addr<A::In> {
+        Addr {
+            mb: self.shared.core.mb.clone(),
+        }
+    }
+
+    /// The broker's name.
+    ///
+    /// # Examples
+    ///
+    /// See [`Broker`].
+    pub fn name(&self) -> &str {
+        &self.shared.core.mb.name
+    }
+
+    /// Registers a consumer with its strategy: its `init` runs on its own
+    /// thread, then it takes its turn in the round robin, last. Returns
+    /// its number (its `StageContext::instance` and `Outbox::instance`;
+    /// numbers are never reused), or `None` if its `init` failed (the
+    /// fault sink says why; its `destroy(Reason::FailedInit)` ran) or the
+    /// broker has ended.
+    ///
+    /// # Examples
+    ///
+    /// See [`Broker`].
+    pub fn register(&self, consumer: A, strategy: Strategy<A::In>) -> Option<usize> {
+        self.shared.register(consumer, strategy)
+    }
+
+    /// Unregisters consumer `id`: it gets no further batch, performs the
+    /// batches it was handed, and is destroyed (`Reason::Unregistered`)
+    /// before this returns. `false` if no such consumer is registered.
+    ///
+    /// # Examples
+    ///
+    /// See `tests/actor/broker.rs`.
+    pub fn unregister(&self, id: usize) -> bool {
+        self.shared.unregister(id)
+    }
+
+    /// The consumers registered, in the order the next batches go to.
+    ///
+    /// # Examples
+    ///
+    /// See `tests/actor/broker.rs`.
+    pub fn consumers(&self) -> Vec<usize> {
+        self.shared.consumers()
+    }
+
+    /// Runs one cycle now (besides the cycle thread's, if any): returns
+    /// the batches handed out, in order, as (consumer, letters).
+    ///
+    /// # Errors
+    ///
+    /// The reason the broker ended (in this cycle or before); its
+    /// consumers have been destroyed by then.
+    ///
+    /// # Examples
+    ///
+    /// See [`Broker`].
+    pub fn tick(&self) -> Result<Vec<(usize, usize)>, Reason> {
+        self.shared.cycle()
+    }
+
+    /// A snapshot of the counters (`instances`: consumers registered).
+    ///
+    /// # Examples
+    ///
+    /// See [`StageMetrics`].
+    pub fn metrics(&self) -> StageMetrics {
+        self.shared.metrics()
+    }
+
+    /// The dead letters kept so far (none if `on_dead_letter` is set).
+    ///
+    /// # Examples
+    ///
+    /// See `tests/actor/broker.rs`.
+    pub fn take_dead_letters(&self) -> Vec<DeadLetter<A::In>> {
+        self.shared.core.dead.take()
+    }
+
+    /// The faults kept so far (none if `on_fault` is set).
+    ///
+    /// # Examples
+    ///
+    /// See `tests/actor/broker.rs`.
+    pub fn take_faults(&self) -> Vec<Fault<A::In>> {
+        self.shared.core.faults.take()
+    }
+
+    /// Has the broker ended (every consumer destroyed), and why?
+    ///
+    /// # Examples
+    ///
+    /// See `tests/actor/broker.rs`.
+    pub fn finished(&self) -> Option<Reason> {
+        self.shared.finished()
+    }
+
+    /// Drains the broker: it accepts nothing more, hands out and waits
+    /// for every letter it accepted, destroys its consumers and returns
+    /// (`Reason::Drained`; `Reason::NoConsumers` if none is registered:
+    /// its letters are then dead letters).
+    ///
+    /// # Examples
+    ///
+    /// See `examples/priority_messages.rs`.
+    pub fn drain(mut self) -> Exit {
+        self.finish(true)
+    }
+
+    /// Waits until the broker ends by itself (its quiet or lonely cycles,
+    /// `stop`, `kill`, or a consumer's `drain_pipeline`). With manual
+    /// cycles it runs them itself, waiting between cycles for a change
+    /// while letters are being performed.
+    ///
+    /// # Examples
+    ///
+    /// See [`Broker`].
+    pub fn join(mut self) -> Exit {
+        self.finish(false)
+    }
+
+    fn finish(&mut self, drain: bool) -> Exit {
+        self.done = true;
+        let mb = &self.shared.core.mb;
+        assert!(
+            !mb.is_own_thread(),
+            "Broker::drain or Broker::join called by one of broker {:?}'s consumers: \
+             it would wait for itself; drop the broker instead",
+            mb.name
+        );
+        if drain {
+            mb.begin_drain();
+        }
+        let reason = if self.manual {
+            self.drive()
+        } else {
+            let mut end = lock(&self.shared.end);
+            loop {
+                if let Some(reason) = *end {
+                    break reason;
+                }
+                end = match self.shared.ended.wait(end) {
+                    Ok(g) => g,
+                    Err(p) => p.into_inner(),
+                };
+            }
+        };
+        if let Some(thread) = self.cycles.take() {
+            let _ = thread.join();
+        }
+        Exit {
+            reason,
+            metrics: self.shared.metrics(),
+        }
+    }
+
+    /// Manual cycles, until the end: back to back while they count quiet
+    /// or lonely cycles towards it, else waiting for a send, a send-back
+    /// or the end of the last letter being performed.
+    fn drive(&self) -> Reason {
+        let shared = &self.shared;
+        let mb = &shared.core.mb;
+        loop {
+            let seen = mb.generation();
+            match shared.cycle() {
+                Err(reason) => return reason,
+                Ok(handed) if handed.is_empty() => {
+                    let quiet = mb.in_flight() == 0 && !mb.has_mail();
+                    let counting =
+                        shared.end_after.is_some() && (quiet || shared.consumers().is_empty());
+                    if !counting {
+                        mb.ready
+                            .wait(None, || mb.has_mail() || mb.generation() != seen);
+                    }
+                }
+                Ok(_) => {}
+            }
+        }
+    }
+}
+
+/// The cycle thread: a cycle every `every` until the broker ends.
+fn run_cycles<A: Actor>(shared: &Shared<A>, every: Duration) {
+    loop {
+        let deadline = Instant::now().checked_add(every);
+        let mut end = lock(&shared.end);
+        loop {
+            if end.is_some() {
+                return;
+            }
+            end = match wait_until(&shared.ended, end, deadline) {
+                Ok(g) => g,
+                Err(g) => break drop(g),
+            };
+        }
+        if shared.cycle().is_err() {
+            return;
+        }
+    }
+}
+
+/// Dropping a broker drains it, as [`drain`](Broker::drain). Dropped by
+/// one of its consumers, it begins the drain and returns at once.
+impl<A: Actor> Drop for Broker<A> {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        if self.shared.core.mb.is_own_thread() {
+            self.shared.core.mb.begin_drain();
+            return;
+        }
+        self.finish(true);
+    }
+}
+
+impl<A: Actor> fmt::Debug for Broker<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Broker")
+            .field("name", &self.shared.core.mb.name)
+            .field("consumers", &self.shared.consumers())
+            .field("finished", &self.shared.finished())
+            .finish_non_exhaustive()
+    }
+}

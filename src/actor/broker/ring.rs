@@ -1,0 +1,272 @@
+//! What a broker's handle, its cycle thread and its consumers share, and
+//! the cycle itself (rule 23 of `src/actor/README.md`): hand out batches
+//! round robin over the consumers registered, count the cycles that found
+//! nothing to do, and end the broker.
+
+use super::consumer::{self, Ties, Work};
+use crate::actor::actor::Actor;
+use crate::actor::addr::Downstream;
+use crate::actor::letters::DeadReason;
+use crate::actor::metrics::StageMetrics;
+use crate::actor::reason::Reason;
+use crate::actor::shared::Core;
+use crate::actor::strategy::Strategy;
+use crate::sync::{Condvar, Mutex, lock};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::thread::{self, JoinHandle};
+
+/// A registered consumer, as the ring holds it.
+struct Slot<M> {
+    id: usize,
+    tx: mpsc::Sender<Work<M>>,
+}
+
+/// The consumers, in registration order, and the cycle's counts. Its lock
+/// serialises cycles, registrations and unregistrations.
+pub(crate) struct Ring<M> {
+    consumers: Vec<Slot<M>>,
+    /// Index of the consumer the next batch goes to.
+    cursor: usize,
+    next_id: usize,
+    /// Cycles in a row that found the mailbox quiet.
+    empty: u32,
+    /// Cycles in a row with no consumer registered.
+    lonely: u32,
+    /// Set once a cycle ended the broker.
+    ending: Option<Reason>,
+    /// Consumer threads not yet joined.
+    threads: Vec<(usize, JoinHandle<()>)>,
+}
+
+impl<M> Default for Ring<M> {
+    fn default() -> Self {
+        Ring {
+            consumers: Vec::new(),
+            cursor: 0,
+            next_id: 0,
+            empty: 0,
+            lonely: 0,
+            ending: None,
+            threads: Vec::new(),
+        }
+    }
+}
+
+pub(crate) struct Shared<A: Actor> {
+    /// The mailbox and the sinks (a `Core` whose instances are unused).
+    pub(crate) core: Core<A::In>,
+    /// Letters performed, by every consumer.
+    pub(crate) performed: AtomicU64,
+    pub(crate) down: Downstream<A::Out>,
+    pub(crate) batch: usize,
+    pub(crate) end_after: Option<u32>,
+    pub(crate) ring: Mutex<Ring<A::In>>,
+    /// Why it ended, once every consumer was destroyed.
+    pub(crate) end: Mutex<Option<Reason>>,
+    pub(crate) ended: Condvar,
+}
+
+impl<A: Actor> Shared<A> {
+    /// Runs one cycle: `Ok` with the batches handed out (consumer, size),
+    /// in order; `Err` with the reason once the broker has ended (this
+    /// cycle ended it, or one before; then every consumer was destroyed).
+    pub(crate) fn cycle(&self) -> Result<Vec<(usize, usize)>, Reason> {
+        let mut ring = lock(&self.ring);
+        if let Some(reason) = ring.ending {
+            drop(ring);
+            return Err(self.wait_end(reason));
+        }
+        let mb = &self.core.mb;
+        let mut dead = Vec::new();
+        let mut handed = Vec::new();
+        let mut end = None;
+        if ring.consumers.is_empty() {
+            ring.lonely += 1;
+            ring.empty = 0;
+            // Asked to end (drain, stop, kill) with nobody to hand the
+            // letters to: it ends now, as after N cycles alone.
+            if mb.interrupts() != 0 || self.end_after.is_some_and(|n| ring.lonely >= n) {
+                end = Some(Reason::NoConsumers);
+            }
+        } else {
+            ring.lonely = 0;
+            let k = ring.consumers.len();
+            for _ in 0..k {
+                let (letters, closed) = mb.take_batch(self.batch, &mut dead);
+                let full = letters.len() == self.batch;
+                if !letters.is_empty() {
+                    let slot = &ring.consumers[ring.cursor];
+                    handed.push((slot.id, letters.len()));
+                    if let Err(mpsc::SendError(work)) = slot.tx.send(Work::Batch(letters)) {
+                        // The consumer's thread is gone (it ends only on
+                        // `End`): nothing is lost, the letters go back.
+                        consumer::give_back(&self.core, work);
+                    }
+                    ring.cursor = (ring.cursor + 1) % k;
+                }
+                if closed.is_some() {
+                    end = closed;
+                    break;
+                }
+                if !full {
+                    break;
+                }
+            }
+            if handed.is_empty() && end.is_none() && mb.in_flight() == 0 && !mb.has_mail() {
+                ring.empty += 1;
+                if self.end_after.is_some_and(|n| ring.empty >= n) {
+                    end = Some(Reason::Idle);
+                }
+            } else {
+                ring.empty = 0;
+            }
+        }
+        let Some(reason) = end else {
+            drop(ring);
+            // User callbacks run outside the ring's lock: a sink may
+            // register, unregister or tick.
+            self.core.deliver_dead(&mut dead);
+            return Ok(handed);
+        };
+        ring.ending = Some(reason);
+        for slot in ring.consumers.drain(..) {
+            let _ = slot.tx.send(Work::End(reason));
+        }
+        let threads = std::mem::take(&mut ring.threads);
+        drop(ring);
+        mb.close(reason, DeadReason::after(reason), &mut dead);
+        self.core.deliver_dead(&mut dead);
+        // The consumers perform the batches they hold, then are destroyed.
+        join_all(threads);
+        // Letters sent back by those last batches: never stranded.
+        mb.sweep_rest(DeadReason::after(reason), &mut dead);
+        self.core.deliver_dead(&mut dead);
+        *lock(&self.end) = Some(reason);
+        self.ended.notify_all();
+        Err(reason)
+    }
+
+    /// Waits until the cycle that ended the broker has destroyed every
+    /// consumer (another thread may be running it).
+    fn wait_end(&self, reason: Reason) -> Reason {
+        // A consumer cannot wait for the cycle that waits for it.
+        if self.core.mb.is_own_thread() {
+            return reason;
+        }
+        let mut end = lock(&self.end);
+        loop {
+            if let Some(reason) = *end {
+                return reason;
+            }
+            end = match self.ended.wait(end) {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+        }
+    }
+
+    pub(crate) fn finished(&self) -> Option<Reason> {
+        *lock(&self.end)
+    }
+
+    /// Starts a consumer: its `init` runs on its own thread; once it
+    /// succeeded the consumer joins the ring (last in the round robin).
+    pub(crate) fn register(self: &Arc<Self>, actor: A, strategy: Strategy<A::In>) -> Option<usize> {
+        let mut ring = lock(&self.ring);
+        if ring.ending.is_some() {
+            return None;
+        }
+        let id = ring.next_id;
+        ring.next_id += 1;
+        drop(ring);
+        let (tx, rx) = mpsc::channel();
+        let (started_tx, started) = mpsc::sync_channel(1);
+        let shared = self.clone();
+        let handle = thread::Builder::new()
+            .name(consumer::thread_name(&self.core.mb.name))
+            .spawn(move || {
+                let ties = Ties {
+                    core: &shared.core,
+                    down: &shared.down,
+                    performed: &shared.performed,
+                };
+                consumer::run(&ties, strategy, actor, id, &rx, &started_tx);
+            })
+            .ok()?;
+        let ok = started.recv().unwrap_or(false);
+        let mut ring = lock(&self.ring);
+        match ring.ending {
+            Some(reason) if ok => {
+                let _ = tx.send(Work::End(reason));
+            }
+            None if ok => {
+                ring.consumers.push(Slot { id, tx });
+                ring.threads.push((id, handle));
+                return Some(id);
+            }
+            _ => {}
+        }
+        drop(ring);
+        join_all(vec![(id, handle)]);
+        None
+    }
+
+    /// Removes a consumer from the ring: it performs the batches it holds,
+    /// then is destroyed (`Reason::Unregistered`) before this returns
+    /// (unless called on that consumer's own thread).
+    pub(crate) fn unregister(&self, id: usize) -> bool {
+        let mut ring = lock(&self.ring);
+        let Some(pos) = ring.consumers.iter().position(|s| s.id == id) else {
+            return false;
+        };
+        let slot = ring.consumers.remove(pos);
+        // The consumer that was next stays next.
+        if pos < ring.cursor {
+            ring.cursor -= 1;
+        }
+        if ring.cursor >= ring.consumers.len() {
+            ring.cursor = 0;
+        }
+        let _ = slot.tx.send(Work::End(Reason::Unregistered));
+        let at = ring.threads.iter().position(|(t, _)| *t == id);
+        let mine = at.is_some_and(|i| ring.threads[i].1.thread().id() == thread::current().id());
+        let thread = if mine {
+            None
+        } else {
+            at.map(|i| ring.threads.remove(i))
+        };
+        drop(ring);
+        join_all(thread.into_iter().collect());
+        true
+    }
+
+    /// The consumers registered, in round-robin order from the next one.
+    pub(crate) fn consumers(&self) -> Vec<usize> {
+        let ring = lock(&self.ring);
+        let n = ring.consumers.len();
+        (0..n)
+            .map(|i| ring.consumers[(ring.cursor + i) % n].id)
+            .collect()
+    }
+
+    pub(crate) fn metrics(&self) -> StageMetrics {
+        let mut m = self.core.metrics();
+        // ORDERING: Relaxed, a snapshot (see `Batch`'s count).
+        m.performed = self.performed.load(Ordering::Relaxed);
+        m.instances = lock(&self.ring).consumers.len();
+        m
+    }
+}
+
+/// Joins consumer threads, except the calling one (a consumer that ended
+/// its own broker); a panic there was caught already.
+fn join_all(threads: Vec<(usize, JoinHandle<()>)>) {
+    let me = thread::current().id();
+    for (_, handle) in threads {
+        if handle.thread().id() != me {
+            let _ = handle.join();
+        }
+    }
+}
