@@ -11,6 +11,10 @@ pub(crate) const WINDOW: Duration = Duration::from_secs(5);
 /// Samples closer together than this are not kept (a burst of viewers
 /// adds one sample, not one each).
 const SPACING: Duration = Duration::from_millis(200);
+/// The shortest window a rate is given for: over less, one job more or
+/// less would swing it wildly (the page's first two looks come a moment
+/// apart).
+const SHORTEST: Duration = Duration::from_millis(500);
 
 /// One executor's samples: per lane, dispatched and completed.
 #[derive(Default)]
@@ -39,7 +43,9 @@ impl Sampler {
             self.samples.pop_front();
         }
         let rates = match self.samples.front() {
-            Some((at, old)) if old.len() == counts.len() => {
+            Some((at, old))
+                if old.len() == counts.len() && now.saturating_duration_since(*at) >= SHORTEST =>
+            {
                 let secs = now.saturating_duration_since(*at).as_secs_f64();
                 let lanes = counts
                     .iter()
@@ -99,6 +105,15 @@ mod tests {
         let (secs, rates) = sampler.observe(t0 + Duration::from_secs(6), &[(110, 110)]);
         assert_eq!(secs, 2.0);
         assert_eq!(rates[0].dispatched, 10);
+    }
+
+    #[test]
+    fn no_rate_over_a_moment() {
+        let mut sampler = Sampler::default();
+        let t0 = Instant::now();
+        sampler.observe(t0, &[(0, 0)]);
+        let (secs, rates) = sampler.observe(t0 + Duration::from_millis(2), &[(1, 1)]);
+        assert_eq!((secs, rates[0]), (0.0, LaneRates::default()));
     }
 
     #[test]
