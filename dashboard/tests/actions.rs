@@ -34,7 +34,7 @@ async fn actions_are_refused_unless_enabled() {
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert_eq!(body["ok"], false);
     assert!(!exec.is_lane_paused(Priority(1)));
-    let records = records.lock().unwrap();
+    let records = records.lock().unwrap().clone();
     assert_eq!(records.len(), 1);
     assert_eq!(records[0].who, "anonymous");
     assert!(records[0].outcome.starts_with("refused"));
@@ -89,7 +89,7 @@ async fn a_token_is_needed_and_the_holder_is_logged() {
     let (status, _) = call(&router, "POST", PAUSE, Some("s3cret")).await;
     assert_eq!(status, StatusCode::CONFLICT);
 
-    let records = records.lock().unwrap();
+    let records = records.lock().unwrap().clone();
     let summary: Vec<(&str, &str, bool)> = records
         .iter()
         .map(|r| (r.who.as_str(), r.action.as_str(), r.outcome == "ok"))

@@ -184,13 +184,13 @@ fn pausing_an_unknown_lane_is_an_error() {
         .lane_config(LaneConfig::new(Priority(1)))
         .build()
         .unwrap();
-    let unknown = Err(PauseError::UnknownPriority {
+    let unknown = PauseError::UnknownPriority {
         priority: Priority(4),
-    });
-    assert_eq!(exec.pause_lane(Priority(4)), unknown);
-    assert_eq!(exec.resume_lane(Priority(4)), unknown);
+    };
+    assert_eq!(exec.pause_lane(Priority(4)), Err(unknown));
+    assert_eq!(exec.resume_lane(Priority(4)), Err(unknown));
     assert!(!exec.is_lane_paused(Priority(4)));
-    assert_eq!(unknown.unwrap_err().to_string(), "no lane for priority 4");
+    assert_eq!(unknown.to_string(), "no lane for priority 4");
 }
 
 #[test]

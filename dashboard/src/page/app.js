@@ -38,15 +38,18 @@ function remember(exec) {
   }
 }
 
-function chart(exec, field, title) {
-  const box = el("div", { class: "chart" }, el("h2", {}, title));
+// Each executor's card is built once and then updated in place, so a
+// button under the pointer is never swapped for a new one mid-click.
+const cards = new Map(); // executor name -> its card's parts
+
+function drawChart(parts, exec, field) {
   const w = 320, h = 90;
-  const plot = svg("svg", { viewBox: `0 0 ${w} ${h}`, preserveAspectRatio: "none", "data-chart": field });
   let max = 1;
   for (const lane of exec.lanes) {
     for (const p of history.get(exec.name + "/" + lane.priority) || []) max = Math.max(max, p[field]);
   }
-  const legend = el("div", { class: "legend" });
+  const lines = [];
+  const legend = [];
   exec.lanes.forEach((lane, i) => {
     const points = history.get(exec.name + "/" + lane.priority) || [];
     const color = COLORS[i % COLORS.length];
@@ -55,64 +58,101 @@ function chart(exec, field, title) {
       const y = h - 4 - ((h - 8) * p[field]) / max;
       return x.toFixed(1) + "," + y.toFixed(1);
     });
-    plot.append(svg("polyline", { points: coords.join(" "), fill: "none", stroke: color, "stroke-width": 1.5 }));
-    legend.append(el("span", { style: "color:" + color }, "lane " + lane.priority));
+    lines.push(svg("polyline", { points: coords.join(" "), fill: "none", stroke: color, "stroke-width": 1.5 }));
+    legend.push(el("span", { style: "color:" + color }, "lane " + lane.priority));
   });
-  legend.append(el("span", { class: "muted" }, "max " + fmt(max, field === "queued" ? 0 : 1)));
-  box.append(plot, legend);
-  return box;
+  legend.push(el("span", { class: "muted" }, "max " + fmt(max, field === "queued" ? 0 : 1)));
+  parts.svg.replaceChildren(...lines);
+  parts.legend.replaceChildren(...legend);
 }
 
-function share(lane) {
-  const cell = el("td", { "data-field": "share" });
+function newChart(field, title) {
+  const plot = svg("svg", { viewBox: "0 0 320 90", preserveAspectRatio: "none", "data-chart": field });
+  const legend = el("div", { class: "legend" });
+  return { box: el("div", { class: "chart" }, el("h2", {}, title), plot, legend), svg: plot, legend };
+}
+
+const FIELDS = ["priority", "weight", "capacity", "state", "queued", "running", "dispatched", "completed_per_sec",
+  "share", "wait_p50_ms", "wait_p99_ms", "rejected", "expired", "dead_lettered", "panicked"];
+const HEADINGS = ["lane", "weight", "capacity", "state", "queued", "running", "dispatched", "completed/s",
+  "share / weight", "wait p50 ms", "wait p99 ms", "rejected", "expired", "dead", "panicked", ""];
+
+function newCard(exec) {
+  const title = el("span", {});
+  const threads = el("span", { class: "threads muted" });
+  const head = el("tr", {}, ...HEADINGS.map((h) => el("th", {}, h)));
+  const body = el("tbody", {});
+  const charts = { queued: newChart("queued", "queued"), rate: newChart("rate", "completed per second") };
+  const card = el("div", { class: "executor", "data-executor": exec.name },
+    el("h2", {}, exec.name + " ", title, threads),
+    el("table", { class: "lanes" }, el("thead", {}, head), body),
+    el("div", { class: "charts" }, charts.queued.box, charts.rate.box));
+  return { card, title, threads, body, charts, rows: new Map() };
+}
+
+function newRow(exec, lane) {
+  const row = el("tr", { "data-executor": exec.name, "data-priority": lane.priority });
+  const cells = {};
+  for (const field of FIELDS) {
+    cells[field] = el("td", { "data-field": field });
+    row.append(cells[field]);
+  }
+  const button = el("button", { type: "button", "data-executor": exec.name, "data-priority": lane.priority });
+  // The verb is read when clicked: the row may have changed since.
+  button.addEventListener("click", () => act(button.dataset.action, exec.name, lane.priority));
+  row.append(el("td", {}, button));
+  return { row, cells, button };
+}
+
+function updateRow(parts, lane, enabled) {
+  const c = parts.cells;
+  const values = {
+    priority: lane.priority, weight: lane.weight, capacity: lane.capacity === null ? "∞" : lane.capacity,
+    state: lane.paused ? "paused" : "running", queued: lane.queued,
+    running: lane.running === null ? "–" : lane.running, dispatched: lane.dispatched,
+    completed_per_sec: fmt(lane.completed_per_sec), wait_p50_ms: fmt(lane.wait_p50_ms, 2),
+    wait_p99_ms: fmt(lane.wait_p99_ms, 2), rejected: lane.rejected, expired: lane.expired,
+    dead_lettered: lane.dead_lettered, panicked: lane.panicked,
+  };
+  for (const [field, value] of Object.entries(values)) {
+    if (c[field].textContent !== String(value)) c[field].textContent = value;
+  }
   const got = lane.share === null ? 0 : lane.share;
-  cell.append(el("span", { class: "bar", style: `width:${(60 * got).toFixed(0)}px` }),
+  c.share.replaceChildren(el("span", { class: "bar", style: `width:${(60 * got).toFixed(0)}px` }),
     el("span", { class: "bar weight", style: `width:${(60 * lane.weight_share).toFixed(0)}px` }),
     " " + pct(lane.share) + " / " + pct(lane.weight_share));
-  return cell;
-}
-
-function actionButtons(exec, lane, enabled) {
-  const cell = el("td", {});
-  if (!enabled) return cell;
+  parts.row.className = lane.paused ? "paused" : "";
   const verb = lane.paused ? "resume" : "pause";
-  const button = el("button", { type: "button", "data-action": verb, "data-executor": exec.name,
-    "data-priority": lane.priority }, verb);
-  button.addEventListener("click", () => act(verb, exec.name, lane.priority));
-  cell.append(button);
-  return cell;
+  parts.button.hidden = !enabled;
+  if (parts.button.dataset.action !== verb) {
+    parts.button.dataset.action = verb;
+    parts.button.textContent = verb;
+  }
 }
 
 function renderExecutor(exec, enabled) {
+  let parts = cards.get(exec.name);
+  if (!parts) {
+    parts = newCard(exec);
+    cards.set(exec.name, parts);
+    document.getElementById("executors").append(parts.card);
+  }
   const t = exec.threads;
-  const card = el("div", { class: "executor", "data-executor": exec.name },
-    el("h2", {}, exec.name + " ",
-      el("span", { class: "muted" }, exec.picker + (exec.shut_down ? ", shut down" : "")),
-      el("span", { class: "threads muted" },
-        `threads ${t.live} live, ${t.busy} busy, ${t.idle} idle (${t.sleeping} asleep), peak ${t.peak}`)));
-  const head = el("tr", {});
-  for (const h of ["lane", "weight", "capacity", "state", "queued", "running", "dispatched", "completed/s",
-    "share / weight", "wait p50 ms", "wait p99 ms", "rejected", "expired", "dead", "panicked", ""]) {
-    head.append(el("th", {}, h));
-  }
-  const body = el("tbody", {});
+  parts.title.textContent = exec.picker + (exec.shut_down ? ", shut down" : "");
+  parts.title.className = "muted";
+  parts.threads.textContent =
+    `threads ${t.live} live, ${t.busy} busy, ${t.idle} idle (${t.sleeping} asleep), peak ${t.peak}`;
   for (const lane of exec.lanes) {
-    const row = el("tr", { "data-executor": exec.name, "data-priority": lane.priority,
-      class: lane.paused ? "paused" : "" });
-    const cell = (field, value) => el("td", { "data-field": field }, value);
-    row.append(cell("priority", lane.priority), cell("weight", lane.weight),
-      cell("capacity", lane.capacity === null ? "∞" : lane.capacity),
-      cell("state", lane.paused ? "paused" : "running"),
-      cell("queued", lane.queued), cell("running", lane.running === null ? "–" : lane.running),
-      cell("dispatched", lane.dispatched), cell("completed_per_sec", fmt(lane.completed_per_sec)),
-      share(lane), cell("wait_p50_ms", fmt(lane.wait_p50_ms, 2)), cell("wait_p99_ms", fmt(lane.wait_p99_ms, 2)),
-      cell("rejected", lane.rejected), cell("expired", lane.expired), cell("dead_lettered", lane.dead_lettered),
-      cell("panicked", lane.panicked), actionButtons(exec, lane, enabled));
-    body.append(row);
+    let row = parts.rows.get(lane.priority);
+    if (!row) {
+      row = newRow(exec, lane);
+      parts.rows.set(lane.priority, row);
+      parts.body.append(row.row);
+    }
+    updateRow(row, lane, enabled);
   }
-  card.append(el("table", { class: "lanes" }, el("thead", {}, head), body),
-    el("div", { class: "charts" }, chart(exec, "queued", "queued"), chart(exec, "rate", "completed per second")));
-  return card;
+  drawChart(parts.charts.queued, exec, "queued");
+  drawChart(parts.charts.rate, exec, "rate");
 }
 
 function render(snapshot) {
@@ -120,12 +160,10 @@ function render(snapshot) {
   document.getElementById("seq").textContent = seq;
   document.getElementById("window").textContent = "rates over " + fmt(snapshot.window_secs) + " s";
   document.getElementById("auth").hidden = !snapshot.actions_enabled;
-  const main = document.getElementById("executors");
-  const cards = snapshot.executors.map((exec) => {
+  for (const exec of snapshot.executors) {
     remember(exec);
-    return renderExecutor(exec, snapshot.actions_enabled);
-  });
-  main.replaceChildren(...cards);
+    renderExecutor(exec, snapshot.actions_enabled);
+  }
   const rows = snapshot.actions.slice().reverse().map((a) => el("tr", {},
     el("td", {}, new Date(a.at_ms).toLocaleTimeString()), el("td", {}, a.who), el("td", {}, a.from || "–"),
     el("td", {}, a.action), el("td", {}, a.executor), el("td", {}, a.priority), el("td", {}, a.outcome)));
