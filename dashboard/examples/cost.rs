@@ -143,6 +143,8 @@ fn viewer(addr: std::net::SocketAddr, stop: Arc<AtomicBool>) -> std::thread::Joi
     std::thread::spawn(move || {
         let mut buf = [0u8; 16 * 1024];
         let mut events = 0;
+        // ORDERING: Relaxed: a flag that only ends the loop; the join
+        // that follows orders everything else.
         while !stop.load(Ordering::Relaxed) {
             match stream.read(&mut buf) {
                 Ok(0) => break,
@@ -183,6 +185,7 @@ fn throughput(pairs: usize, jobs: usize) {
             let stop = Arc::new(AtomicBool::new(false));
             let reader = viewer(server.local_addr(), stop.clone());
             let rate = flood(&exec, jobs);
+            // ORDERING: Relaxed: see the viewer's loop.
             stop.store(true, Ordering::Relaxed);
             events += reader.join().unwrap();
             rate

@@ -58,6 +58,22 @@ pub(crate) struct Watched {
     sampler: Mutex<Sampler>,
 }
 
+impl std::fmt::Debug for Dashboard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self
+            .inner
+            .executors
+            .iter()
+            .map(|w| w.name.as_str())
+            .collect();
+        f.debug_struct("Dashboard")
+            .field("executors", &names)
+            .field("actions", &self.inner.actions)
+            .field("period", &self.inner.period)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Default for Dashboard {
     fn default() -> Self {
         Dashboard::new()

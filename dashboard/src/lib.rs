@@ -83,6 +83,8 @@
 //! [`SCHEMA_VERSION`]. `GET api/events` sends the same JSON as server-sent
 //! `snapshot` events.
 
+#![deny(missing_docs, missing_debug_implementations, unreachable_pub)]
+
 mod actions;
 mod board;
 mod events;

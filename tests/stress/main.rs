@@ -294,6 +294,8 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
             .name("pauser".into())
             .spawn(move || {
                 let idle = |rng: &mut Rng| (0..rng.range(1, 200)).for_each(|_| thread::yield_now());
+                // ORDERING: SeqCst, as the test's other flags: a stop
+                // flag, read once a turn; the join orders the rest.
                 while pausing.load(Ordering::SeqCst) {
                     let priority = priorities[rng.range(0, priorities.len() - 1)];
                     let _ = exec.pause_lane(priority);
@@ -307,6 +309,7 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
 
     stop_rx.recv().expect("a producer reaches stop_after");
     let pending = exec.shutdown_now();
+    // ORDERING: SeqCst: see the pauser's loop.
     pausing.store(false, Ordering::SeqCst);
     pauser.join().expect("pauser panicked");
     assert!(
