@@ -30,7 +30,7 @@
 //! # }
 //! ```
 //!
-//! The page is then at `http://127.0.0.1:8080/dashboard/`.
+//! The page is then at `http://127.0.0.1:8080/dashboard`.
 //!
 //! ## Or run the ready server
 //!

@@ -21,7 +21,7 @@ impl Dashboard {
     /// | `POST /api/executors/{name}/lanes/{priority}/resume` | resume it (token) |
     ///
     /// Nested under a path (`Router::nest("/dashboard", …)`), the page is
-    /// at `/dashboard/` and finds the rest relative to itself.
+    /// at `/dashboard` and finds the rest below it.
     ///
     /// # Examples
     ///

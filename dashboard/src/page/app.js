@@ -5,7 +5,8 @@
 
 const HISTORY = 120;
 const COLORS = ["#4c6ef5", "#e8590c", "#2b8a3e", "#ae3ec9", "#1098ad", "#f08c00", "#c92a2a", "#5c940d"];
-const base = location.pathname.endsWith("/") ? location.pathname : location.pathname + "/";
+// Where the page is mounted: its <base>, which the server sets.
+const base = new URL(document.baseURI).pathname;
 const history = new Map(); // "executor/priority" -> [{queued, rate}]
 let seq = 0;
 
