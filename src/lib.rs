@@ -158,7 +158,7 @@ struct ReadmeDoctests;
 
 pub use builder::ExecutorBuilder;
 pub use error::{BatchError, BuildError, EnqueueError, TimedOut};
-pub use executor::{Executor, ExecutorConfig, Permit, Reserve};
+pub use executor::{Executor, ExecutorConfig, PauseError, Permit, Reserve};
 pub use hooks::{DeadJob, ExpiredJob, JobInfo, JobOutcome};
 pub use job::{Attempt, JobError, JobHandle, JobOptions, PendingJob, RetryPolicy};
 pub use lane::config::{LaneConfig, MaxRunning, RejectionPolicy};

@@ -142,6 +142,9 @@ pub struct LaneMetrics {
     pub max_running: Option<usize>,
     /// What `enqueue` does when the lane is full.
     pub when_full: RejectionPolicy,
+    /// The lane is paused ([`Executor::pause_lane`](crate::Executor::pause_lane)):
+    /// it accepts jobs and workers start none of them.
+    pub paused: bool,
 }
 
 impl LaneMetrics {
@@ -276,6 +279,9 @@ impl fmt::Display for LaneMetrics {
             if value != 0 {
                 write!(f, ", {name} {value}")?;
             }
+        }
+        if self.paused {
+            f.write_str(", paused")?;
         }
         if let (Some(running), Some(max)) = (self.running, self.max_running) {
             write!(f, ", running {running} of at most {max}")?;

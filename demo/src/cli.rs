@@ -110,6 +110,16 @@ pub struct Options {
     /// terminal)
     #[arg(verbatim_doc_comment, long = "no-progress", action = ArgAction::SetFalse)]
     pub progress: bool,
+    /// Serve the live dashboard on ADDR (a loopback
+    /// address, e.g. 127.0.0.1:8080) while the flood
+    /// runs; on a terminal it stays up until Enter
+    #[arg(verbatim_doc_comment, long, value_name = "ADDR")]
+    pub serve: Option<String>,
+    /// With --serve: allow pausing and resuming lanes
+    /// from the page, for holders of this bearer token
+    /// [default: read-only]
+    #[arg(verbatim_doc_comment, long, value_name = "TOKEN", requires = "serve")]
+    pub token: Option<String>,
 }
 
 /// Parses a command line (the program's name first, as in `std::env::args`)
@@ -192,6 +202,7 @@ mod tests {
         assert_eq!(o.svg, PathBuf::from("floodgate.svg"));
         assert_eq!(o.json, None);
         assert!(o.progress);
+        assert_eq!((o.serve, o.token), (None, None));
     }
 
     #[test]
@@ -219,6 +230,14 @@ mod tests {
             Some(PathBuf::from("out/r.json"))
         );
         assert!(!ok(&["--no-progress"]).progress);
+        let served = ok(&["--serve", "127.0.0.1:8080", "--token", "t"]);
+        assert_eq!(served.serve.as_deref(), Some("127.0.0.1:8080"));
+        assert_eq!(served.token.as_deref(), Some("t"));
+        // A token means nothing without the dashboard.
+        assert_eq!(
+            error(&["--token", "t"]).0,
+            ErrorKind::MissingRequiredArgument
+        );
     }
 
     #[test]
@@ -321,6 +340,8 @@ mod tests {
                 "--json <PATH>",
                 "--no-progress",
                 "also off when stdout is not a",
+                "--serve <ADDR>",
+                "--token <TOKEN>",
             ] {
                 assert!(help.contains(line), "{flag}: no {line:?} in:\n{help}");
             }

@@ -9,7 +9,13 @@
 //! cargo run --release -p priority-executor-demo
 //! cargo run --release -p priority-executor-demo -- --jobs 2000 --picker classic --svg /tmp/f.svg
 //! cargo run --release -p priority-executor-demo -- --json results.json
+//! cargo run --release -p priority-executor-demo -- --serve 127.0.0.1:8080
 //! ```
+//!
+//! With `--serve`, the live dashboard (priority-executor-dashboard) shows
+//! the executor's lanes while the flood runs: the priority lane stays
+//! short while the standard lane grows. `--token T` lets the page pause
+//! and resume a lane.
 //!
 //! On a terminal, while each run goes on, a bar per class shows the
 //! applications done, those still queued and the p99 wait so far (for the
@@ -28,6 +34,7 @@ mod flood;
 mod json;
 mod progress;
 mod run;
+mod serve;
 mod source;
 mod stats;
 mod timeline;

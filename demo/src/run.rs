@@ -9,6 +9,7 @@ use crate::cli::Options;
 use crate::flood::{FifoTarget, PriorityTarget, flood};
 use crate::json;
 use crate::progress::{multi_progress, progress_bars};
+use crate::serve;
 use crate::source::executor_for;
 use crate::stats::{fmt_duration, print_table, stats};
 use crate::timeline::{Class, classes};
@@ -75,6 +76,7 @@ pub fn run(options: &Options) -> Result<(), String> {
         }
     }
 
+    let server = serve::start(options, &executor)?;
     let name = executor.name().to_string();
     let target = PriorityTarget::new(&executor, high, low, classes.len());
     let bars = progress_bars(&multi, "executor", counts);
@@ -157,5 +159,6 @@ pub fn run(options: &Options) -> Result<(), String> {
         ],
     )?;
     println!("chart: {}", options.svg.display());
+    serve::linger(server);
     Ok(())
 }

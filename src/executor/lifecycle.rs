@@ -137,6 +137,7 @@ impl Executor {
                     running: lane.running(),
                     max_running: (lane.max_running != usize::MAX).then_some(lane.max_running),
                     when_full: lane.when_full,
+                    paused: lane.is_paused(),
                     waits,
                 }
             })

@@ -7,10 +7,12 @@
 mod config;
 mod enqueue;
 mod lifecycle;
+mod pause;
 mod reserve;
 mod settings;
 
 pub use config::ExecutorConfig;
+pub use pause::PauseError;
 pub use reserve::{Permit, Reserve};
 
 use crate::pool::Shared;

@@ -32,8 +32,12 @@
 //!   slots (a quarter of the capacity) before it sleeps; blocked producers
 //!   wait on `space`; a worker takes that lock only when `space_waiters`
 //!   says someone waits.
+//! - `paused` (beside `claimed`, on the workers' line) says the lane is
+//!   paused: producers fill it as ever, workers claim nothing from it
+//!   (`lane/pause.rs`, rule 9 of `sleep/README.md`).
 
 pub(crate) mod config;
+mod pause;
 pub(crate) mod picker;
 mod space;
 
@@ -42,7 +46,7 @@ pub(crate) use space::SpaceWaiter;
 use crate::clock::{dur_ns, now_ns};
 use crate::job::task::Task;
 use crate::priority::{Capacity, Priority};
-use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use crate::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use crate::sync::queue::Queue;
 use crate::sync::{Condvar, Mutex, spin_hint, yield_now};
 use config::{LaneConfig, RejectionPolicy};
@@ -54,6 +58,10 @@ use crossbeam_utils::CachePadded;
 struct Claims {
     claimed: AtomicUsize,
     seen: AtomicUsize,
+    /// The lane is paused: workers claim nothing from it. On this line
+    /// because every claim reads it with `claimed`, and it is written only
+    /// by `pause`, `resume` and `close`, rarely.
+    paused: AtomicBool,
 }
 
 /// Why a producer could not get a slot.
@@ -136,6 +144,7 @@ impl Lane {
             claims: CachePadded::new(Claims {
                 claimed: AtomicUsize::new(0),
                 seen: AtomicUsize::new(0),
+                paused: AtomicBool::new(false),
             }),
             occupied: CachePadded::new(AtomicUsize::new(0)),
             space_waiters: AtomicUsize::new(0),
@@ -279,6 +288,7 @@ impl Lane {
     #[inline]
     pub(crate) fn is_claimable(&self) -> bool {
         self.is_ready()
+            && !self.is_paused_seqcst()
             && (self.max_running == usize::MAX
                 || self.running.load(Ordering::SeqCst) < self.max_running)
     }
@@ -287,6 +297,9 @@ impl Lane {
     /// running slot on a capped lane (released by [`Lane::finished_running`]).
     #[inline]
     pub(crate) fn try_claim_to_run(&self) -> bool {
+        if self.is_paused() {
+            return false;
+        }
         if self.max_running == usize::MAX {
             return self.try_claim();
         }

@@ -21,6 +21,10 @@
 //! binary search per non-empty lane (each lane keeps the sorted list of its
 //! positions in the table).
 //!
+//! A paused lane (`Executor::pause_lane`) looks empty to the picker: its
+//! claims fail and its turns pass on in the same way, so the other lanes
+//! keep their weights' proportions among themselves.
+//!
 //! Looking at a lane (metrics, `len`) never takes a ticket, so it never
 //! consumes a turn.
 

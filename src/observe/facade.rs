@@ -67,6 +67,7 @@ pub(crate) mod names {
     pub(crate) const WAIT: &str = "priority_executor_job_wait_seconds";
     pub(crate) const RUN: &str = "priority_executor_job_run_seconds";
     pub(crate) const QUEUED: &str = "priority_executor_jobs_queued";
+    pub(crate) const PAUSED: &str = "priority_executor_lane_paused";
     pub(crate) const RUNNING: &str = "priority_executor_jobs_running";
     pub(crate) const LIVE: &str = "priority_executor_threads_live";
     pub(crate) const IDLE: &str = "priority_executor_threads_idle";
@@ -157,6 +158,7 @@ mod on {
         wait: Histogram,
         run: Histogram,
         queued: Gauge,
+        paused: Gauge,
     }
 
     impl Instruments {
@@ -186,6 +188,7 @@ mod on {
                         wait: histogram!(WAIT, labels.iter()),
                         run: histogram!(RUN, labels.iter()),
                         queued: gauge!(QUEUED, labels.iter()),
+                        paused: gauge!(PAUSED, labels.iter()),
                     }
                 })
                 .collect();
@@ -220,6 +223,11 @@ mod on {
 
         pub(crate) fn cancelled(&self, lane: usize) {
             guarded(|| self.lanes[lane].cancelled.increment(1));
+        }
+
+        /// The lane was paused (1) or resumed (0).
+        pub(crate) fn paused(&self, lane: usize, paused: bool) {
+            guarded(|| self.lanes[lane].paused.set(f64::from(u8::from(paused))));
         }
 
         /// An attempt of a job of lane `index` starts at `now` after
@@ -349,6 +357,7 @@ mod on {
         );
         describe_histogram!(RUN, Unit::Seconds, "How long each attempt ran.");
         describe_gauge!(QUEUED, Unit::Count, "Jobs waiting in the lane.");
+        describe_gauge!(PAUSED, Unit::Count, "1 while the lane is paused, else 0.");
         describe_gauge!(RUNNING, Unit::Count, "Worker threads running a job.");
         describe_gauge!(LIVE, Unit::Count, "Worker threads alive.");
         describe_gauge!(IDLE, Unit::Count, "Worker threads not running a job.");
@@ -401,6 +410,8 @@ mod off {
         pub(crate) fn handed_back(&self, _: usize) {}
         #[inline(always)]
         pub(crate) fn cancelled(&self, _: usize) {}
+
+        pub(crate) fn paused(&self, _: usize, _: bool) {}
         #[inline(always)]
         pub(crate) fn started(&self, _: &[Lane], _: usize, _: Duration, _: u64, _: &Recent) {}
         #[inline(always)]

@@ -11,6 +11,7 @@ mod future;
 mod idle;
 mod owners;
 mod parked;
+mod pause;
 mod resize;
 mod run;
 mod shutdown;
@@ -98,6 +99,9 @@ pub(crate) struct Shared {
     /// `stopped`: a retry is either queued before the lanes are emptied
     /// (and handed back) or sees `stopped` and is dead-lettered.
     requeue: Mutex<()>,
+    /// Held by `pause_lane` and by `close` while it resumes every lane and
+    /// closes: a closed executor has no paused lane (rule 9).
+    pausing: Mutex<()>,
     /// Non-zero once `shutdown_now` ran: workers start nothing more.
     stopped: AtomicUsize,
     sleep: Sleep,
@@ -167,6 +171,7 @@ impl Shared {
             timer: Timer::default(),
             state: CachePadded::new(AtomicUsize::new(0)),
             requeue: Mutex::new(()),
+            pausing: Mutex::new(()),
             stopped: AtomicUsize::new(0),
             sleep: Sleep::new(),
             live: CachePadded::new(AtomicUsize::new(0)),
@@ -212,9 +217,20 @@ impl Shared {
         self.stopped.load(Ordering::SeqCst) != 0
     }
 
-    /// Unclaimed jobs in all lanes.
+    /// Unclaimed jobs in the lanes not paused: the jobs a woken or new
+    /// worker could take (rule 3; rule 9 for paused lanes).
     fn queued(&self) -> usize {
-        self.lanes.iter().map(|l| l.queued_seqcst()).sum()
+        self.lanes
+            .iter()
+            .filter(|l| !l.is_paused_seqcst())
+            .map(|l| l.queued_seqcst())
+            .sum()
+    }
+
+    /// Does a lane not paused hold a job? (Rule 4's re-check.)
+    #[inline]
+    fn any_ready_unpaused(&self) -> bool {
+        self.lanes.iter().any(Lane::is_ready_unpaused)
     }
 
     #[inline]

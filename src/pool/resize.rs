@@ -136,7 +136,7 @@ impl Shared {
 
     /// Starts threads, up to `limit`, while more jobs wait than workers
     /// are idle (a new worker counts as idle: it is about to search).
-    fn grow_to(self: &std::sync::Arc<Self>, limit: usize) {
+    pub(super) fn grow_to(self: &std::sync::Arc<Self>, limit: usize) {
         while !self.is_closed() && !self.is_stopped() {
             let live = self.live.load(SyncOrdering::SeqCst);
             if live >= limit.min(self.limits.max())

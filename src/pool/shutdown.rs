@@ -22,7 +22,16 @@ impl Shared {
     /// Rule 5: stop accepting, wake blocked producers and every sleeper.
     /// Idempotent.
     pub(crate) fn close(self: &Arc<Self>) {
-        self.state.store(CLOSED, Ordering::SeqCst);
+        {
+            // Rule 9: every lane resumed before the executor reads as
+            // closed, and no pause after: a closing executor runs (or
+            // `shutdown_now` hands back) what its lanes hold.
+            let _pausing = lock(&self.pausing);
+            for lane in self.lanes.iter() {
+                lane.resume();
+            }
+            self.state.store(CLOSED, Ordering::SeqCst);
+        }
         for lane in self.lanes.iter() {
             lane.close();
             lane.wake_producers();

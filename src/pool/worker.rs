@@ -225,7 +225,9 @@ impl Shared {
         self.idle.fetch_sub(1, Ordering::SeqCst);
         // ORDERING: rule 4, the SeqCst decrements then the SeqCst re-check.
         dekker_fence();
-        if self.any_ready()
+        // A paused lane's jobs keep no worker: its resume wakes or starts
+        // one (rule 9).
+        if self.any_ready_unpaused()
             && !self.is_stopped()
             && increment_below(&self.live, self.limits.max()).is_some()
         {

@@ -13,6 +13,7 @@ mod cell;
 mod futures;
 mod idle;
 mod keep_alive;
+mod pause;
 mod reserve;
 mod shutdown;
 mod sleep;

@@ -34,9 +34,9 @@ fn counters_histograms_and_gauges_after_a_known_run() {
     exec.shutdown();
 
     let s = Series::of(snapshotter, "known-run");
-    // 10 counters, 2 histograms and the queued gauge per lane; 3 thread
-    // gauges for the executor.
-    assert_eq!(s.len(), 2 * (10 + 2 + 1) + 3);
+    // 10 counters, 2 histograms and the queued and paused gauges per
+    // lane; 3 thread gauges for the executor.
+    assert_eq!(s.len(), 2 * (10 + 2 + 2) + 3);
     assert_eq!(s.counter(SUBMITTED, 10), 30);
     assert_eq!(s.counter(SUBMITTED, 1), 3);
     assert_eq!(s.counter(COMPLETED, 10), 30);

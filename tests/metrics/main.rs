@@ -12,4 +12,5 @@ mod common;
 mod every_counter;
 mod known_run;
 mod panicking_recorder;
+mod paused_gauge;
 mod support;

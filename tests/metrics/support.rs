@@ -107,6 +107,7 @@ pub const CANCELLED: &str = "priority_executor_jobs_cancelled_total";
 pub const WAIT: &str = "priority_executor_job_wait_seconds";
 pub const RUN: &str = "priority_executor_job_run_seconds";
 pub const QUEUED: &str = "priority_executor_jobs_queued";
+pub const PAUSED: &str = "priority_executor_lane_paused";
 pub const RUNNING: &str = "priority_executor_jobs_running";
 pub const LIVE: &str = "priority_executor_threads_live";
 pub const IDLE: &str = "priority_executor_threads_idle";

@@ -20,6 +20,7 @@ mod futures;
 mod growth;
 mod hooks;
 mod panics;
+mod pause;
 mod pool_waits;
 mod refused_after_shutdown;
 mod rejection_policies;

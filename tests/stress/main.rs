@@ -1,7 +1,7 @@
 //! Stress: many producers, random lanes and capacities, a random mix of
 //! `try_enqueue`, `enqueue_timeout` and blocking `enqueue`, panicking jobs,
-//! jobs cancelled through their handles as the workers take them, and a
-//! `shutdown_now` at a random moment.
+//! jobs cancelled through their handles as the workers take them, lanes
+//! paused and resumed at random, and a `shutdown_now` at a random moment.
 //!
 //! Every job carries its id. When its closure is called it records *who*
 //! called it (a worker, the test running a handed-back job, or the test
@@ -26,7 +26,7 @@ use common::quiet_panics;
 use priority_executor::{Capacity, EnqueueError, Executor, JobError, JobHandle, Priority};
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicUsize, Ordering, fence};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
 use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::Duration;
@@ -281,8 +281,41 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
         .collect();
     drop(stop_tx);
 
+    // Lanes paused and resumed at random until the shutdown: a pause
+    // changes when a job runs, never whether it ends exactly once. Each
+    // pause is undone, so a producer blocked on a full paused lane goes on.
+    let pausing = Arc::new(AtomicBool::new(true));
+    let pauser = {
+        let exec = exec.clone();
+        let pausing = Arc::clone(&pausing);
+        let priorities = priorities.clone();
+        let mut rng = Rng::new(rng.next_u64());
+        thread::Builder::new()
+            .name("pauser".into())
+            .spawn(move || {
+                let idle = |rng: &mut Rng| (0..rng.range(1, 200)).for_each(|_| thread::yield_now());
+                // ORDERING: SeqCst, as the test's other flags: a stop
+                // flag, read once a turn; the join orders the rest.
+                while pausing.load(Ordering::SeqCst) {
+                    let priority = priorities[rng.range(0, priorities.len() - 1)];
+                    let _ = exec.pause_lane(priority);
+                    idle(&mut rng);
+                    exec.resume_lane(priority).expect("a lane of the executor");
+                    idle(&mut rng);
+                }
+            })
+            .expect("spawn pauser")
+    };
+
     stop_rx.recv().expect("a producer reaches stop_after");
     let pending = exec.shutdown_now();
+    // ORDERING: SeqCst: see the pauser's loop.
+    pausing.store(false, Ordering::SeqCst);
+    pauser.join().expect("pauser panicked");
+    assert!(
+        priorities.iter().all(|&p| !exec.is_lane_paused(p)),
+        "a lane left paused after shutdown_now"
+    );
     assert!(exec.is_shut_down());
     let handed_back = pending.len();
     // Run some handed-back jobs, drop the others (their handles then say

@@ -1,0 +1,234 @@
+//! Actions: pausing and resuming a lane, allowed only when the dashboard
+//! was given [`Actions`], and then only to a request carrying one of its
+//! bearer tokens. Every request for an action is logged, refused or not.
+
+use crate::board::Dashboard;
+use crate::log::{ActionRecord, now_ms};
+use axum::Json;
+use axum::extract::{ConnectInfo, Path, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use priority_executor::{PauseError, Priority};
+use serde_json::json;
+use std::net::SocketAddr;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::PoisonError;
+
+/// Who may act through the dashboard: named bearer tokens.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor_dashboard::{Actions, Dashboard};
+///
+/// let token = std::env::var("DASHBOARD_TOKEN").unwrap_or_else(|_| "change-me".into());
+/// let dashboard = Dashboard::new().actions(Actions::with_token("ops", token).token("oncall", "t2"));
+/// # drop(dashboard);
+/// ```
+#[derive(Clone)]
+pub struct Actions {
+    tokens: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for Actions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The tokens themselves are never printed.
+        let names: Vec<&str> = self.tokens.iter().map(|(n, _)| n.as_str()).collect();
+        f.debug_struct("Actions").field("tokens", &names).finish()
+    }
+}
+
+impl Actions {
+    /// Actions for the holder of `token`, logged as `name`.
+    ///
+    /// # Panics
+    ///
+    /// If the token is empty.
+    pub fn with_token(name: impl Into<String>, token: impl Into<String>) -> Actions {
+        Actions { tokens: Vec::new() }.token(name, token)
+    }
+
+    /// One more token, logged as `name`.
+    ///
+    /// # Panics
+    ///
+    /// If the token is empty.
+    pub fn token(mut self, name: impl Into<String>, token: impl Into<String>) -> Actions {
+        let token = token.into();
+        assert!(!token.is_empty(), "an action token must not be empty");
+        self.tokens.push((name.into(), token));
+        self
+    }
+
+    /// The name of the token the request carries, if it carries one.
+    fn holder(&self, headers: &HeaderMap) -> Option<&str> {
+        let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+        let (scheme, given) = value.trim().split_once(' ')?;
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return None;
+        }
+        let given = given.trim().as_bytes();
+        // Every token is compared in full, so the time taken does not
+        // tell how much of one matched.
+        let mut found = None;
+        for (name, token) in &self.tokens {
+            if same(given, token.as_bytes()) && found.is_none() {
+                found = Some(name.as_str());
+            }
+        }
+        found
+    }
+}
+
+/// Equal bytes, compared without an early exit.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = a.len() ^ b.len();
+    for (i, &x) in a.iter().enumerate() {
+        diff |= usize::from(x ^ b.get(i).copied().unwrap_or(!x));
+    }
+    diff == 0
+}
+
+/// `pause` or `resume`.
+#[derive(Clone, Copy)]
+pub(crate) enum Verb {
+    Pause,
+    Resume,
+}
+
+impl Verb {
+    fn as_str(self) -> &'static str {
+        match self {
+            Verb::Pause => "pause",
+            Verb::Resume => "resume",
+        }
+    }
+}
+
+/// `POST …/api/executors/{name}/lanes/{priority}/pause`.
+pub(crate) async fn pause(
+    State(board): State<Dashboard>,
+    Path((executor, priority)): Path<(String, u32)>,
+    request: Request,
+) -> Response {
+    act(&board, Verb::Pause, &executor, priority, &request)
+}
+
+/// `POST …/api/executors/{name}/lanes/{priority}/resume`.
+pub(crate) async fn resume(
+    State(board): State<Dashboard>,
+    Path((executor, priority)): Path<(String, u32)>,
+    request: Request,
+) -> Response {
+    act(&board, Verb::Resume, &executor, priority, &request)
+}
+
+fn act(
+    board: &Dashboard,
+    verb: Verb,
+    executor: &str,
+    priority: u32,
+    request: &Request,
+) -> Response {
+    let inner = &board.inner;
+    let from = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|info| info.0.to_string());
+    let holder = inner
+        .actions
+        .as_ref()
+        .and_then(|actions| actions.holder(request.headers()));
+    let (status, outcome) = match (&inner.actions, holder) {
+        (None, _) => (
+            StatusCode::FORBIDDEN,
+            "refused: actions are disabled".to_owned(),
+        ),
+        (Some(_), None) => (
+            StatusCode::UNAUTHORIZED,
+            "refused: no valid bearer token".to_owned(),
+        ),
+        (Some(_), Some(_)) => perform(board, verb, executor, priority),
+    };
+    let record = ActionRecord {
+        at_ms: now_ms(),
+        who: holder.unwrap_or("anonymous").to_owned(),
+        from,
+        action: verb.as_str().to_owned(),
+        executor: executor.to_owned(),
+        priority,
+        outcome: outcome.clone(),
+    };
+    inner
+        .log
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(record.clone());
+    let hook = &inner.on_action;
+    // The hook is the application's code: a panic in it is its own.
+    let _ = catch_unwind(AssertUnwindSafe(|| hook(&record)));
+    let body = Json(json!({ "ok": status.is_success(), "outcome": outcome }));
+    let mut response = (status, body).into_response();
+    if status == StatusCode::UNAUTHORIZED {
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"priority-executor-dashboard\""),
+        );
+    }
+    response
+}
+
+fn perform(board: &Dashboard, verb: Verb, executor: &str, priority: u32) -> (StatusCode, String) {
+    let Some(watched) = board.inner.executors.iter().find(|w| w.name == executor) else {
+        return (
+            StatusCode::NOT_FOUND,
+            "refused: no such executor".to_owned(),
+        );
+    };
+    let exec = &watched.executor;
+    let result = match verb {
+        Verb::Pause => exec.pause_lane(Priority(priority)),
+        Verb::Resume => exec.resume_lane(Priority(priority)),
+    };
+    match result {
+        Ok(()) => (StatusCode::OK, "ok".to_owned()),
+        Err(e @ PauseError::UnknownPriority { .. }) => {
+            (StatusCode::NOT_FOUND, format!("refused: {e}"))
+        }
+        Err(e) => (StatusCode::CONFLICT, format!("refused: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_compare_in_full() {
+        assert!(same(b"abc", b"abc"));
+        assert!(!same(b"abc", b"abd"));
+        assert!(!same(b"ab", b"abc"));
+        assert!(!same(b"abc", b"ab"));
+        assert!(!same(b"", b"a"));
+    }
+
+    #[test]
+    fn the_holder_is_named_by_the_bearer_token() {
+        let actions = Actions::with_token("ops", "s3cret").token("oncall", "t2");
+        let mut headers = HeaderMap::new();
+        assert_eq!(actions.holder(&headers), None);
+        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer t2"));
+        assert_eq!(actions.holder(&headers), Some("oncall"));
+        headers.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Basic s3cret"),
+        );
+        assert_eq!(actions.holder(&headers), None);
+        headers.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("bearer s3cret"),
+        );
+        assert_eq!(actions.holder(&headers), Some("ops"));
+        assert!(!format!("{actions:?}").contains("s3cret"));
+    }
+}

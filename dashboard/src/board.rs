@@ -1,0 +1,276 @@
+//! The dashboard: the executors it shows, whether actions are allowed,
+//! and the snapshot it takes of them.
+
+use crate::actions::Actions;
+use crate::log::{ActionLog, ActionRecord, now_ms};
+use crate::sampler::Sampler;
+use crate::snapshot::{ExecutorSnapshot, LaneSnapshot, SCHEMA_VERSION, Snapshot, ThreadSnapshot};
+use priority_executor::{Executor, Metrics};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// The hook each action record is handed to.
+pub(crate) type ActionHook = Arc<dyn Fn(&ActionRecord) + Send + Sync>;
+
+/// A dashboard over some executors: build it, then mount its
+/// [`router`](Dashboard::router) in an axum application or run it with
+/// [`spawn`](Dashboard::spawn).
+///
+/// Read-only unless [`actions`](Dashboard::actions) is given: then, with
+/// the bearer token, a lane can be paused and resumed.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{Capacity, Executor, Priority};
+/// use priority_executor_dashboard::Dashboard;
+///
+/// let exec = Executor::builder()
+///     .name("visa")
+///     .lane(Priority(10), Capacity::Unbounded)
+///     .lane(Priority(1), Capacity::Bounded(1000))
+///     .build()
+///     .unwrap();
+/// let app = axum::Router::new().nest("/dashboard", Dashboard::new().executor(&exec).router());
+/// # drop(app);
+/// ```
+#[derive(Clone)]
+pub struct Dashboard {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) executors: Vec<Watched>,
+    pub(crate) actions: Option<Actions>,
+    pub(crate) log: Mutex<ActionLog>,
+    pub(crate) on_action: ActionHook,
+    pub(crate) period: Duration,
+    /// Set when the ready server stops, so that event streams end.
+    pub(crate) closing: watch::Sender<bool>,
+}
+
+pub(crate) struct Watched {
+    pub(crate) name: String,
+    pub(crate) executor: Executor,
+    /// Fixed at build: read once, not per snapshot.
+    picker: String,
+    sampler: Mutex<Sampler>,
+}
+
+impl std::fmt::Debug for Dashboard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self
+            .inner
+            .executors
+            .iter()
+            .map(|w| w.name.as_str())
+            .collect();
+        f.debug_struct("Dashboard")
+            .field("executors", &names)
+            .field("actions", &self.inner.actions)
+            .field("period", &self.inner.period)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Dashboard {
+    fn default() -> Self {
+        Dashboard::new()
+    }
+}
+
+impl Dashboard {
+    /// A dashboard showing no executor yet, read-only, sending an event
+    /// about once a second.
+    pub fn new() -> Dashboard {
+        Dashboard {
+            inner: Arc::new(Inner {
+                executors: Vec::new(),
+                actions: None,
+                log: Mutex::new(ActionLog::default()),
+                on_action: Arc::new(|record| eprintln!("{record}")),
+                period: Duration::from_secs(1),
+                closing: watch::channel(false).0,
+            }),
+        }
+    }
+
+    fn with(mut self, change: impl FnOnce(&mut Inner)) -> Dashboard {
+        let inner = Arc::get_mut(&mut self.inner)
+            .expect("a dashboard is configured before its router or server is made");
+        change(inner);
+        self
+    }
+
+    /// Shows an executor, under its own name ([`Executor::name`]). The
+    /// dashboard holds a clone, so the pool stays open while the dashboard
+    /// lives (shut it down explicitly to stop it).
+    ///
+    /// # Panics
+    ///
+    /// If the dashboard's router or server was already made.
+    pub fn executor(self, executor: &Executor) -> Dashboard {
+        let name = executor.name().to_owned();
+        self.executor_named(name, executor)
+    }
+
+    /// Shows an executor under `name`. Names are how actions address an
+    /// executor; a name already taken gets `#2`, `#3`… appended.
+    ///
+    /// # Panics
+    ///
+    /// If the dashboard's router or server was already made.
+    pub fn executor_named(self, name: impl Into<String>, executor: &Executor) -> Dashboard {
+        let executor = executor.clone();
+        let wanted = name.into();
+        self.with(move |inner| {
+            let mut name = wanted.clone();
+            let mut n = 1;
+            while inner.executors.iter().any(|w| w.name == name) {
+                n += 1;
+                name = format!("{wanted}#{n}");
+            }
+            inner.executors.push(Watched {
+                name,
+                picker: executor.config().picker.to_string(),
+                executor,
+                sampler: Mutex::default(),
+            });
+        })
+    }
+
+    /// Allows actions, for holders of the given tokens. Without this,
+    /// every action is refused with `403 Forbidden`.
+    ///
+    /// # Panics
+    ///
+    /// If the dashboard's router or server was already made.
+    pub fn actions(self, actions: Actions) -> Dashboard {
+        self.with(move |inner| inner.actions = Some(actions))
+    }
+
+    /// Hands every action record (granted or refused) to `hook` instead
+    /// of printing it on stderr. A panic in the hook is caught: the
+    /// action's answer does not depend on it.
+    ///
+    /// # Panics
+    ///
+    /// If the dashboard's router or server was already made.
+    pub fn on_action(self, hook: impl Fn(&ActionRecord) + Send + Sync + 'static) -> Dashboard {
+        self.with(move |inner| inner.on_action = Arc::new(hook))
+    }
+
+    /// How often the event stream sends a snapshot (default: a second;
+    /// at least 50 ms).
+    ///
+    /// # Panics
+    ///
+    /// If the dashboard's router or server was already made.
+    pub fn period(self, period: Duration) -> Dashboard {
+        self.with(move |inner| inner.period = period.max(Duration::from_millis(50)))
+    }
+
+    /// A snapshot of every executor, now: each one's
+    /// [`Executor::metrics`], with rates over the last few seconds.
+    ///
+    /// # Examples
+    ///
+    /// See [`Snapshot`].
+    pub fn snapshot(&self) -> Snapshot {
+        let inner = &self.inner;
+        let now = Instant::now();
+        let mut window = 0f64;
+        let executors = inner
+            .executors
+            .iter()
+            .map(|watched| {
+                let (snapshot, secs) = watched.snapshot(now);
+                window = window.max(secs);
+                snapshot
+            })
+            .collect();
+        Snapshot {
+            version: SCHEMA_VERSION,
+            taken_at_ms: now_ms(),
+            window_secs: window,
+            actions_enabled: inner.actions.is_some(),
+            executors,
+            actions: inner
+                .log
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .latest(),
+        }
+    }
+}
+
+impl Watched {
+    fn snapshot(&self, now: Instant) -> (ExecutorSnapshot, f64) {
+        let metrics: Metrics = self.executor.metrics();
+        let counts: Vec<(u64, u64)> = metrics
+            .lanes
+            .iter()
+            .map(|l| (l.dispatched, l.completed))
+            .collect();
+        let (secs, rates) = self
+            .sampler
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .observe(now, &counts);
+        let total_weight: u64 = metrics.lanes.iter().map(|l| u64::from(l.weight)).sum();
+        let total_dispatched: u64 = rates.iter().map(|r| r.dispatched).sum();
+        let ms = |d: Option<Duration>| d.map(|d| d.as_secs_f64() * 1e3);
+        let lanes = metrics
+            .lanes
+            .iter()
+            .zip(rates)
+            .map(|(lane, rate)| LaneSnapshot {
+                priority: lane.priority.0,
+                weight: lane.weight,
+                capacity: lane.capacity.limit(),
+                paused: lane.paused,
+                queued: lane.queued,
+                running: lane.running,
+                max_running: lane.max_running,
+                submitted: lane.submitted,
+                dispatched: lane.dispatched,
+                completed: lane.completed,
+                panicked: lane.panicked,
+                rejected: lane.rejected,
+                expired: lane.expired,
+                discarded: lane.discarded,
+                retried: lane.retried,
+                dead_lettered: lane.dead_lettered,
+                cancelled: lane.cancelled,
+                handed_back: lane.handed_back,
+                dispatched_per_sec: rate.dispatched_per_sec,
+                completed_per_sec: rate.completed_per_sec,
+                share: (total_dispatched > 0)
+                    .then(|| rate.dispatched as f64 / total_dispatched as f64),
+                weight_share: if total_weight == 0 {
+                    0.0
+                } else {
+                    f64::from(lane.weight) / total_weight as f64
+                },
+                wait_p50_ms: ms(lane.waits.percentile(50.0)),
+                wait_p99_ms: ms(lane.waits.percentile(99.0)),
+            })
+            .collect();
+        let t = metrics.threads;
+        let snapshot = ExecutorSnapshot {
+            name: self.name.clone(),
+            picker: self.picker.clone(),
+            shut_down: self.executor.is_shut_down(),
+            threads: ThreadSnapshot {
+                live: t.live,
+                busy: t.busy,
+                idle: t.idle,
+                sleeping: t.sleeping,
+                peak: t.peak,
+            },
+            lanes,
+        };
+        (snapshot, secs)
+    }
+}

@@ -1,0 +1,102 @@
+//! A live dashboard for [`priority_executor`]: what Flower is to Celery,
+//! for executors. A page in the browser shows each executor's lanes (queued,
+//! running, rates, the share each lane gets against its weight, waits,
+//! refusals) and threads, with small charts updated about once a second;
+//! a JSON endpoint gives the same snapshot to scripts. With an explicit
+//! opt-in and a bearer token, a lane can be paused and resumed from the
+//! page.
+//!
+//! # Guide
+//!
+//! ## Mount it
+//!
+//! [`Dashboard::router`] is an axum [`Router`](axum::Router): nest it
+//! wherever the application serves HTTP.
+//!
+//! ```no_run
+//! use priority_executor::{Capacity, Executor, Priority};
+//! use priority_executor_dashboard::Dashboard;
+//!
+//! # async fn run() -> std::io::Result<()> {
+//! let exec = Executor::builder()
+//!     .name("visa")
+//!     .lane(Priority(10), Capacity::Unbounded)
+//!     .lane(Priority(1), Capacity::Bounded(10_000))
+//!     .build()
+//!     .unwrap();
+//! let app = axum::Router::new().nest("/dashboard", Dashboard::new().executor(&exec).router());
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! axum::serve(listener, app).await
+//! # }
+//! ```
+//!
+//! The page is then at `http://127.0.0.1:8080/dashboard`.
+//!
+//! ## Or run the ready server
+//!
+//! An application without an async runtime starts one on a thread of its
+//! own with [`Dashboard::spawn`], which binds loopback addresses only
+//! ([`DEFAULT_ADDR`] is `127.0.0.1:8080`); dropping the [`Server`] stops it.
+//!
+//! ```
+//! use priority_executor::{Capacity, Executor, Priority};
+//! use priority_executor_dashboard::Dashboard;
+//!
+//! let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
+//! let server = Dashboard::new().executor(&exec).spawn("127.0.0.1:0").unwrap();
+//! println!("dashboard on http://{}/", server.local_addr());
+//! drop(server);
+//! ```
+//!
+//! ## What it reads
+//!
+//! Nothing but [`Executor::metrics`](priority_executor::Executor::metrics),
+//! when a viewer asks: no counter of its own, no thread while nobody
+//! looks. Each snapshot reads every executor's metrics once; rates and
+//! shares are differences over the last few seconds, kept per executor
+//! and shared by every viewer. Wait percentiles appear for executors that
+//! record waits ([`ExecutorBuilder::record_waits`](priority_executor::ExecutorBuilder::record_waits)).
+//!
+//! ## Actions
+//!
+//! Read-only by default: every action is answered `403 Forbidden`. Given
+//! [`Actions`], a request carrying one of its tokens
+//! (`Authorization: Bearer …`) may pause and resume a lane
+//! ([`Executor::pause_lane`](priority_executor::Executor::pause_lane));
+//! without one it gets `401 Unauthorized`. Every request for an action,
+//! granted or refused, is recorded with who (the token's name), from where,
+//! what and when: kept for the page and handed to
+//! [`Dashboard::on_action`] (by default printed on stderr).
+//!
+//! ```
+//! use priority_executor_dashboard::{Actions, Dashboard};
+//!
+//! let dashboard = Dashboard::new().actions(Actions::with_token("ops", "a long random token"));
+//! # drop(dashboard);
+//! ```
+//!
+//! ## The snapshot's JSON
+//!
+//! `GET api/snapshot` returns [`Snapshot`]; its fields are documented on
+//! [`Snapshot`], [`ExecutorSnapshot`], [`LaneSnapshot`],
+//! [`ThreadSnapshot`] and [`ActionRecord`], and its `version` is
+//! [`SCHEMA_VERSION`]. `GET api/events` sends the same JSON as server-sent
+//! `snapshot` events.
+
+#![deny(missing_docs, missing_debug_implementations, unreachable_pub)]
+
+mod actions;
+mod board;
+mod events;
+mod log;
+mod page;
+mod router;
+mod sampler;
+mod server;
+mod snapshot;
+
+pub use actions::Actions;
+pub use board::Dashboard;
+pub use log::ActionRecord;
+pub use server::{DEFAULT_ADDR, Server};
+pub use snapshot::{ExecutorSnapshot, LaneSnapshot, SCHEMA_VERSION, Snapshot, ThreadSnapshot};

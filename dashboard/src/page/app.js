@@ -1,0 +1,206 @@
+// The dashboard page: one snapshot at load, then one per server-sent
+// event; per executor a table of lanes and two small SVG charts (queued
+// and completed per second, per lane) over the last two minutes.
+"use strict";
+
+const HISTORY = 120;
+const COLORS = ["#4c6ef5", "#e8590c", "#2b8a3e", "#ae3ec9", "#1098ad", "#f08c00", "#c92a2a", "#5c940d"];
+// Where the page is mounted: its <base>, which the server sets.
+const base = new URL(document.baseURI).pathname;
+const history = new Map(); // "executor/priority" -> [{queued, rate}]
+let seq = 0;
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    // Through the CSSOM: the page's policy refuses inline style attributes.
+    if (k === "style") node.style.cssText = v; else node.setAttribute(k, v);
+  }
+  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return node;
+}
+
+function svg(tag, attrs) {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+  return node;
+}
+
+const fmt = (x, digits = 1) => (x === null || x === undefined ? "–" : Number(x).toFixed(digits));
+const pct = (x) => (x === null || x === undefined ? "–" : (100 * x).toFixed(0) + "%");
+
+function remember(exec) {
+  for (const lane of exec.lanes) {
+    const key = exec.name + "/" + lane.priority;
+    const points = history.get(key) || [];
+    points.push({ queued: lane.queued, rate: lane.completed_per_sec });
+    if (points.length > HISTORY) points.shift();
+    history.set(key, points);
+  }
+}
+
+// Each executor's card is built once and then updated in place, so a
+// button under the pointer is never swapped for a new one mid-click.
+const cards = new Map(); // executor name -> its card's parts
+
+function drawChart(parts, exec, field) {
+  const w = 320, h = 90;
+  let max = 1;
+  for (const lane of exec.lanes) {
+    for (const p of history.get(exec.name + "/" + lane.priority) || []) max = Math.max(max, p[field]);
+  }
+  const lines = [];
+  const legend = [];
+  exec.lanes.forEach((lane, i) => {
+    const points = history.get(exec.name + "/" + lane.priority) || [];
+    const color = COLORS[i % COLORS.length];
+    const coords = points.map((p, j) => {
+      const x = (w * (HISTORY - points.length + j)) / (HISTORY - 1);
+      const y = h - 4 - ((h - 8) * p[field]) / max;
+      return x.toFixed(1) + "," + y.toFixed(1);
+    });
+    lines.push(svg("polyline", { points: coords.join(" "), fill: "none", stroke: color, "stroke-width": 1.5 }));
+    legend.push(el("span", { style: "color:" + color }, "lane " + lane.priority));
+  });
+  legend.push(el("span", { class: "muted" }, "max " + fmt(max, field === "queued" ? 0 : 1)));
+  parts.svg.replaceChildren(...lines);
+  parts.legend.replaceChildren(...legend);
+}
+
+function newChart(field, title) {
+  const plot = svg("svg", { viewBox: "0 0 320 90", preserveAspectRatio: "none", "data-chart": field });
+  const legend = el("div", { class: "legend" });
+  return { box: el("div", { class: "chart" }, el("h2", {}, title), plot, legend), svg: plot, legend };
+}
+
+const FIELDS = ["priority", "weight", "capacity", "state", "queued", "running", "dispatched", "completed_per_sec",
+  "share", "wait_p50_ms", "wait_p99_ms", "rejected", "expired", "dead_lettered", "panicked"];
+const HEADINGS = ["lane", "weight", "capacity", "state", "queued", "running", "dispatched", "completed/s",
+  "share / weight", "wait p50 ms", "wait p99 ms", "rejected", "expired", "dead", "panicked", ""];
+
+function newCard(exec) {
+  const title = el("span", {});
+  const threads = el("span", { class: "threads muted" });
+  const head = el("tr", {}, ...HEADINGS.map((h) => el("th", {}, h)));
+  const body = el("tbody", {});
+  const charts = { queued: newChart("queued", "queued"), rate: newChart("rate", "completed per second") };
+  const card = el("div", { class: "executor", "data-executor": exec.name },
+    el("h2", {}, exec.name + " ", title, threads),
+    el("table", { class: "lanes" }, el("thead", {}, head), body),
+    el("div", { class: "charts" }, charts.queued.box, charts.rate.box));
+  return { card, title, threads, body, charts, rows: new Map() };
+}
+
+function newRow(exec, lane) {
+  const row = el("tr", { "data-executor": exec.name, "data-priority": lane.priority });
+  const cells = {};
+  for (const field of FIELDS) {
+    cells[field] = el("td", { "data-field": field });
+    row.append(cells[field]);
+  }
+  const button = el("button", { type: "button", "data-executor": exec.name, "data-priority": lane.priority });
+  // The verb is read when clicked: the row may have changed since.
+  button.addEventListener("click", () => act(button.dataset.action, exec.name, lane.priority));
+  row.append(el("td", {}, button));
+  return { row, cells, button };
+}
+
+function updateRow(parts, lane, enabled) {
+  const c = parts.cells;
+  const values = {
+    priority: lane.priority, weight: lane.weight, capacity: lane.capacity === null ? "∞" : lane.capacity,
+    state: lane.paused ? "paused" : "running", queued: lane.queued,
+    running: lane.running === null ? "–" : lane.running, dispatched: lane.dispatched,
+    completed_per_sec: fmt(lane.completed_per_sec), wait_p50_ms: fmt(lane.wait_p50_ms, 2),
+    wait_p99_ms: fmt(lane.wait_p99_ms, 2), rejected: lane.rejected, expired: lane.expired,
+    dead_lettered: lane.dead_lettered, panicked: lane.panicked,
+  };
+  for (const [field, value] of Object.entries(values)) {
+    if (c[field].textContent !== String(value)) c[field].textContent = value;
+  }
+  const got = lane.share === null ? 0 : lane.share;
+  c.share.replaceChildren(el("span", { class: "bar", style: `width:${(60 * got).toFixed(0)}px` }),
+    el("span", { class: "bar weight", style: `width:${(60 * lane.weight_share).toFixed(0)}px` }),
+    " " + pct(lane.share) + " / " + pct(lane.weight_share));
+  parts.row.className = lane.paused ? "paused" : "";
+  const verb = lane.paused ? "resume" : "pause";
+  parts.button.hidden = !enabled;
+  if (parts.button.dataset.action !== verb) {
+    parts.button.dataset.action = verb;
+    parts.button.textContent = verb;
+  }
+}
+
+function renderExecutor(exec, enabled) {
+  let parts = cards.get(exec.name);
+  if (!parts) {
+    parts = newCard(exec);
+    cards.set(exec.name, parts);
+    document.getElementById("executors").append(parts.card);
+  }
+  const t = exec.threads;
+  parts.title.textContent = exec.picker + (exec.shut_down ? ", shut down" : "");
+  parts.title.className = "muted";
+  parts.threads.textContent =
+    `threads ${t.live} live, ${t.busy} busy, ${t.idle} idle (${t.sleeping} asleep), peak ${t.peak}`;
+  for (const lane of exec.lanes) {
+    let row = parts.rows.get(lane.priority);
+    if (!row) {
+      row = newRow(exec, lane);
+      parts.rows.set(lane.priority, row);
+      parts.body.append(row.row);
+    }
+    updateRow(row, lane, enabled);
+  }
+  drawChart(parts.charts.queued, exec, "queued");
+  drawChart(parts.charts.rate, exec, "rate");
+}
+
+function render(snapshot) {
+  seq += 1;
+  document.getElementById("seq").textContent = seq;
+  document.getElementById("window").textContent = "rates over " + fmt(snapshot.window_secs) + " s";
+  document.getElementById("auth").hidden = !snapshot.actions_enabled;
+  for (const exec of snapshot.executors) {
+    remember(exec);
+    renderExecutor(exec, snapshot.actions_enabled);
+  }
+  const rows = snapshot.actions.slice().reverse().map((a) => el("tr", {},
+    el("td", {}, new Date(a.at_ms).toLocaleTimeString()), el("td", {}, a.who), el("td", {}, a.from || "–"),
+    el("td", {}, a.action), el("td", {}, a.executor), el("td", {}, a.priority), el("td", {}, a.outcome)));
+  document.querySelector("#actions tbody").replaceChildren(...rows);
+}
+
+async function act(verb, executor, priority) {
+  const status = document.getElementById("action-status");
+  const token = document.getElementById("token").value.trim();
+  const headers = token ? { Authorization: "Bearer " + token } : {};
+  const url = `${base}api/executors/${encodeURIComponent(executor)}/lanes/${priority}/${verb}`;
+  try {
+    const response = await fetch(url, { method: "POST", headers });
+    const body = await response.json().catch(() => ({}));
+    status.textContent = `${verb} lane ${priority} of ${executor}: ${response.status} ${body.outcome || ""}`;
+    status.dataset.status = String(response.status);
+    refresh();
+  } catch (e) {
+    status.textContent = `${verb} failed: ${e}`;
+    status.dataset.status = "error";
+  }
+}
+
+async function refresh() {
+  const response = await fetch(base + "api/snapshot");
+  if (response.ok) render(await response.json());
+}
+
+function connect() {
+  const badge = document.getElementById("connection");
+  const events = new EventSource(base + "api/events");
+  events.addEventListener("snapshot", (e) => render(JSON.parse(e.data)));
+  events.onopen = () => { badge.textContent = "live"; badge.className = "badge live"; };
+  events.onerror = () => { badge.textContent = "reconnecting"; badge.className = "badge down"; };
+}
+
+document.getElementById("auth").addEventListener("submit", (e) => e.preventDefault());
+refresh().catch(() => {});
+connect();

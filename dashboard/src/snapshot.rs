@@ -1,0 +1,140 @@
+//! The snapshot: what the JSON endpoint returns and each server-sent event
+//! carries. Every figure comes from [`Executor::metrics`]; the rates and
+//! shares are differences of its counters over a sliding window
+//! (`sampler.rs`).
+//!
+//! [`Executor::metrics`]: priority_executor::Executor::metrics
+
+use crate::log::ActionRecord;
+use serde::Serialize;
+
+/// The version of the snapshot's JSON shape, raised when a field changes
+/// meaning or goes away (fields may be added without a change).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Everything the page shows, at one moment.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{Capacity, Executor, Priority};
+/// use priority_executor_dashboard::Dashboard;
+///
+/// let exec = Executor::builder()
+///     .name("visa")
+///     .lane(Priority(10), Capacity::Unbounded)
+///     .build()
+///     .unwrap();
+/// let dashboard = Dashboard::new().executor(&exec);
+/// let snapshot = dashboard.snapshot();
+/// assert_eq!(snapshot.executors[0].name, "visa");
+/// assert_eq!(snapshot.executors[0].lanes[0].priority, 10);
+/// let json = serde_json::to_value(&snapshot).unwrap();
+/// assert_eq!(json["executors"][0]["lanes"][0]["paused"], false);
+/// ```
+#[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
+pub struct Snapshot {
+    /// [`SCHEMA_VERSION`].
+    pub version: u32,
+    /// When it was taken, in milliseconds since the Unix epoch.
+    pub taken_at_ms: u64,
+    /// The span the rates and shares are measured over, in seconds (0
+    /// until a second sample exists).
+    pub window_secs: f64,
+    /// Whether the actions (pause, resume) are enabled at all.
+    pub actions_enabled: bool,
+    /// The executors, in the order they were added.
+    pub executors: Vec<ExecutorSnapshot>,
+    /// The latest actions asked for, oldest first, refused ones included.
+    pub actions: Vec<ActionRecord>,
+}
+
+/// One executor.
+#[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
+pub struct ExecutorSnapshot {
+    /// The name it is shown and addressed by.
+    pub name: String,
+    /// The picker: `smooth`, `classic` or `strict`.
+    pub picker: String,
+    /// Has shutdown begun?
+    pub shut_down: bool,
+    /// Its worker threads.
+    pub threads: ThreadSnapshot,
+    /// Its lanes, highest priority first.
+    pub lanes: Vec<LaneSnapshot>,
+}
+
+/// An executor's worker threads.
+#[derive(Clone, Copy, Debug, Serialize)]
+#[non_exhaustive]
+pub struct ThreadSnapshot {
+    /// Threads alive.
+    pub live: usize,
+    /// Threads running a job.
+    pub busy: usize,
+    /// Threads alive and not running a job.
+    pub idle: usize,
+    /// Of the idle threads, those asleep.
+    pub sleeping: usize,
+    /// The most threads alive at once so far.
+    pub peak: usize,
+}
+
+/// One lane of an executor.
+#[derive(Clone, Debug, Serialize)]
+#[non_exhaustive]
+pub struct LaneSnapshot {
+    /// The lane's priority.
+    pub priority: u32,
+    /// Its weight in the picker's cycle.
+    pub weight: u32,
+    /// Its capacity, `null` when unbounded.
+    pub capacity: Option<usize>,
+    /// Paused: accepting jobs, starting none.
+    pub paused: bool,
+    /// Jobs waiting in the lane.
+    pub queued: usize,
+    /// Jobs of the lane running now (lanes with a running cap only).
+    pub running: Option<usize>,
+    /// The lane's cap on running jobs, if any.
+    pub max_running: Option<usize>,
+    /// Jobs accepted so far.
+    pub submitted: u64,
+    /// Jobs started so far.
+    pub dispatched: u64,
+    /// Jobs that returned.
+    pub completed: u64,
+    /// Jobs that panicked (caught).
+    pub panicked: u64,
+    /// Jobs refused because the lane was full.
+    pub rejected: u64,
+    /// Jobs not started because their deadline had passed.
+    pub expired: u64,
+    /// Jobs pushed out of the full lane by newer ones.
+    pub discarded: u64,
+    /// Failed attempts queued again.
+    pub retried: u64,
+    /// Retrying jobs whose last attempt failed.
+    pub dead_lettered: u64,
+    /// Jobs cancelled through their handles.
+    pub cancelled: u64,
+    /// Jobs handed back unrun by `shutdown_now`.
+    pub handed_back: u64,
+    /// Jobs started per second over the window.
+    pub dispatched_per_sec: f64,
+    /// Jobs completed per second over the window.
+    pub completed_per_sec: f64,
+    /// This lane's part of the executor's dispatches over the window
+    /// (0 to 1), `null` when nothing was dispatched.
+    pub share: Option<f64>,
+    /// The part its weight gives it when every lane is busy (0 to 1).
+    pub weight_share: f64,
+    /// Median wait in the lane before a job started, in milliseconds,
+    /// since the executor started; `null` unless the executor records
+    /// waits (`record_waits(true)`) and some job has started.
+    pub wait_p50_ms: Option<f64>,
+    /// 99th percentile of the same waits.
+    pub wait_p99_ms: Option<f64>,
+}

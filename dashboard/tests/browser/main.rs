@@ -1,0 +1,136 @@
+//! The dashboard in a real browser: a headless Chromium, driven over
+//! WebDriver, loads the page of a running executor, sees its lanes and
+//! their queued counts change as jobs run, pauses a lane with the token
+//! and sees its dispatches stop and resume, and sees an action refused
+//! without the token.
+//!
+//! Needs Debian's `chromium` and `chromium-driver` (`scripts/browser
+//! install`). Without them the test says so and passes, unless `CI` is
+//! set: then it fails.
+
+mod driver;
+mod page;
+
+use driver::{Browser, Driver, capabilities};
+use page::Page;
+use priority_executor::{Capacity, Executor, Priority};
+use priority_executor_dashboard::{Actions, Dashboard};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const TOKEN: &str = "browser-test-token";
+
+fn jobs(exec: &Executor, priority: u32, n: usize) {
+    for _ in 0..n {
+        let _detached = exec.enqueue(Priority(priority), || ()).unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_shows_the_lanes_and_pauses_one_with_the_token() {
+    let browser = match Browser::find() {
+        Ok(browser) => browser,
+        Err(why) if std::env::var_os("CI").is_some() => {
+            panic!("CI is set and the browser is missing ({why}): run scripts/browser install")
+        }
+        Err(why) => {
+            eprintln!("skipped: {why} (scripts/browser install)");
+            return;
+        }
+    };
+    // One worker, so the test decides what runs when.
+    let exec = Executor::builder()
+        .name("demo")
+        .core_threads(1)
+        .max_threads(1)
+        .lane(Priority(10), Capacity::Unbounded)
+        .lane(Priority(1), Capacity::Unbounded)
+        .build()
+        .unwrap();
+    let server = Dashboard::new()
+        .executor(&exec)
+        .actions(Actions::with_token("browser-test", TOKEN))
+        .on_action(|_| {})
+        .period(Duration::from_millis(100))
+        .spawn("127.0.0.1:0")
+        .unwrap();
+    let profile = std::env::temp_dir().join(format!("dashboard-browser-{}", std::process::id()));
+    let driver = Driver::start(&browser);
+    let page = Page::open(
+        &driver.url,
+        capabilities(&browser, &profile),
+        server.local_addr(),
+    )
+    .await;
+
+    // The lanes of the running executor.
+    page.wait_text(
+        "tr[data-executor='demo'][data-priority='10'] td[data-field='state']",
+        "running",
+    )
+    .await;
+    page.wait_text(
+        "tr[data-executor='demo'][data-priority='1'] td[data-field='state']",
+        "running",
+    )
+    .await;
+
+    // Queued jobs behind a held worker, then run.
+    let (release, gate) = mpsc::channel::<()>();
+    let (started_tx, started) = mpsc::channel();
+    let _held = exec.enqueue(Priority(10), move || {
+        started_tx.send(()).ok();
+        gate.recv().ok();
+    });
+    started.recv().unwrap();
+    jobs(&exec, 1, 30);
+    let low = |field: &str| {
+        format!("tr[data-executor='demo'][data-priority='1'] td[data-field='{field}']")
+    };
+    let high = |field: &str| {
+        format!("tr[data-executor='demo'][data-priority='10'] td[data-field='{field}']")
+    };
+    page.wait_text(&low("queued"), "30").await;
+    drop(release);
+    page.wait_text(&low("queued"), "0").await;
+    page.wait_text(&low("dispatched"), "30").await;
+
+    // Pause the low lane with the token: its jobs wait while the high
+    // lane's run.
+    page.type_token(TOKEN).await;
+    page.click("button[data-action='pause'][data-executor='demo'][data-priority='1']")
+        .await;
+    page.wait_text(&low("state"), "paused").await;
+    assert!(exec.is_lane_paused(Priority(1)));
+    jobs(&exec, 1, 20);
+    jobs(&exec, 10, 5);
+    page.wait_text(&high("dispatched"), "6").await;
+    page.wait_text(&low("queued"), "20").await;
+    assert_eq!(page.text(&low("dispatched")).await, "30");
+    assert_eq!(exec.metrics().lane(Priority(1)).unwrap().dispatched, 30);
+
+    // Resume: what waited runs.
+    page.click("button[data-action='resume'][data-executor='demo'][data-priority='1']")
+        .await;
+    page.wait_text(&low("state"), "running").await;
+    page.wait_text(&low("dispatched"), "50").await;
+    page.wait_text(&low("queued"), "0").await;
+
+    // Without the token: refused, and the lane stays as it was.
+    page.type_token("").await;
+    page.click("button[data-action='pause'][data-executor='demo'][data-priority='1']")
+        .await;
+    page.wait_attr("#action-status", "data-status", "401").await;
+    assert!(!exec.is_lane_paused(Priority(1)));
+    page.wait_text(
+        "#actions tbody tr:first-child td:last-child",
+        "refused: no valid bearer token",
+    )
+    .await;
+
+    page.close().await;
+    drop(driver);
+    server.stop();
+    exec.shutdown();
+    let _ = std::fs::remove_dir_all(&profile);
+}
