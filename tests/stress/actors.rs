@@ -178,9 +178,9 @@ fn round(seed: u64) -> StageMetrics {
          {capacity:?}, {instances} instances, {senders} senders, {end:?} at {midway}"
     );
     // The counters are read when the stage ends. After a drain midway the
-    // senders are still being refused then: a refusal the snapshot missed,
-    // or one whose slot it saw taken and not yet given back, would tip the
-    // balance without anything being lost (the ledger above is the check).
+    // senders are still being refused then: a refusal the snapshot missed
+    // would tip the balance without anything being lost (the ledger above
+    // is the check). A refusal takes no slot, so nothing is queued then.
     if !matches!(end, End::DrainMidway) {
         assert_eq!(
             m.offered,

@@ -40,7 +40,7 @@ pub(crate) enum Entry<M> {
 /// The senders' line.
 #[derive(Default)]
 struct Opened {
-    /// Slots taken (kept or about to be taken back), and `CLOSED`.
+    /// Slots taken, and `CLOSED`. Never lowered (rule 2).
     count: AtomicUsize,
     /// The last `taken` a sender read (bounded lanes).
     taken_seen: AtomicUsize,
@@ -79,15 +79,20 @@ impl<M> Lane<M> {
     #[inline]
     pub(crate) fn try_reserve(&self) -> Result<Ticket, NoSlot> {
         let Capacity::Bounded(cap) = self.capacity else {
+            // A compare-exchange, not a `fetch_add` given back when
+            // refused: a refusal must write nothing, or the length would
+            // say "a push is coming" for a moment and then fall with no
+            // pop and no wake-up, and an instance that saw it would wait
+            // for ever (rule 2).
             // ORDERING: SeqCst: the idle instances' check and the closing
             // sweep read `opened` (signal.rs, rules 1 and 5).
-            let before = self.opened.count.fetch_add(1, Ordering::SeqCst);
-            if before & CLOSED != 0 {
-                // An unbounded lane's tickets address nothing: giving the
-                // increment back loses no slot (rule 2).
-                self.opened.count.fetch_sub(1, Ordering::SeqCst);
-                return Err(NoSlot::Closed);
-            }
+            let before = self
+                .opened
+                .count
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |cur| {
+                    (cur & CLOSED == 0).then_some(cur + 1)
+                })
+                .map_err(|_| NoSlot::Closed)?;
             return Ok(Ticket::new(before & COUNT, false));
         };
         // ORDERING: SeqCst, so that a sender waiting for space, which arms

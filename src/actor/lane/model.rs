@@ -124,6 +124,10 @@ fn senders_racing_the_door(capacity: Capacity) {
         read.extend(popped(&lane));
         lane.close();
         swept(&lane, &mut read);
+        // Rule 2: a refused sender takes no slot, not even for a moment, so
+        // the length the sweep left stays zero while the senders still
+        // run (a stage's figures read at its end say nothing is queued).
+        assert_eq!(lane.queued(), 0, "a refused sender raised the length");
         let accepted: Vec<bool> = senders.into_iter().map(|s| s.join().unwrap()).collect();
         for (msg, accepted) in (0..).zip(&accepted) {
             let times = read.iter().filter(|&&m| m == msg).count();
@@ -139,8 +143,8 @@ fn senders_racing_the_door(capacity: Capacity) {
     });
 }
 
-/// (a) on an unbounded lane: slots are increments, and a refused sender
-/// gives its increment back while the sweep may be counting it (rule 2).
+/// (a) on an unbounded lane: slots are compare-exchanges too, so a refused
+/// sender writes nothing (rule 2).
 #[test]
 fn senders_racing_the_door_unbounded() {
     senders_racing_the_door(Capacity::Unbounded);
@@ -311,5 +315,64 @@ fn a_sender_waiting_for_room_is_woken_by_the_door() {
             "a sender waiting on a full lane was not refused at the closed door"
         );
         assert_eq!(lane.queued(), 1);
+    });
+}
+
+/// (e) An instance ending a drain races senders refused at the closed
+/// door of an unbounded lane (or accepted just before it closed). What the
+/// instance does is `dispatch.rs`'s `next` and `serve`: it pops while it
+/// can; with nothing to pop and the length zero the stage ends; with a
+/// slot taken and not pushed yet it waits on the mailbox's ready signal (a
+/// spin, then a sleep) until the length says mail again, as the push's
+/// `notify_one` follows it. Rules 1, 2, 4, 5 and 12: the length falls only
+/// by a pop. A sender that took a slot and gave it back when refused made
+/// the length fall with no pop and no notify: the instance that saw its
+/// slot slept for ever (loom reports the deadlock).
+#[test]
+fn a_draining_instance_never_waits_for_a_refused_sender() {
+    check(3, || {
+        let lane = Arc::new(make(Capacity::Unbounded));
+        let ready = Arc::new(Signal::default());
+        // Two senders: one may be accepted and still pushing while the
+        // other is refused.
+        let senders: Vec<_> = (0..2)
+            .map(|msg| {
+                let (lane, ready) = (Arc::clone(&lane), Arc::clone(&ready));
+                thread::spawn(move || {
+                    let accepted = send(&lane, msg).is_ok();
+                    if accepted {
+                        // `Mailbox::send`: the push, then the notify.
+                        ready.notify_one();
+                    }
+                    accepted
+                })
+            })
+            .collect();
+        // The drain begins: the door closes.
+        lane.close();
+        let mut read = Vec::new();
+        loop {
+            if let Some(msg) = popped(&lane) {
+                read.push(msg);
+                continue;
+            }
+            if !lane.has_reserved() {
+                // Nothing queued, nothing coming: the stage ends.
+                break;
+            }
+            // A slot is taken and its push is under way: wait for the
+            // mail, a yield for the spin, then the sleep.
+            thread::yield_now();
+            ready.wait(None, || lane.has_reserved());
+        }
+        let accepted: Vec<bool> = senders.into_iter().map(|s| s.join().unwrap()).collect();
+        read.sort_unstable();
+        let expected: Vec<u32> = (0..)
+            .zip(&accepted)
+            .filter(|(_, a)| **a)
+            .map(|(m, _)| m)
+            .collect();
+        assert_eq!(read, expected, "accepted {accepted:?}");
+        assert_eq!(lane.queued(), 0);
     });
 }

@@ -106,7 +106,7 @@ fn a_closed_lane_refuses_senders_but_not_send_backs_and_sweeps_to_empty() {
         lane.close();
         assert!(matches!(reserve(&lane), Err(NoSlot::Closed)));
         assert!(lane.force_reserve().is_none());
-        // A refused sender took no slot, or gave its increment back:
+        // A refused sender took no slot, not even for a moment (rule 2):
         // the length is exact.
         assert_eq!(lane.queued(), 1);
         let t = lane.reserve_past_door();
