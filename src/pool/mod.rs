@@ -99,9 +99,15 @@ pub(crate) struct Shared {
     /// `stopped`: a retry is either queued before the lanes are emptied
     /// (and handed back) or sees `stopped` and is dead-lettered.
     requeue: Mutex<()>,
-    /// Held by `pause_lane` and by `close` while it resumes every lane and
-    /// closes: a closed executor has no paused lane (rule 9).
+    /// Held by `pause_lane`, and by `close` while it resumes every lane
+    /// if a lane was ever paused: a closed executor has no paused lane
+    /// (rule 9).
     pausing: Mutex<()>,
+    /// `EVER_PAUSED` once `pause_lane` ran, `CLOSING` once `close` began:
+    /// each sets its bit with one read-modify-write and sees whether the
+    /// other's came first (rule 9), so `close` takes `pausing` only in an
+    /// executor where a lane was ever paused.
+    pause_gate: AtomicUsize,
     /// Non-zero once `shutdown_now` ran: workers start nothing more.
     stopped: AtomicUsize,
     sleep: Sleep,
@@ -172,6 +178,7 @@ impl Shared {
             state: CachePadded::new(AtomicUsize::new(0)),
             requeue: Mutex::new(()),
             pausing: Mutex::new(()),
+            pause_gate: AtomicUsize::new(0),
             stopped: AtomicUsize::new(0),
             sleep: Sleep::new(),
             live: CachePadded::new(AtomicUsize::new(0)),

@@ -2,22 +2,47 @@
 //! `sleep/README.md`).
 
 use super::Shared;
+use crate::sync::atomic::Ordering;
 use crate::sync::{Arc, dekker_fence, lock};
 
+/// In `pause_gate`: a lane was paused once.
+const EVER_PAUSED: usize = 1;
+/// In `pause_gate`: `close` has begun.
+const CLOSING: usize = 2;
+
 impl Shared {
-    /// Pauses lane `index`: `false` if the executor is closed (a closing
+    /// Pauses lane `index`: `false` if the executor is closing (a closing
     /// executor runs or hands back every job it holds, so it pauses
-    /// nothing). Under the `pausing` lock, which `close` holds while it
-    /// resumes every lane and then closes: no worker ever sees the
-    /// executor closed with a lane paused (rule 9), so none waits, or
-    /// spins, beside jobs it may not take.
+    /// nothing). Under the `pausing` lock, which `close` takes, to resume
+    /// every lane before it marks the executor closed, whenever this came
+    /// first: no worker ever sees the executor closed with a lane paused
+    /// (rule 9), so none waits, or spins, beside jobs it may not take.
     pub(crate) fn pause_lane(&self, index: usize) -> bool {
         let _pausing = lock(&self.pausing);
-        if self.is_closed() {
+        // ORDERING: SeqCst, though one location's read-modify-writes are
+        // ordered anyway: this or `close`'s `fetch_or` comes first, and
+        // the second sees the first's bit (rule 9). Seen `CLOSING`: no
+        // pause. Not seen: `close` sees `EVER_PAUSED` and waits for this
+        // lock, so it resumes the lane paused here.
+        if self.pause_gate.fetch_or(EVER_PAUSED, Ordering::SeqCst) & CLOSING != 0 {
             return false;
         }
         self.lanes[index].pause();
         true
+    }
+
+    /// `close`'s side of the gate: resumes every lane if one was ever
+    /// paused, before the executor is marked closed (rule 9). One
+    /// read-modify-write when no lane ever was.
+    pub(super) fn resume_all_for_close(&self) {
+        // ORDERING: SeqCst, the pair of `pause_lane`'s (above).
+        if self.pause_gate.fetch_or(CLOSING, Ordering::SeqCst) & EVER_PAUSED == 0 {
+            return;
+        }
+        let _pausing = lock(&self.pausing);
+        for lane in self.lanes.iter() {
+            lane.resume();
+        }
     }
 
     /// Resumes lane `index` and wakes the workers for what waited in it:

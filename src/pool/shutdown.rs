@@ -22,16 +22,11 @@ impl Shared {
     /// Rule 5: stop accepting, wake blocked producers and every sleeper.
     /// Idempotent.
     pub(crate) fn close(self: &Arc<Self>) {
-        {
-            // Rule 9: every lane resumed before the executor reads as
-            // closed, and no pause after: a closing executor runs (or
-            // `shutdown_now` hands back) what its lanes hold.
-            let _pausing = lock(&self.pausing);
-            for lane in self.lanes.iter() {
-                lane.resume();
-            }
-            self.state.store(CLOSED, Ordering::SeqCst);
-        }
+        // Rule 9: every lane resumed before the executor reads as closed,
+        // and no pause after: a closing executor runs (or `shutdown_now`
+        // hands back) what its lanes hold.
+        self.resume_all_for_close();
+        self.state.store(CLOSED, Ordering::SeqCst);
         for lane in self.lanes.iter() {
             lane.close();
             lane.wake_producers();
