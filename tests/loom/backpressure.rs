@@ -1,10 +1,8 @@
 //! Model: a producer blocked on a full bounded lane and a worker freeing a
 //! slot (`lane.rs`, `reserve_blocking` / `release_slot`).
+use crate::support::{HIGH, LOW};
 use crate::support::{Runs, model};
-use priority_executor::{Capacity, Executor, Priority};
-
-const HIGH: Priority = Priority(2);
-const LOW: Priority = Priority(1);
+use priority_executor::{Capacity, Executor};
 
 /// The first job fills the lane of capacity 1 and starts the worker; the
 /// second `enqueue` blocks until the worker has taken the first. A lost

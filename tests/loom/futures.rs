@@ -2,15 +2,14 @@
 //! it (`pool/future.rs`, the state of a future). The wake lands before the
 //! poll, during it (the poller queues it again) or after it (the waker
 //! queues it): in every case the future completes.
+use crate::support::LOW;
 use crate::support::model;
 use loom::sync::Mutex;
-use priority_executor::{Capacity, Executor, Priority};
+use priority_executor::{Capacity, Executor};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
-
-const LOW: Priority = Priority(1);
 
 /// Open once `.0` is set; parks its waker in `.1` until then.
 type Door = Arc<Mutex<(bool, Option<Waker>)>>;

@@ -3,11 +3,9 @@
 //! and must not sleep through the moment the last job finishes (a missed
 //! notification shows as loom's deadlock report: nothing else would wake
 //! the waiter).
+use crate::support::{HIGH, LOW};
 use crate::support::{Runs, model, model_with_bound};
-use priority_executor::{Capacity, Executor, Priority};
-
-const HIGH: Priority = Priority(2);
-const LOW: Priority = Priority(1);
+use priority_executor::{Capacity, Executor};
 
 fn executor(threads: usize) -> Executor {
     Executor::builder()

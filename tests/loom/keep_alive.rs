@@ -4,19 +4,14 @@
 //! loom never fires a condition variable's timeout, but a keep-alive of
 //! zero makes an idle worker allowed to time out retire at once, which is
 //! the race rule 4 is about.
+use crate::support::{self, HIGH, LOW};
 use crate::support::{Runs, model};
-use priority_executor::{Capacity, Executor, ExecutorBuilder, Priority};
+use priority_executor::ExecutorBuilder;
 use std::time::Duration;
 
-const HIGH: Priority = Priority(2);
-const LOW: Priority = Priority(1);
-
+/// The two lanes, and idle workers retiring at once.
 fn two_lanes() -> ExecutorBuilder {
-    Executor::builder()
-        .name("loom")
-        .keep_alive(Duration::ZERO)
-        .lane(HIGH, Capacity::Unbounded)
-        .lane(LOW, Capacity::Unbounded)
+    support::two_lanes().keep_alive(Duration::ZERO)
 }
 
 /// No core threads: the only worker retires as soon as it is idle, racing

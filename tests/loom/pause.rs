@@ -2,19 +2,9 @@
 //! waiting in a paused lane must run once the lane resumes, whatever the
 //! workers were doing; a pause racing a shutdown must not leave the lane
 //! paused with its job unrun.
+use crate::support::{LOW, two_lanes};
 use crate::support::{Runs, model, model_with_bound};
-use priority_executor::{Capacity, Executor, ExecutorBuilder, Priority};
 use std::time::Duration;
-
-const HIGH: Priority = Priority(2);
-const LOW: Priority = Priority(1);
-
-fn two_lanes() -> ExecutorBuilder {
-    Executor::builder()
-        .name("loom")
-        .lane(HIGH, Capacity::Unbounded)
-        .lane(LOW, Capacity::Unbounded)
-}
 
 /// The only worker goes to sleep beside a paused lane holding a job while
 /// another thread resumes the lane. The handle is joined before shutdown

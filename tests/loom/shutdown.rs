@@ -7,12 +7,10 @@
 //! race producers here. The graceful path is also modelled as the drop of
 //! the last clone: jobs accepted just before it goes, with the worker on
 //! its way to sleep.
+use crate::support::{HIGH, LOW};
 use crate::support::{Runs, model, model_with_bound};
 use priority_executor::{Capacity, EnqueueError, Executor, JobError, Priority, RetryPolicy};
 use std::time::Duration;
-
-const HIGH: Priority = Priority(2);
-const LOW: Priority = Priority(1);
 
 /// A producer enqueues two jobs in a lane of capacity 1 (so the second may
 /// be blocked waiting for a slot) while the main thread calls

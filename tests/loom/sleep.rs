@@ -1,17 +1,7 @@
 //! Model: a producer publishing while workers go to sleep (sleep/README.md,
 //! rules 1 to 3). Every job must run without a shutdown to wake anyone.
+use crate::support::{HIGH, LOW, two_lanes};
 use crate::support::{Runs, model, model_with_bound};
-use priority_executor::{Capacity, Executor, ExecutorBuilder, Priority};
-
-const HIGH: Priority = Priority(2);
-const LOW: Priority = Priority(1);
-
-fn two_lanes() -> ExecutorBuilder {
-    Executor::builder()
-        .name("loom")
-        .lane(HIGH, Capacity::Unbounded)
-        .lane(LOW, Capacity::Unbounded)
-}
 
 /// One worker, started before the jobs, races to sleep while the main
 /// thread publishes a job in each lane. The pool is at `max`, so only the

@@ -2,6 +2,7 @@
 //! preemption bounds, and a small job factory that records each run.
 
 use loom::model::Builder;
+use priority_executor::{Capacity, Executor, ExecutorBuilder, Priority};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -69,4 +70,17 @@ impl Runs {
     pub fn get(&self, id: usize) -> usize {
         self.0[id].load(Ordering::Relaxed)
     }
+}
+
+/// The higher of the models' two lanes.
+pub const HIGH: Priority = Priority(2);
+/// The lower of the models' two lanes.
+pub const LOW: Priority = Priority(1);
+
+/// An executor builder with the models' two unbounded lanes.
+pub fn two_lanes() -> ExecutorBuilder {
+    Executor::builder()
+        .name("loom")
+        .lane(HIGH, Capacity::Unbounded)
+        .lane(LOW, Capacity::Unbounded)
 }
