@@ -12,12 +12,7 @@ use lapin::{Channel, ExchangeKind};
 pub(crate) async fn declare(config: &ConsumerConfig, channel: &Channel) -> Result<(), BridgeError> {
     let queue = config.queue.as_str();
     if !config.declare {
-        channel
-            .queue_declare(
-                queue.into(),
-                QueueDeclareOptions::default().passive(),
-                FieldTable::default(),
-            )
+        passive(channel, queue)
             .await
             .map_err(|e| declare_error(queue, e))?;
         return Ok(());
@@ -72,4 +67,16 @@ pub(crate) async fn declare(config: &ConsumerConfig, channel: &Channel) -> Resul
         .await
         .map_err(|e| declare_error(queue, e))?;
     Ok(())
+}
+
+/// Declares `queue` passively: the broker's answer (its message and
+/// consumer counts) if it exists, its refusal if not.
+pub(crate) async fn passive(channel: &Channel, queue: &str) -> Result<lapin::Queue, lapin::Error> {
+    channel
+        .queue_declare(
+            queue.into(),
+            QueueDeclareOptions::default().passive(),
+            FieldTable::default(),
+        )
+        .await
 }

@@ -3,12 +3,11 @@
 
 use super::link::{Link, send, settle};
 use crate::config::ConsumerConfig;
-use crate::declare::declare;
+use crate::declare::{declare, passive};
 use crate::error::{BridgeError, broker_error, redact};
 use crate::outgoing::Outgoing;
 use lapin::Channel;
-use lapin::options::{QueueDeclareOptions, QueueDeleteOptions, QueuePurgeOptions};
-use lapin::types::FieldTable;
+use lapin::options::{QueueDeleteOptions, QueuePurgeOptions};
 use lapin::uri::AMQPUri;
 use std::fmt;
 use std::future::Future;
@@ -206,12 +205,7 @@ impl AsyncPublisher {
         read: fn(&lapin::Queue) -> u32,
     ) -> Result<u32, BridgeError> {
         self.run(|channel| async move {
-            channel
-                .queue_declare(
-                    queue.into(),
-                    QueueDeclareOptions::default().passive(),
-                    FieldTable::default(),
-                )
+            passive(&channel, queue)
                 .await
                 .map(|q| read(&q))
                 .map_err(|e| broker_error(format!("queue {queue:?}: {what}"), e))
