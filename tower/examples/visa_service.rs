@@ -6,8 +6,8 @@
 //! in its lane, never runs.
 //!
 //! ```text
-//! cargo run -p priority-executor-tower --example visa             # serves a few applications itself, then stops
-//! cargo run -p priority-executor-tower --example visa -- --serve  # listens on 127.0.0.1:3000 until Ctrl-C
+//! cargo run -p priority-executor-tower --example visa_service             # serves a few applications itself, then stops
+//! cargo run -p priority-executor-tower --example visa_service -- --serve  # listens on 127.0.0.1:3000 until Ctrl-C
 //! curl -X POST -H 'PRIORITYID: ABC' -d '<visa/>' http://127.0.0.1:3000/visa
 //! ```
 
