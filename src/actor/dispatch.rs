@@ -23,10 +23,19 @@ pub(crate) enum Next<M> {
 }
 
 impl<M> Mailbox<M> {
-    /// Does any lane hold an entry, or a slot a sender is filling? A peek.
+    /// Does any lane hold an entry, or a slot a sender or a permit is
+    /// filling? A peek.
     #[inline]
     pub(crate) fn has_mail(&self) -> bool {
         self.lanes().any(Lane::has_reserved)
+    }
+
+    /// Does any lane hold an entry, or a slot a sender is filling, not
+    /// counting permits held (lane rule 13)? What an idle instance waits
+    /// for.
+    #[inline]
+    pub(crate) fn has_mail_coming(&self) -> bool {
+        self.lanes().any(Lane::has_coming)
     }
 
     #[inline]
@@ -75,6 +84,7 @@ impl<M> Mailbox<M> {
                     self.sweep(&mut take, Some(at), DeadReason::Stopped, dead);
                     self.set_phase(&mut take, Phase::Stopping(at));
                 }
+                Some((_, Entry::Vacant)) => unreachable!("a lane passes over vacant slots"),
                 Some((_, Entry::Kill)) => {
                     self.let_go(take.phase, &mut finished);
                     self.close_door();

@@ -117,7 +117,7 @@ fn serve<A: Actor>(
             }
             Next::Closed(reason) => return reason,
             Next::Empty => {
-                let changed = || mb.has_mail() || mb.generation() != generation;
+                let changed = || mb.has_mail_coming() || mb.generation() != generation;
                 // Spin a little before sleeping: a producer that is just
                 // behind costs no wake-up.
                 while !backoff.is_completed() && !changed() {

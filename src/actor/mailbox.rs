@@ -222,6 +222,29 @@ impl<M> Mailbox<M> {
         self.slots[live].get().map(|b| &**b)
     }
 
+    /// The slot of the lane a letter of `priority` goes to, for a permit
+    /// (`reserve.rs`); the error a send of it would get otherwise.
+    pub(crate) fn slot_for(&self, priority: Priority) -> Result<usize, SendError<()>> {
+        let unknown = || SendError::UnknownPriority {
+            priority,
+            lanes: self.priorities(),
+            message: (),
+        };
+        let lane = self.lane_for(priority, self.unlisted).ok_or_else(unknown)?;
+        let live = self.live.load(Ordering::Acquire);
+        self.slots[..live]
+            .iter()
+            .position(|s| s.get().is_some_and(|l| std::ptr::eq(&**l, lane)))
+            .ok_or_else(unknown)
+    }
+
+    /// The lane in `slot` (from [`slot_for`](Mailbox::slot_for)).
+    pub(crate) fn lane_at(&self, slot: usize) -> &Lane<M> {
+        self.slots[slot]
+            .get()
+            .expect("a slot once given holds its lane")
+    }
+
     pub(crate) fn priority_of(&self, msg: &M) -> Priority {
         self.generator
             .priority_of(msg)

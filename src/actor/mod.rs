@@ -24,6 +24,9 @@
 //!   as batches round robin over consumers that register and unregister
 //!   while it runs ([`Actor::perform_batch`]), and ends after N quiet or
 //!   lonely cycles.
+//! - Async code awaits room in a full lane with [`Addr::reserve`] (a
+//!   [`SendPermit`] once a slot is free; no thread blocks), on a stage or
+//!   on a pipeline's [`addr`](Pipeline::addr).
 //! - A refused message comes back typed in a [`SendError`]; accepted ones
 //!   that are not performed come back as [`DeadLetter`]s; failures go to
 //!   the fault sink as [`Fault`]s.
@@ -103,6 +106,7 @@ mod outcome;
 mod pipeline;
 mod priority;
 mod reason;
+mod reserve;
 mod shared;
 mod signal;
 mod stage;
@@ -121,6 +125,7 @@ pub use metrics::{MailboxLaneMetrics, StageMetrics};
 pub use pipeline::{Pipeline, PipelineBuilder};
 pub use priority::{Prioritized, PriorityGenerator};
 pub use reason::Reason;
+pub use reserve::{Reserving, SendPermit};
 pub use shared::Exit;
 pub use stage::Stage;
 pub use strategy::Strategy;

@@ -24,9 +24,18 @@
 //! producer outruns a sleeping consumer only its first push pays for the
 //! lock and the wake-up; each waiter gives one pending wake-up back when it
 //! wakes (spurious or not), which re-arms the count if it sleeps again.
+//!
+//! Futures wait on a signal too (a mailbox lane's `space`, behind
+//! `Addr::reserve`): in a [`Line`], first come first served, each counted
+//! in `armed` from its first look until it leaves (`sync/line.rs`). A
+//! future arms, then checks, under the lock, as a thread does; a notify
+//! wakes one thread and the first future in line, `notify_all` every one.
 
 use crate::sync::atomic::{AtomicUsize, Ordering};
+use crate::sync::line::{Line, Place, wake};
 use crate::sync::{Condvar, Mutex, MutexGuard, dekker_fence, lock, wait_until};
+use crate::util::drop_quietly;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 #[derive(Default)]
@@ -34,11 +43,14 @@ struct Counts {
     waiting: usize,
     /// Wake-ups sent and not yet taken by a waiter.
     pending: usize,
+    /// Futures waiting (`Addr::reserve`).
+    line: Line,
 }
 
 #[derive(Default)]
 pub(crate) struct Signal {
-    /// `waiting - pending`: waiters a notify would reach.
+    /// `waiting - pending`, plus the futures holding a place in line:
+    /// waiters a notify would reach.
     armed: AtomicUsize,
     counts: Mutex<Counts>,
     cond: Condvar,
@@ -47,8 +59,9 @@ pub(crate) struct Signal {
 impl Signal {
     fn rearm(&self, c: &Counts) {
         // ORDERING: SeqCst, one side of the Dekker pair (module docs).
+        let threads = c.waiting.saturating_sub(c.pending);
         self.armed
-            .store(c.waiting.saturating_sub(c.pending), Ordering::SeqCst);
+            .store(threads + c.line.members(), Ordering::SeqCst);
         // The waiter's side: the store above, then its check (module docs).
         dekker_fence();
     }
@@ -78,17 +91,80 @@ impl Signal {
     #[cold]
     fn notify_slow(&self, all: bool) {
         let mut c = lock(&self.counts);
-        if c.waiting <= c.pending {
+        if c.waiting > c.pending {
+            if all {
+                c.pending = c.waiting;
+                self.cond.notify_all();
+            } else {
+                c.pending += 1;
+                self.cond.notify_one();
+            }
+        }
+        let futures = if all {
+            c.line.take_all()
+        } else {
+            c.line.take_first().into_iter().collect()
+        };
+        self.rearm(&c);
+        drop(c);
+        for waker in futures {
+            wake(Some(waker));
+        }
+    }
+
+    /// Is nobody waiting? A future that has not waited yet may then try
+    /// its condition at once, without the lock.
+    #[inline]
+    pub(crate) fn is_quiet(&self) -> bool {
+        // ORDERING: Relaxed: a hint; `poll_wait` decides under the lock.
+        self.armed.load(Ordering::Relaxed) == 0
+    }
+
+    /// The future at `place` checks its condition: `check(may_take)` is
+    /// given whether the future's turn in line has come, and says whether
+    /// the wait is over (it may answer `true` without its turn, for a
+    /// closed door). Pending: the future is in line and will be woken.
+    pub(crate) fn poll_wait(
+        &self,
+        place: &mut Place,
+        cx: &mut Context<'_>,
+        check: impl FnOnce(bool) -> bool,
+    ) -> Poll<()> {
+        // Cloned before the lock: a waker is user code.
+        let waker = cx.waker().clone();
+        let mut c = lock(&self.counts);
+        let arrival = c.line.arrive(place);
+        if arrival.new {
+            // Armed before the check (module docs).
+            self.rearm(&c);
+        }
+        if !check(c.line.may_take(arrival)) {
+            let replaced = c.line.park(arrival, waker);
+            drop(c);
+            drop_quietly(replaced);
+            return Poll::Pending;
+        }
+        let left = c.line.leave(place);
+        self.rearm(&c);
+        drop(c);
+        drop_quietly((left, waker));
+        Poll::Ready(())
+    }
+
+    /// The future at `place` is dropped: it leaves the line, handing a
+    /// wake-up it had not used to the next in line.
+    pub(crate) fn cancel(&self, place: &mut Place) {
+        if place.is_new() {
             return;
         }
-        if all {
-            c.pending = c.waiting;
-            self.cond.notify_all();
-        } else {
-            c.pending += 1;
-            self.cond.notify_one();
-        }
+        let mut c = lock(&self.counts);
+        let Some((left, next)) = c.line.cancel(place) else {
+            return;
+        };
         self.rearm(&c);
+        drop(c);
+        drop_quietly(left);
+        wake(next);
     }
 
     /// Threads waiting now (tests).

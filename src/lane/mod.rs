@@ -92,7 +92,7 @@ pub(crate) struct Lane {
     claims: CachePadded<Claims>,
     occupied: CachePadded<AtomicUsize>,
     space_waiters: AtomicUsize,
-    space: Mutex<space::AsyncWaiters>,
+    space: Mutex<crate::sync::line::Line>,
     space_freed: Condvar,
     pub(crate) counters: LaneCounters,
 }
@@ -148,7 +148,7 @@ impl Lane {
             }),
             occupied: CachePadded::new(AtomicUsize::new(0)),
             space_waiters: AtomicUsize::new(0),
-            space: Mutex::new(space::AsyncWaiters::default()),
+            space: Mutex::new(crate::sync::line::Line::default()),
             space_freed: Condvar::new(),
             counters: LaneCounters::default(),
         }

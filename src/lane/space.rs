@@ -11,77 +11,20 @@
 //! `sleep/README.md`.)
 //!
 //! Each freed slot wakes one blocked producer (the condition variable) and
-//! the first waiting future. The futures wait in line: each takes a
-//! ticket as it first waits, and they are woken in ticket order. A future
-//! woken that finds the slot taken by the other kind waits again with its
-//! first ticket, so it keeps its place. A future is taken out of the line
-//! as it is woken, but stays counted in `space_waiters` until it has
-//! looked again, so no release meanwhile goes unnoticed. A future dropped
-//! in the line leaves it; one dropped after being woken, before it looked
-//! again, hands its wake-up to the next in line: no wake-up is lost with
-//! it. (tokio's semaphore does the same for its permits.) Wakers are user
-//! code: they are cloned before the lock is taken, and woken or dropped
-//! after it is let go, with a panic caught, so none can poison the lock or
-//! unwind into the worker whose pop freed the slot.
+//! the first waiting future. The futures wait in a `Line`, first come
+//! first served (its rules are in `sync/line.rs`); every future holding a
+//! ticket counts in `space_waiters`.
 
 use super::{Lane, NoSlot};
 use crate::sync::atomic::Ordering;
+use crate::sync::line::{Place, wake};
 use crate::sync::{dekker_fence, lock, wait_until};
-use crate::util::{call_quietly, drop_quietly};
-use std::collections::BTreeMap;
-use std::task::{Context, Poll, Waker};
+use crate::util::drop_quietly;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
-/// The futures waiting for a slot of one lane, by ticket: the lowest is
-/// the longest waiting.
-#[derive(Default)]
-pub(crate) struct AsyncWaiters {
-    waiting: BTreeMap<u64, Waker>,
-    next_ticket: u64,
-    /// Futures woken (taken out of line) that have not looked again yet:
-    /// while there are any, no future still in line takes a slot, so none
-    /// passes one woken before it.
-    woken: usize,
-}
-
-impl AsyncWaiters {
-    /// Takes the first future in line out of it, counted as woken; the
-    /// caller wakes it with [`wake`] once the lock is let go.
-    fn take_first(&mut self) -> Option<Waker> {
-        let (_, waker) = self.waiting.pop_first()?;
-        self.woken += 1;
-        Some(waker)
-    }
-
-    /// May the future of `ticket` take a free slot now? One woken may; one
-    /// still in line only if it is first and none woken before it is yet
-    /// to look; a newcomer only if nobody waits.
-    fn may_take(&self, ticket: u64, woken: bool) -> bool {
-        woken
-            || (self.woken == 0
-                && self
-                    .waiting
-                    .first_key_value()
-                    .is_none_or(|(&first, _)| first == ticket))
-    }
-}
-
-/// Wakes a future taken out of line, outside the lock: a waker is user
-/// code, and one that panics must neither poison the lock nor unwind into
-/// the worker that freed the slot.
-fn wake(waker: Option<Waker>) {
-    if let Some(waker) = waker {
-        call_quietly(|| waker.wake());
-    }
-}
-
 /// One future's place while it waits for a slot.
-#[derive(Debug, Default)]
-pub(crate) struct SpaceWaiter {
-    /// The future's ticket, once it has waited: it counts in
-    /// `space_waiters` from then until it leaves.
-    ticket: Option<u64>,
-}
+pub(crate) type SpaceWaiter = Place;
 
 impl Lane {
     /// Before [`reserve_blocking`](Lane::reserve_blocking) sleeps: spins a
@@ -170,49 +113,34 @@ impl Lane {
         closed: impl Fn() -> bool,
     ) -> Poll<Result<(), NoSlot>> {
         // A newcomer takes a free slot at once only if no future waits.
-        if waiter.ticket.is_none()
-            && self.space_waiters.load(Ordering::Relaxed) == 0
-            && self.try_reserve()
+        if waiter.is_new() && self.space_waiters.load(Ordering::Relaxed) == 0 && self.try_reserve()
         {
             return Poll::Ready(Ok(()));
         }
         // Cloned before the lock: a waker is user code.
         let waker = cx.waker().clone();
         let mut line = lock(&self.space);
-        let (ticket, woken) = match waiter.ticket {
-            Some(ticket) => {
-                let woken = !line.waiting.contains_key(&ticket);
-                if woken {
-                    line.woken -= 1;
-                }
-                (ticket, woken)
-            }
-            None => {
-                // ORDERING: counted before the re-check, as in
-                // `reserve_blocking`.
-                self.space_waiters.fetch_add(1, Ordering::SeqCst);
-                dekker_fence();
-                let ticket = line.next_ticket;
-                line.next_ticket += 1;
-                waiter.ticket = Some(ticket);
-                (ticket, false)
-            }
-        };
+        let arrival = line.arrive(waiter);
+        if arrival.new {
+            // ORDERING: counted before the re-check, as in
+            // `reserve_blocking`.
+            self.space_waiters.fetch_add(1, Ordering::SeqCst);
+            dekker_fence();
+        }
         let outcome = if closed() {
             Err(NoSlot::Closed)
-        } else if line.may_take(ticket, woken) && self.reserve_seeing(Ordering::SeqCst) {
+        } else if line.may_take(arrival) && self.reserve_seeing(Ordering::SeqCst) {
             // ORDERING: SeqCst, as in `reserve_blocking`.
             Ok(())
         } else {
             // In line (again, with its own ticket, if it was woken): the
             // waker given last is the one woken.
-            let replaced = line.waiting.insert(ticket, waker);
+            let replaced = line.park(arrival, waker);
             drop(line);
             drop_quietly(replaced);
             return Poll::Pending;
         };
-        let left = line.waiting.remove(&ticket);
-        waiter.ticket = None;
+        let left = line.leave(waiter);
         self.space_waiters.fetch_sub(1, Ordering::SeqCst);
         drop(line);
         drop_quietly((left, waker));
@@ -223,16 +151,12 @@ impl Lane {
     /// been woken and not yet looked again, the next in line is woken in
     /// its place.
     pub(crate) fn cancel_space(&self, waiter: &mut SpaceWaiter) {
-        let Some(ticket) = waiter.ticket.take() else {
+        if waiter.is_new() {
             return;
-        };
+        }
         let mut line = lock(&self.space);
-        let (left, next) = match line.waiting.remove(&ticket) {
-            Some(own) => (Some(own), None),
-            None => {
-                line.woken -= 1;
-                (None, line.take_first())
-            }
+        let Some((left, next)) = line.cancel(waiter) else {
+            return;
         };
         self.space_waiters.fetch_sub(1, Ordering::SeqCst);
         drop(line);
@@ -251,7 +175,7 @@ impl Lane {
     pub(crate) fn wake_producers(&self) {
         let mut line = lock(&self.space);
         self.space_freed.notify_all();
-        let woken: Vec<Waker> = std::iter::from_fn(|| line.take_first()).collect();
+        let woken = line.take_all();
         drop(line);
         for waker in woken {
             wake(Some(waker));

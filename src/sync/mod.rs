@@ -11,6 +11,7 @@
 //!
 //! [loom]: https://docs.rs/loom
 
+pub(crate) mod line;
 pub(crate) mod owned;
 pub(crate) mod queue;
 #[cfg(any(feature = "actor", loom))]

@@ -27,6 +27,7 @@ mod panics;
 mod pipeline_drain;
 mod priorities;
 mod producers;
+mod reserve;
 mod retry_backoff;
 mod ring_lanes;
 mod spawn_errors;

@@ -296,7 +296,7 @@ impl<A: Actor> Broker<A> {
                         shared.end_after.is_some() && (quiet || shared.consumers().is_empty());
                     if !counting {
                         mb.ready
-                            .wait(None, || mb.has_mail() || mb.generation() != seen);
+                            .wait(None, || mb.has_mail_coming() || mb.generation() != seen);
                     }
                 }
                 Ok(_) => {}

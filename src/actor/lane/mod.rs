@@ -16,7 +16,9 @@ mod store;
 use crate::priority::{Capacity, Priority};
 use crate::sync::Backoff;
 use crate::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use crate::sync::line::Place;
 use crossbeam_utils::CachePadded;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 /// Set in a lane's `opened` once the stage accepts no new message.
@@ -35,6 +37,9 @@ pub(crate) enum Entry<M> {
     Letter(Letter<M>),
     Stop,
     Kill,
+    /// The slot of a permit dropped unused (rule 13): popped and passed
+    /// over by the lane itself, never seen by the mailbox.
+    Vacant,
 }
 
 /// The senders' line.
@@ -58,6 +63,8 @@ pub(crate) struct Lane<M> {
     taken: CachePadded<AtomicUsize>,
     /// Entries pushed past the door: control entries and send-backs.
     forced: AtomicU64,
+    /// Slots held by permits not yet used (rule 13).
+    permits: AtomicUsize,
     pub(crate) space: Signal,
 }
 
@@ -71,6 +78,7 @@ impl<M> Lane<M> {
             opened: CachePadded::new(Opened::default()),
             taken: CachePadded::new(AtomicUsize::new(0)),
             forced: AtomicU64::new(0),
+            permits: AtomicUsize::new(0),
             space: Signal::default(),
         }
     }
@@ -204,6 +212,89 @@ impl<M> Lane<M> {
         outcome
     }
 
+    /// Takes a slot for a permit, for the future at `place`, or puts it in
+    /// line on `space` to be woken when a slot frees or the lane closes
+    /// (rule 13). The ticket is pushed with [`push_permitted`] or
+    /// [`push_vacant`].
+    ///
+    /// [`push_permitted`]: Lane::push_permitted
+    /// [`push_vacant`]: Lane::push_vacant
+    pub(crate) fn poll_reserve(
+        &self,
+        place: &mut Place,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Ticket, NoSlot>> {
+        let counted = |outcome: Result<Ticket, NoSlot>| {
+            if outcome.is_ok() {
+                // ORDERING: SeqCst, after the slot's SeqCst RMW: the
+                // instances' check `has_coming` may see the slot before
+                // the permit (a moment's spin, as for any sender between
+                // its slot and its push), never the permit without it.
+                self.permits.fetch_add(1, Ordering::SeqCst);
+            }
+            outcome
+        };
+        // A newcomer takes a free slot at once only if nobody waits.
+        if place.is_new() && self.space.is_quiet() {
+            match self.try_reserve() {
+                Err(NoSlot::Full) => {}
+                outcome => return Poll::Ready(counted(outcome)),
+            }
+        }
+        let mut outcome = Err(NoSlot::Full);
+        // Rule 10: `poll_wait` arms `space`, then checks.
+        let ready = self.space.poll_wait(place, cx, |may_take| {
+            if self.is_closed() {
+                outcome = Err(NoSlot::Closed);
+                return true;
+            }
+            if may_take {
+                outcome = self.try_reserve();
+            }
+            !matches!(outcome, Err(NoSlot::Full))
+        });
+        ready.map(|()| counted(outcome))
+    }
+
+    /// A future waiting at `place` is dropped (rule 13).
+    pub(crate) fn cancel_reserve(&self, place: &mut Place) {
+        self.space.cancel(place);
+    }
+
+    /// Is the door closed?
+    fn is_closed(&self) -> bool {
+        // ORDERING: SeqCst, the waiter's check of rule 10.
+        self.opened.count.load(Ordering::SeqCst) & CLOSED != 0
+    }
+
+    /// Puts a permit's entry in its slot (rule 13).
+    ///
+    /// # Safety
+    ///
+    /// As for [`Lane::push`], and `ticket` is a permit's, from
+    /// [`poll_reserve`](Lane::poll_reserve).
+    pub(crate) unsafe fn push_permitted(&self, ticket: Ticket, entry: Entry<M>) {
+        // ORDERING: SeqCst, before the push and its notify: an instance
+        // that checks `has_coming` after this sees the slot as coming; one
+        // that checked before is armed and is woken by the notify.
+        self.permits.fetch_sub(1, Ordering::SeqCst);
+        // SAFETY: the caller's.
+        unsafe { self.store.push(ticket, entry) };
+    }
+
+    /// Fills the slot of a permit dropped unused (rule 13): the reader
+    /// passes over it. Counted as forced, so `accepted` counts letters only.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Lane::push_permitted`].
+    pub(crate) unsafe fn push_vacant(&self, ticket: Ticket) {
+        // ORDERING: Relaxed, as in `force_reserve`.
+        self.forced.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller's.
+        unsafe { self.push_permitted(ticket, Entry::Vacant) };
+    }
+
     /// Closes the lane to senders; wakes those blocked on it (refused).
     pub(crate) fn close(&self) {
         // ORDERING: SeqCst: one read-modify-write in `opened`'s order
@@ -223,6 +314,23 @@ impl<M> Lane<M> {
     /// first ticket not yet read.
     #[inline]
     pub(crate) unsafe fn pop(&self) -> Option<Entry<M>> {
+        loop {
+            // SAFETY: the caller's.
+            match unsafe { self.pop_any() }? {
+                // A permit's slot left unused (rule 13).
+                Entry::Vacant => {}
+                entry => return Some(entry),
+            }
+        }
+    }
+
+    /// Pops the head entry, a vacant slot included.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Lane::pop`].
+    #[inline]
+    unsafe fn pop_any(&self) -> Option<Entry<M>> {
         // ORDERING: Relaxed: the reader is the only writer (rule 4).
         let n = self.taken.load(Ordering::Relaxed);
         // SAFETY: the caller's (above): one reader, and `n`, the count of
@@ -265,6 +373,16 @@ impl<M> Lane<M> {
     #[inline]
     pub(crate) fn has_reserved(&self) -> bool {
         self.length() != 0
+    }
+
+    /// Is an entry queued or about to be, not counting the slots permits
+    /// hold (rule 13)? What an idle instance waits for: a permit may be
+    /// held for long, and its push is followed by a notify.
+    #[inline]
+    pub(crate) fn has_coming(&self) -> bool {
+        // ORDERING: SeqCst, the waiter's check of the ready signal's
+        // Dekker pair, as `length`.
+        self.length() > self.permits.load(Ordering::SeqCst)
     }
 
     /// Entries queued (or with a slot taken).

@@ -21,6 +21,7 @@
 //! `LOOM_MAX_PREEMPTIONS=N` overrides it.
 
 use super::*;
+use crate::sync::line::Place;
 use crate::sync::{Arc, thread};
 use loom::model::Builder;
 
@@ -77,7 +78,7 @@ fn popped(lane: &Lane<u32>) -> Option<u32> {
     // SAFETY: the model's main thread is the lane's only reader.
     match unsafe { lane.pop() }? {
         Entry::Letter(l) => Some(l.msg),
-        Entry::Stop | Entry::Kill => unreachable!("the models queue letters only"),
+        Entry::Stop | Entry::Kill | Entry::Vacant => unreachable!("the models queue letters only"),
     }
 }
 
@@ -97,7 +98,9 @@ fn swept(lane: &Lane<u32>, into: &mut Vec<u32>) {
     unsafe {
         lane.sweep_into(|e| match e {
             Entry::Letter(l) => into.push(l.msg),
-            Entry::Stop | Entry::Kill => unreachable!("the models queue letters only"),
+            Entry::Stop | Entry::Kill | Entry::Vacant => {
+                unreachable!("the models queue letters only")
+            }
         });
     }
 }
@@ -373,6 +376,118 @@ fn a_draining_instance_never_waits_for_a_refused_sender() {
             .map(|(m, _)| m)
             .collect();
         assert_eq!(read, expected, "accepted {accepted:?}");
+        assert_eq!(lane.queued(), 0);
+    });
+}
+
+/// Waits, as a future on loom's executor, for a permit's slot (rule 13).
+fn reserved(lane: &Lane<u32>) -> Result<Ticket, NoSlot> {
+    let mut place = Place::default();
+    loom::future::block_on(std::future::poll_fn(|cx| lane.poll_reserve(&mut place, cx)))
+}
+
+/// (f) A future waiting for room on a full lane races the pop that frees
+/// it. Rules 10 and 13: the future arms, then checks, under `space`'s
+/// lock; the pop frees the slot, then looks for waiters. It is woken (or
+/// sees the slot before it waits) and its permit's letter is read next; a
+/// lost wake-up leaves it parked for ever (loom's deadlock).
+#[test]
+fn a_future_waiting_for_room_is_woken_by_a_pop() {
+    check(3, || {
+        let lane = Arc::new(make(Capacity::Bounded(1)));
+        send(&lane, 0)
+            .ok()
+            .expect("an empty lane of 1 takes a letter");
+        let sender = {
+            let lane = Arc::clone(&lane);
+            thread::spawn(move || {
+                let ticket = reserved(&lane).ok().expect("a pop frees the slot");
+                // SAFETY: a permit's ticket of this lane, pushed once.
+                unsafe { lane.push_permitted(ticket, letter(1)) };
+            })
+        };
+        assert_eq!(next(&lane), 0);
+        assert_eq!(next(&lane), 1);
+        sender.join().unwrap();
+        assert_eq!(lane.queued(), 0);
+    });
+}
+
+/// (g) A future waiting for room on a full lane races the door closing,
+/// with no pop to come. Rules 10, 11 and 13: `close` wakes every future in
+/// line (or it sees the door closed before it waits), and it is refused
+/// without a slot.
+#[test]
+fn a_future_waiting_for_room_is_woken_by_the_door() {
+    check(3, || {
+        let lane = Arc::new(make(Capacity::Bounded(1)));
+        send(&lane, 0)
+            .ok()
+            .expect("an empty lane of 1 takes a letter");
+        let sender = {
+            let lane = Arc::clone(&lane);
+            thread::spawn(move || reserved(&lane).map(|_| ()))
+        };
+        lane.close();
+        assert!(
+            matches!(sender.join().unwrap(), Err(NoSlot::Closed)),
+            "a future waiting on a full lane was not refused at the closed door"
+        );
+        assert_eq!(lane.queued(), 1);
+    });
+}
+
+/// (h) An instance ending a drain races two permit holders: one sends its
+/// letter, the other drops its permit unused (each reserved before the
+/// door closed, or was refused). What the instance does is `dispatch.rs`'s
+/// `next` and `serve`, as in (e), but it sleeps until `has_coming`, which
+/// leaves out the slots permits hold. Rules 5, 12 and 13: the letter of a
+/// permit granted is read once; the vacant slot of an unused one is
+/// passed over; the instance never ends with a slot held, and never
+/// sleeps through the push that fills one (loom's deadlock).
+#[test]
+fn a_draining_instance_waits_for_held_permits_and_passes_over_unused_ones() {
+    check(3, || {
+        let lane = Arc::new(make(Capacity::Bounded(2)));
+        let ready = Arc::new(Signal::default());
+        let holders: Vec<_> = [true, false]
+            .into_iter()
+            .map(|use_it| {
+                let (lane, ready) = (Arc::clone(&lane), Arc::clone(&ready));
+                thread::spawn(move || {
+                    let Ok(ticket) = reserved(&lane) else {
+                        return false;
+                    };
+                    // SAFETY: a permit's ticket of this lane, pushed once.
+                    unsafe {
+                        if use_it {
+                            lane.push_permitted(ticket, letter(7));
+                        } else {
+                            lane.push_vacant(ticket);
+                        }
+                    }
+                    // `SendPermit::send` and its drop: the push, then the
+                    // notify.
+                    ready.notify_one();
+                    use_it
+                })
+            })
+            .collect();
+        lane.close();
+        let mut read = Vec::new();
+        loop {
+            if let Some(msg) = popped(&lane) {
+                read.push(msg);
+                continue;
+            }
+            if !lane.has_reserved() {
+                break;
+            }
+            thread::yield_now();
+            ready.wait(None, || lane.has_coming());
+        }
+        let sent: Vec<bool> = holders.into_iter().map(|h| h.join().unwrap()).collect();
+        assert_eq!(read.len(), usize::from(sent[0]), "sent {sent:?}");
         assert_eq!(lane.queued(), 0);
     });
 }

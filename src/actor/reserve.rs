@@ -1,0 +1,231 @@
+//! Awaiting room in a stage's mailbox: [`Addr::reserve`] and its
+//! [`SendPermit`]. The waiting itself is the lane's (`lane/`, rule 13).
+
+use super::addr::Addr;
+use super::error::SendError;
+use super::lane::{Entry, NoSlot, Ticket};
+use super::letter::Letter;
+use super::mailbox::Mailbox;
+use crate::priority::Priority;
+use crate::sync::line::Place;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+impl<M> Addr<M> {
+    /// Waits, without blocking a thread, for a free slot in the lane of
+    /// `priority`, and returns a [`SendPermit`] that queues one message
+    /// there without waiting: the async form of [`send_at`](Addr::send_at)'s
+    /// backpressure (as tokio's `mpsc::Sender::reserve`). For a
+    /// [`Pipeline`](super::Pipeline), reserve on its
+    /// [`addr`](super::Pipeline::addr).
+    ///
+    /// Any runtime can poll the future; it needs none. Futures waiting on
+    /// one lane are served in the order they began to wait, and waiting on
+    /// a full lane never delays one waiting on another lane. An unbounded
+    /// lane is always ready.
+    ///
+    /// Cancel-safe: dropping the future gives up its place in line (and
+    /// hands a wake-up it had received to the next in line); dropping a
+    /// permit unused gives its slot back.
+    ///
+    /// A permit holds a slot the stage counts as a letter coming: the
+    /// stage does not end, nor does a `stop` or `kill` finish turning
+    /// letters away, until the permit is used or dropped. Use it at once.
+    ///
+    /// # Errors
+    ///
+    /// The future resolves to [`SendError::ShutDown`] once the stage
+    /// accepts nothing (also while it waits), and to
+    /// [`SendError::UnknownPriority`] under
+    /// [`Unlisted::Refuse`](super::Unlisted::Refuse). There is no message
+    /// to hand back yet: the errors carry `()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::actor::{Actor, ActorError, MailboxConfig, Outbox, SendError, Stage};
+    /// use priority_executor::{Capacity, Priority};
+    /// # use std::future::Future;
+    /// # use std::task::{Context, Poll, Waker};
+    /// # fn block_on<F: Future>(f: F) -> F::Output {
+    /// #     let mut f = std::pin::pin!(f);
+    /// #     let mut cx = Context::from_waker(Waker::noop());
+    /// #     loop {
+    /// #         if let Poll::Ready(out) = f.as_mut().poll(&mut cx) {
+    /// #             return out;
+    /// #         }
+    /// #         std::thread::yield_now();
+    /// #     }
+    /// # }
+    ///
+    /// struct Sum(u64);
+    /// impl Actor for Sum {
+    ///     type In = u64;
+    ///     type Out = ();
+    ///     fn perform(&mut self, n: u64, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+    ///         self.0 += n;
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let stage = Stage::builder("sum", |_| Sum(0))
+    ///     .mailbox(MailboxConfig::new().lane(Priority(1), Capacity::Bounded(4)))
+    ///     .spawn()?;
+    /// let addr = stage.addr();
+    /// // In an async fn or block, on any runtime:
+    /// block_on(async {
+    ///     for n in 0..100 {
+    ///         addr.reserve(Priority(1)).await?.send(n);
+    ///     }
+    ///     Ok::<_, SendError<()>>(())
+    /// })?;
+    /// assert_eq!(stage.drain().metrics.performed, 100);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reserve(&self, priority: Priority) -> Reserving<M> {
+        Reserving {
+            mb: Arc::clone(&self.mb),
+            priority,
+            slot: None,
+            place: Place::default(),
+        }
+    }
+}
+
+/// The future of [`Addr::reserve`]: a [`SendPermit`] once the lane has a
+/// free slot. It owns what it needs (`Unpin`, and `Send` with its
+/// messages), so a `Service` may keep one between calls to `poll_ready`
+/// and poll it with [`poll_reserve`](Reserving::poll_reserve).
+#[must_use = "futures do nothing unless polled"]
+pub struct Reserving<M> {
+    mb: Arc<Mailbox<M>>,
+    priority: Priority,
+    /// The lane's slot in the mailbox, once looked up.
+    slot: Option<usize>,
+    place: Place,
+}
+
+impl<M> Reserving<M> {
+    /// Polls for the permit: what `.await` does, for code that holds the
+    /// future in a struct (a `Service`'s `poll_ready`).
+    ///
+    /// # Errors
+    ///
+    /// As [`Addr::reserve`].
+    pub fn poll_reserve(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<SendPermit<M>, SendError<()>>> {
+        let slot = match self.slot {
+            Some(slot) => slot,
+            None => match self.mb.slot_for(self.priority) {
+                Ok(slot) => *self.slot.insert(slot),
+                Err(err) => return Poll::Ready(Err(err)),
+            },
+        };
+        let lane = self.mb.lane_at(slot);
+        match lane.poll_reserve(&mut self.place, cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Ok(ticket)) => Poll::Ready(Ok(SendPermit {
+                mb: Arc::clone(&self.mb),
+                slot,
+                priority: self.priority,
+                ticket: Some(ticket),
+            })),
+            Poll::Ready(Err(NoSlot::Closed | NoSlot::Full)) => {
+                Poll::Ready(Err(SendError::ShutDown {
+                    stage: self.mb.name.clone(),
+                    message: (),
+                }))
+            }
+        }
+    }
+}
+
+impl<M> Future for Reserving<M> {
+    type Output = Result<SendPermit<M>, SendError<()>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.poll_reserve(cx)
+    }
+}
+
+impl<M> Unpin for Reserving<M> {}
+
+impl<M> Drop for Reserving<M> {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot {
+            self.mb.lane_at(slot).cancel_reserve(&mut self.place);
+        }
+    }
+}
+
+impl<M> fmt::Debug for Reserving<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reserving")
+            .field("stage", &self.mb.name)
+            .field("priority", &self.priority)
+            .field("waiting", &!self.place.is_new())
+            .finish()
+    }
+}
+
+/// A slot held in a stage's mailbox lane, from [`Addr::reserve`]: queues
+/// one message there without waiting, or, dropped unused, gives the slot
+/// back.
+#[must_use = "a permit holds a slot of the lane until it is used or dropped"]
+pub struct SendPermit<M> {
+    mb: Arc<Mailbox<M>>,
+    slot: usize,
+    priority: Priority,
+    /// `None` once used.
+    ticket: Option<Ticket>,
+}
+
+impl<M> SendPermit<M> {
+    /// The priority the message will carry.
+    pub fn priority(&self) -> Priority {
+        self.priority
+    }
+
+    /// Queues `msg` in the permit's slot, without waiting. It cannot be
+    /// refused: the slot was taken while the stage accepted messages, so
+    /// the message is performed, or handed out as a dead letter by a
+    /// `stop` or `kill` queued ahead of it.
+    ///
+    /// # Examples
+    ///
+    /// See [`Addr::reserve`].
+    pub fn send(mut self, msg: M) {
+        let ticket = self.ticket.take().expect("a permit is used only once");
+        let letter = Entry::Letter(Letter::new(msg, self.priority));
+        // SAFETY: the ticket was taken from this lane, and `take` above
+        // sees that it is pushed once.
+        unsafe { self.mb.lane_at(self.slot).push_permitted(ticket, letter) };
+        self.mb.ready.notify_one();
+    }
+}
+
+impl<M> Drop for SendPermit<M> {
+    fn drop(&mut self) {
+        if let Some(ticket) = self.ticket.take() {
+            // SAFETY: as in `send`.
+            unsafe { self.mb.lane_at(self.slot).push_vacant(ticket) };
+            // An instance waiting for the slot's push (a drain, lane rule
+            // 12) looks again.
+            self.mb.ready.notify_one();
+        }
+    }
+}
+
+impl<M> fmt::Debug for SendPermit<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SendPermit")
+            .field("stage", &self.mb.name)
+            .field("priority", &self.priority)
+            .finish()
+    }
+}
