@@ -24,6 +24,9 @@
 //!   as batches round robin over consumers that register and unregister
 //!   while it runs ([`Actor::perform_batch`]), and ends after N quiet or
 //!   lonely cycles.
+//! - A [`StageMonitor`] ([`Stage::monitor`], [`Pipeline::monitors`]) reads
+//!   a stage's counters, latest faults and dead letters, and begins a
+//!   drain, without owning the stage: for dashboards and health checks.
 //! - A refused message comes back typed in a [`SendError`]; accepted ones
 //!   that are not performed come back as [`DeadLetter`]s; failures go to
 //!   the fault sink as [`Fault`]s.
@@ -99,6 +102,7 @@ mod letter;
 mod letters;
 mod mailbox;
 mod metrics;
+mod monitor;
 mod outcome;
 mod pipeline;
 mod priority;
@@ -118,6 +122,7 @@ pub use error::{SendError, SpawnError, StageClosed};
 pub use info::LetterInfo;
 pub use letters::{DeadLetter, DeadReason, Fault, Phase};
 pub use metrics::{MailboxLaneMetrics, StageMetrics};
+pub use monitor::StageMonitor;
 pub use pipeline::{Pipeline, PipelineBuilder};
 pub use priority::{Prioritized, PriorityGenerator};
 pub use reason::Reason;
