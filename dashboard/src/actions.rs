@@ -1,6 +1,7 @@
-//! Actions: pausing and resuming a lane, allowed only when the dashboard
-//! was given [`Actions`], and then only to a request carrying one of its
-//! bearer tokens. Every request for an action is logged, refused or not.
+//! Actions: pausing and resuming a lane, draining a pipeline (feature
+//! `actor`), allowed only when the dashboard was given [`Actions`], and
+//! then only to a request carrying one of its bearer tokens. Every request
+//! for an action is logged, refused or not.
 
 use crate::board::Dashboard;
 use crate::log::{ActionRecord, now_ms};
@@ -105,13 +106,29 @@ impl Verb {
     }
 }
 
+/// What an action is aimed at.
+enum Target<'a> {
+    Lane {
+        executor: &'a str,
+        priority: u32,
+    },
+    #[cfg_attr(not(feature = "actor"), allow(dead_code))]
+    Pipeline(&'a str),
+}
+
 /// `POST …/api/executors/{name}/lanes/{priority}/pause`.
 pub(crate) async fn pause(
     State(board): State<Dashboard>,
     Path((executor, priority)): Path<(String, u32)>,
     request: Request,
 ) -> Response {
-    act(&board, Verb::Pause, &executor, priority, &request)
+    let target = Target::Lane {
+        executor: &executor,
+        priority,
+    };
+    act(&board, Verb::Pause.as_str(), target, &request, || {
+        perform(&board, Verb::Pause, &executor, priority)
+    })
 }
 
 /// `POST …/api/executors/{name}/lanes/{priority}/resume`.
@@ -120,15 +137,40 @@ pub(crate) async fn resume(
     Path((executor, priority)): Path<(String, u32)>,
     request: Request,
 ) -> Response {
-    act(&board, Verb::Resume, &executor, priority, &request)
+    let target = Target::Lane {
+        executor: &executor,
+        priority,
+    };
+    act(&board, Verb::Resume.as_str(), target, &request, || {
+        perform(&board, Verb::Resume, &executor, priority)
+    })
 }
 
+/// `POST …/api/pipelines/{name}/drain`: begins a graceful drain, behind
+/// everything the pipeline accepted, and answers at once.
+#[cfg(feature = "actor")]
+pub(crate) async fn drain(
+    State(board): State<Dashboard>,
+    Path(pipeline): Path<String>,
+    request: Request,
+) -> Response {
+    act(
+        &board,
+        "drain",
+        Target::Pipeline(&pipeline),
+        &request,
+        || board.drain_pipeline(&pipeline),
+    )
+}
+
+/// Checks the request's right to act, does it (`perform`) if granted, and
+/// logs it either way.
 fn act(
     board: &Dashboard,
-    verb: Verb,
-    executor: &str,
-    priority: u32,
+    verb: &str,
+    target: Target<'_>,
     request: &Request,
+    perform: impl FnOnce() -> (StatusCode, String),
 ) -> Response {
     let inner = &board.inner;
     let from = request
@@ -148,15 +190,20 @@ fn act(
             StatusCode::UNAUTHORIZED,
             "refused: no valid bearer token".to_owned(),
         ),
-        (Some(_), Some(_)) => perform(board, verb, executor, priority),
+        (Some(_), Some(_)) => perform(),
+    };
+    let (executor, priority, pipeline) = match target {
+        Target::Lane { executor, priority } => (executor.to_owned(), priority, None),
+        Target::Pipeline(name) => (String::new(), 0, Some(name.to_owned())),
     };
     let record = ActionRecord {
         at_ms: now_ms(),
         who: holder.unwrap_or("anonymous").to_owned(),
         from,
-        action: verb.as_str().to_owned(),
-        executor: executor.to_owned(),
+        action: verb.to_owned(),
+        executor,
         priority,
+        pipeline,
         outcome: outcome.clone(),
     };
     inner

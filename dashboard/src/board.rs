@@ -1,5 +1,5 @@
-//! The dashboard: the executors it shows, whether actions are allowed,
-//! and the snapshot it takes of them.
+//! The dashboard: the executors (and pipelines, `pipelines.rs`) it
+//! shows, whether actions are allowed, and the snapshot it takes of them.
 
 use crate::actions::Actions;
 use crate::log::{ActionLog, ActionRecord, now_ms};
@@ -42,6 +42,8 @@ pub struct Dashboard {
 
 pub(crate) struct Inner {
     pub(crate) executors: Vec<Watched>,
+    #[cfg(feature = "actor")]
+    pub(crate) pipelines: Vec<crate::pipelines::WatchedPipeline>,
     pub(crate) actions: Option<Actions>,
     pub(crate) log: Mutex<ActionLog>,
     pub(crate) on_action: ActionHook,
@@ -66,9 +68,19 @@ impl std::fmt::Debug for Dashboard {
             .iter()
             .map(|w| w.name.as_str())
             .collect();
-        f.debug_struct("Dashboard")
-            .field("executors", &names)
-            .field("actions", &self.inner.actions)
+        let mut f = f.debug_struct("Dashboard");
+        f.field("executors", &names);
+        #[cfg(feature = "actor")]
+        {
+            let pipelines: Vec<&str> = self
+                .inner
+                .pipelines
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect();
+            f.field("pipelines", &pipelines);
+        }
+        f.field("actions", &self.inner.actions)
             .field("period", &self.inner.period)
             .finish_non_exhaustive()
     }
@@ -87,6 +99,8 @@ impl Dashboard {
         Dashboard {
             inner: Arc::new(Inner {
                 executors: Vec::new(),
+                #[cfg(feature = "actor")]
+                pipelines: Vec::new(),
                 actions: None,
                 log: Mutex::new(ActionLog::default()),
                 on_action: Arc::new(|record| eprintln!("{record}")),
@@ -96,7 +110,7 @@ impl Dashboard {
         }
     }
 
-    fn with(mut self, change: impl FnOnce(&mut Inner)) -> Dashboard {
+    pub(crate) fn with(mut self, change: impl FnOnce(&mut Inner)) -> Dashboard {
         let inner = Arc::get_mut(&mut self.inner)
             .expect("a dashboard is configured before its router or server is made");
         change(inner);
@@ -125,12 +139,7 @@ impl Dashboard {
         let executor = executor.clone();
         let wanted = name.into();
         self.with(move |inner| {
-            let mut name = wanted.clone();
-            let mut n = 1;
-            while inner.executors.iter().any(|w| w.name == name) {
-                n += 1;
-                name = format!("{wanted}#{n}");
-            }
+            let name = unique_name(&wanted, |n| inner.executors.iter().any(|w| w.name == n));
             inner.executors.push(Watched {
                 name,
                 picker: executor.config().picker.to_string(),
@@ -171,8 +180,9 @@ impl Dashboard {
         self.with(move |inner| inner.period = period.max(Duration::from_millis(50)))
     }
 
-    /// A snapshot of every executor, now: each one's
-    /// [`Executor::metrics`], with rates over the last few seconds.
+    /// A snapshot of every executor and pipeline, now: each executor's
+    /// [`Executor::metrics`] and each stage's monitor, with rates over the
+    /// last few seconds.
     ///
     /// # Examples
     ///
@@ -190,12 +200,25 @@ impl Dashboard {
                 snapshot
             })
             .collect();
+        #[cfg(feature = "actor")]
+        let pipelines = inner
+            .pipelines
+            .iter()
+            .map(|watched| {
+                let (snapshot, secs) = watched.snapshot(now);
+                window = window.max(secs);
+                snapshot
+            })
+            .collect();
+        #[cfg(not(feature = "actor"))]
+        let pipelines = Vec::new();
         Snapshot {
             version: SCHEMA_VERSION,
             taken_at_ms: now_ms(),
             window_secs: window,
             actions_enabled: inner.actions.is_some(),
             executors,
+            pipelines,
             actions: inner
                 .log
                 .lock()
@@ -203,6 +226,17 @@ impl Dashboard {
                 .latest(),
         }
     }
+}
+
+/// `wanted`, or `wanted#2`, `wanted#3`… whichever is not `taken` first.
+pub(crate) fn unique_name(wanted: &str, taken: impl Fn(&str) -> bool) -> String {
+    let mut name = wanted.to_owned();
+    let mut n = 1;
+    while taken(&name) {
+        n += 1;
+        name = format!("{wanted}#{n}");
+    }
+    name
 }
 
 impl Watched {

@@ -48,10 +48,41 @@
 //! drop(server);
 //! ```
 //!
+//! ## Pipelines and stages
+//!
+//! With the feature `actor` (on by default), [`Dashboard::stage`] and
+//! [`Dashboard::pipeline`] show the actor layer's stages and pipelines:
+//! each stage in order with its instances, its mailbox's depth per lane,
+//! performs per second, faults and dead letters (counted, and the latest
+//! few the stage keeps, with their reason). The dashboard keeps a
+//! [`StageMonitor`](priority_executor::actor::StageMonitor) per stage, not
+//! the stage: the application still owns, drains and drops it. A drain
+//! action drains a pipeline gracefully: it stops accepting, performs
+//! everything it accepted, then ends.
+//!
+//! ```
+//! # #[cfg(feature = "actor")] {
+//! use priority_executor::actor::{Actor, ActorError, Outbox, Stage};
+//! use priority_executor_dashboard::Dashboard;
+//!
+//! struct Nop;
+//! impl Actor for Nop {
+//!     type In = u8;
+//!     type Out = ();
+//!     fn perform(&mut self, _: u8, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+//!         Ok(())
+//!     }
+//! }
+//! let stage = Stage::builder("orders", |_| Nop).spawn().unwrap();
+//! let app: axum::Router = Dashboard::new().stage(&stage).router();
+//! # drop(app);
+//! # }
+//! ```
+//!
 //! ## What it reads
 //!
-//! Nothing but [`Executor::metrics`](priority_executor::Executor::metrics),
-//! when a viewer asks: no counter of its own, no thread while nobody
+//! Nothing but [`Executor::metrics`](priority_executor::Executor::metrics)
+//! (and each stage's monitor), when a viewer asks: no counter of its own, no thread while nobody
 //! looks. Each snapshot reads every executor's metrics once; rates and
 //! shares are differences over the last few seconds, kept per executor
 //! and shared by every viewer. Wait percentiles appear for executors that
@@ -62,7 +93,8 @@
 //! Read-only by default: every action is answered `403 Forbidden`. Given
 //! [`Actions`], a request carrying one of its tokens
 //! (`Authorization: Bearer …`) may pause and resume a lane
-//! ([`Executor::pause_lane`](priority_executor::Executor::pause_lane));
+//! ([`Executor::pause_lane`](priority_executor::Executor::pause_lane))
+//! and drain a pipeline;
 //! without one it gets `401 Unauthorized`. Every request for an action,
 //! granted or refused, is recorded with who (the token's name), from where,
 //! what and when: kept for the page and handed to
@@ -79,7 +111,9 @@
 //!
 //! `GET api/snapshot` returns [`Snapshot`]; its fields are documented on
 //! [`Snapshot`], [`ExecutorSnapshot`], [`LaneSnapshot`],
-//! [`ThreadSnapshot`] and [`ActionRecord`], and its `version` is
+//! [`ThreadSnapshot`], [`PipelineSnapshot`], [`StageSnapshot`],
+//! [`MailboxLaneSnapshot`], [`FaultSnapshot`], [`DeadLetterSnapshot`] and
+//! [`ActionRecord`], and its `version` is
 //! [`SCHEMA_VERSION`]. `GET api/events` sends the same JSON as server-sent
 //! `snapshot` events.
 
@@ -90,13 +124,19 @@ mod board;
 mod events;
 mod log;
 mod page;
+#[cfg(feature = "actor")]
+mod pipelines;
 mod router;
 mod sampler;
 mod server;
 mod snapshot;
+mod stage_snapshot;
 
 pub use actions::Actions;
 pub use board::Dashboard;
 pub use log::ActionRecord;
 pub use server::{DEFAULT_ADDR, Server};
 pub use snapshot::{ExecutorSnapshot, LaneSnapshot, SCHEMA_VERSION, Snapshot, ThreadSnapshot};
+pub use stage_snapshot::{
+    DeadLetterSnapshot, FaultSnapshot, MailboxLaneSnapshot, PipelineSnapshot, StageSnapshot,
+};

@@ -33,23 +33,33 @@ pub struct ActionRecord {
     pub who: String,
     /// The peer's address, when the server knows it.
     pub from: Option<String>,
-    /// `pause` or `resume`.
+    /// `pause`, `resume` or `drain`.
     pub action: String,
-    /// The executor it was aimed at.
+    /// The executor it was aimed at; empty for an action on a pipeline
+    /// (`drain`).
     pub executor: String,
-    /// The lane's priority.
+    /// The lane's priority; 0 for an action on a pipeline.
     pub priority: u32,
+    /// The pipeline it was aimed at (`drain`); `null` for a lane's action.
+    pub pipeline: Option<String>,
     /// `ok`, or why it was refused.
     pub outcome: String,
 }
 
 impl std::fmt::Display for ActionRecord {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "dashboard action at {} ms: {} lane {} of executor {:?} by {}",
-            self.at_ms, self.action, self.priority, self.executor, self.who
-        )?;
+        match &self.pipeline {
+            Some(pipeline) => write!(
+                f,
+                "dashboard action at {} ms: {} pipeline {:?} by {}",
+                self.at_ms, self.action, pipeline, self.who
+            )?,
+            None => write!(
+                f,
+                "dashboard action at {} ms: {} lane {} of executor {:?} by {}",
+                self.at_ms, self.action, self.priority, self.executor, self.who
+            )?,
+        }
         if let Some(from) = &self.from {
             write!(f, " from {from}")?;
         }

@@ -19,6 +19,7 @@ impl Dashboard {
     /// | `GET /api/events` | server-sent `snapshot` events, one per period |
     /// | `POST /api/executors/{name}/lanes/{priority}/pause` | pause a lane (token) |
     /// | `POST /api/executors/{name}/lanes/{priority}/resume` | resume it (token) |
+    /// | `POST /api/pipelines/{name}/drain` | drain a pipeline (token; feature `actor`) |
     ///
     /// Nested under a path (`Router::nest("/dashboard", …)`), the page is
     /// at `/dashboard` and finds the rest below it.
@@ -32,7 +33,7 @@ impl Dashboard {
     /// # drop(app);
     /// ```
     pub fn router(&self) -> Router {
-        Router::new()
+        let router = Router::new()
             .route("/", get(page::index))
             .route("/app.js", get(page::script))
             .route("/style.css", get(page::style))
@@ -45,8 +46,10 @@ impl Dashboard {
             .route(
                 "/api/executors/{executor}/lanes/{priority}/resume",
                 post(actions::resume),
-            )
-            .with_state(self.clone())
+            );
+        #[cfg(feature = "actor")]
+        let router = router.route("/api/pipelines/{pipeline}/drain", post(actions::drain));
+        router.with_state(self.clone())
     }
 }
 

@@ -1,11 +1,13 @@
 //! The snapshot: what the JSON endpoint returns and each server-sent event
-//! carries. Every figure comes from [`Executor::metrics`]; the rates and
+//! carries. Every executor's figure comes from [`Executor::metrics`] (the
+//! pipelines' part is in `stage_snapshot.rs`); the rates and
 //! shares are differences of its counters over a sliding window
 //! (`sampler.rs`).
 //!
 //! [`Executor::metrics`]: priority_executor::Executor::metrics
 
 use crate::log::ActionRecord;
+use crate::stage_snapshot::PipelineSnapshot;
 use serde::Serialize;
 
 /// The version of the snapshot's JSON shape, raised when a field changes
@@ -42,10 +44,13 @@ pub struct Snapshot {
     /// The span the rates and shares are measured over, in seconds (0
     /// until a second sample exists).
     pub window_secs: f64,
-    /// Whether the actions (pause, resume) are enabled at all.
+    /// Whether the actions (pause, resume, drain) are enabled at all.
     pub actions_enabled: bool,
     /// The executors, in the order they were added.
     pub executors: Vec<ExecutorSnapshot>,
+    /// The pipelines and stages (feature `actor`), in the order they were
+    /// added; empty without the feature.
+    pub pipelines: Vec<PipelineSnapshot>,
     /// The latest actions asked for, oldest first, refused ones included.
     pub actions: Vec<ActionRecord>,
 }

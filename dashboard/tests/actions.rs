@@ -160,3 +160,121 @@ async fn the_page_and_its_assets_are_served_from_the_crate() {
         );
     }
 }
+
+/// Draining a pipeline: 403 when actions are disabled, 401 without a
+/// token, and with one a graceful drain behind everything queued.
+#[cfg(feature = "actor")]
+mod drain {
+    use super::support::call;
+    use super::support::stages::{HOLD, Pass, gated};
+    use axum::http::StatusCode;
+    use priority_executor::actor::{Pipeline, Reason, Stage};
+    use priority_executor_dashboard::{ActionRecord, Actions, Dashboard};
+    use std::sync::{Arc, Mutex};
+
+    const DRAIN: &str = "/api/pipelines/parse/drain";
+
+    #[tokio::test]
+    async fn a_drain_is_refused_unless_actions_are_enabled() {
+        let stage = Stage::builder("parse", |_| Pass).spawn().unwrap();
+        let router = Dashboard::new().stage(&stage).on_action(|_| {}).router();
+        let (status, body) = call(&router, "POST", DRAIN, Some("anything")).await;
+        assert_eq!(
+            (status, body["ok"].as_bool()),
+            (StatusCode::FORBIDDEN, Some(false))
+        );
+        assert!(!stage.addr().is_closed(), "not drained");
+        let (_, json) = call(&router, "GET", "/api/snapshot", None).await;
+        let record = &json["actions"][0];
+        assert_eq!(
+            (record["action"].as_str(), record["pipeline"].as_str()),
+            (Some("drain"), Some("parse"))
+        );
+        assert!(record["outcome"].as_str().unwrap().starts_with("refused"));
+    }
+
+    #[tokio::test]
+    async fn a_drain_needs_a_token_and_performs_every_queued_letter() {
+        let (first, gate) = gated("parse");
+        let pipeline = Pipeline::builder(first)
+            .then(Stage::builder("store", |_| Pass))
+            .spawn()
+            .unwrap();
+        let records = Arc::new(Mutex::new(Vec::<ActionRecord>::new()));
+        let log = records.clone();
+        let router = Dashboard::new()
+            .pipeline(&pipeline)
+            .actions(Actions::with_token("ops", "s3cret"))
+            .on_action(move |r| log.lock().unwrap().push(r.clone()))
+            .router();
+        let addr = pipeline.addr();
+        addr.send(HOLD).unwrap();
+        gate.wait_held();
+        let queued: Vec<u32> = (0..20).map(|n| n * 2).collect();
+        for &n in &queued {
+            addr.send(n).unwrap();
+        }
+
+        for token in [None, Some("wrong")] {
+            let (status, _) = call(&router, "POST", DRAIN, token).await;
+            assert_eq!(status, StatusCode::UNAUTHORIZED, "token {token:?}");
+            assert!(!addr.is_closed(), "not drained");
+        }
+        let (status, _) = call(&router, "POST", "/api/pipelines/nope/drain", Some("s3cret")).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+
+        let (status, body) = call(&router, "POST", DRAIN, Some("s3cret")).await;
+        assert_eq!((status, body["ok"].as_bool()), (StatusCode::OK, Some(true)));
+        // The drain has begun: nothing more is accepted, what was is kept.
+        assert!(addr.is_closed());
+        assert!(addr.send(2).is_err());
+        gate.release();
+        let exits = pipeline.join();
+        for exit in &exits {
+            assert_eq!(exit.reason, Reason::Drained, "{}", exit.metrics.name);
+            let m = &exit.metrics;
+            // The held letter and every queued one, none dead.
+            assert_eq!(
+                (m.performed, m.dead_lettered),
+                (queued.len() as u64 + 1, 0),
+                "{}",
+                m.name
+            );
+        }
+        let (_, json) = call(&router, "GET", "/api/snapshot", None).await;
+        assert_eq!(json["pipelines"][0]["ended"], true);
+        assert_eq!(json["pipelines"][0]["stages"][1]["finished"], "drained");
+
+        // Once ended, there is nothing to drain.
+        let (status, _) = call(&router, "POST", DRAIN, Some("s3cret")).await;
+        assert_eq!(status, StatusCode::CONFLICT);
+
+        let records = records.lock().unwrap().clone();
+        let summary: Vec<(&str, &str, Option<&str>, bool)> = records
+            .iter()
+            .map(|r| {
+                (
+                    r.who.as_str(),
+                    r.action.as_str(),
+                    r.pipeline.as_deref(),
+                    r.outcome == "ok",
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("anonymous", "drain", Some("parse"), false),
+                ("anonymous", "drain", Some("parse"), false),
+                ("ops", "drain", Some("nope"), false),
+                ("ops", "drain", Some("parse"), true),
+                ("ops", "drain", Some("parse"), false),
+            ]
+        );
+        assert!(
+            records[3]
+                .to_string()
+                .contains("drain pipeline \"parse\" by ops")
+        );
+    }
+}

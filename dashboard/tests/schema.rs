@@ -91,6 +91,7 @@ async fn the_snapshot_has_every_field_with_its_type() {
             ("window_secs", Number),
             ("actions_enabled", Bool),
             ("executors", Array),
+            ("pipelines", Array),
             ("actions", Array),
         ],
         &[],
@@ -193,12 +194,161 @@ async fn the_snapshot_has_every_field_with_its_type() {
             ("action", Text),
             ("executor", Text),
             ("priority", Count),
+            ("pipeline", Text),
             ("outcome", Text),
         ],
-        &["from"],
+        &["from", "pipeline"],
     );
     assert_eq!(actions[0]["who"], "ops");
+    assert!(actions[0]["pipeline"].is_null(), "a lane's action");
     assert_eq!(actions[0]["outcome"], "ok");
     exec.resume_lane(Priority(1)).unwrap();
     exec.shutdown();
+}
+
+/// A pipeline's part of the snapshot: its stages in order, each with its
+/// counters, mailbox lanes, and the latest faults and dead letters.
+#[cfg(feature = "actor")]
+#[tokio::test]
+async fn the_pipelines_have_every_field_with_their_type() {
+    use priority_executor::actor::{Pipeline, Reason, Stage};
+    use support::stages::{HOLD, Pass, gated};
+
+    let (first, gate) = gated("parse");
+    let pipeline = Pipeline::builder(first)
+        .then(Stage::builder("store", |_| Pass).instances(2))
+        .spawn()
+        .unwrap();
+    let router = Dashboard::new().pipeline(&pipeline).router();
+    let addr = pipeline.addr();
+    addr.send(HOLD).unwrap();
+    gate.wait_held();
+    addr.send_at(1, Priority::HIGH).unwrap(); // fails
+    for n in [2, 4, 6] {
+        addr.send(n).unwrap(); // MEDIUM, the default
+    }
+    addr.kill().unwrap(); // HIGH, behind the 1: the 2, 4 and 6 are dead letters
+
+    let (status, json) = call(&router, "GET", "/api/snapshot", None).await;
+    assert!(status.is_success());
+    use Kind::*;
+    let pipelines = json["pipelines"].as_array().unwrap();
+    assert_eq!(pipelines.len(), 1);
+    let pipeline_fields = [("name", Text), ("ended", Bool), ("stages", Array)];
+    check("pipeline", &pipelines[0], &pipeline_fields, &[]);
+    assert_eq!(pipelines[0]["name"], "parse");
+    assert_eq!(pipelines[0]["ended"], false);
+    let stage_fields = [
+        ("name", Text),
+        ("instances", Count),
+        ("finished", Text),
+        ("queued", Count),
+        ("running", Count),
+        ("offered", Count),
+        ("accepted", Count),
+        ("handed_back", Count),
+        ("performed", Count),
+        ("faulted", Count),
+        ("dead_lettered", Count),
+        ("sent_back", Count),
+        ("retried", Count),
+        ("performed_per_sec", Number),
+        ("accepted_per_sec", Number),
+        ("lanes", Array),
+        ("latest_faults", Array),
+        ("latest_dead_letters", Array),
+    ];
+    let lane_fields = [
+        ("priority", Count),
+        ("weight", Count),
+        ("capacity", Count),
+        ("queued", Count),
+        ("accepted", Count),
+        ("dispatched", Count),
+    ];
+    let stages = pipelines[0]["stages"].as_array().unwrap();
+    let names: Vec<&str> = stages.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["parse", "store"], "the stages in order");
+    for stage in stages {
+        check("stage", stage, &stage_fields, &["finished"]);
+        for lane in stage["lanes"].as_array().unwrap() {
+            check("mailbox lane", lane, &lane_fields, &["capacity"]);
+        }
+    }
+    let parse = &stages[0];
+    assert!(parse["finished"].is_null());
+    assert_eq!(
+        (parse["instances"].as_u64(), stages[1]["instances"].as_u64()),
+        (Some(1), Some(2))
+    );
+    assert_eq!(
+        (parse["queued"].as_u64(), parse["running"].as_u64()),
+        (Some(5), Some(1))
+    );
+    let depth = |priority: u32| {
+        parse["lanes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["priority"] == priority)
+            .map(|l| l["queued"].as_u64().unwrap())
+    };
+    // The 1 and the kill at HIGH, the 2, 4 and 6 at MEDIUM.
+    assert_eq!((depth(300), depth(200)), (Some(2), Some(3)));
+
+    gate.release();
+    let exits = pipeline.join();
+    assert_eq!(exits[0].reason, Reason::Killed);
+    let (_, json) = call(&router, "GET", "/api/snapshot", None).await;
+    let pipeline = &json["pipelines"][0];
+    assert_eq!(pipeline["ended"], true);
+    let parse = &pipeline["stages"][0];
+    assert_eq!(parse["finished"], "killed");
+    assert_eq!(pipeline["stages"][1]["finished"], "drained");
+    assert_eq!(
+        (
+            parse["performed"].as_u64(),
+            parse["faulted"].as_u64(),
+            parse["dead_lettered"].as_u64()
+        ),
+        (Some(1), Some(1), Some(3))
+    );
+    let faults = parse["latest_faults"].as_array().unwrap();
+    assert_eq!(faults.len(), 1);
+    check(
+        "fault",
+        &faults[0],
+        &[
+            ("instance", Count),
+            ("phase", Text),
+            ("error", Text),
+            ("attempts", Count),
+            ("priority", Count),
+        ],
+        &["priority"],
+    );
+    assert_eq!(
+        (faults[0]["phase"].as_str(), faults[0]["priority"].as_u64()),
+        (Some("perform"), Some(300))
+    );
+    assert!(
+        faults[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("odd number 1")
+    );
+    let dead = parse["latest_dead_letters"].as_array().unwrap();
+    assert_eq!(dead.len(), 3);
+    for letter in dead {
+        check(
+            "dead letter",
+            letter,
+            &[("priority", Count), ("reason", Text), ("sent_back", Count)],
+            &[],
+        );
+        assert_eq!(
+            (letter["priority"].as_u64(), letter["reason"].as_str()),
+            (Some(200), Some("killed"))
+        );
+    }
 }

@@ -85,6 +85,19 @@ pub struct DeadLetter<M> {
     pub info: LetterInfo,
 }
 
+impl<M> DeadLetter<M> {
+    /// The same dead letter without its message (what a
+    /// [`StageMonitor`](super::StageMonitor) shows).
+    pub(crate) fn without_message(&self) -> DeadLetter<()> {
+        DeadLetter {
+            message: (),
+            priority: self.priority,
+            reason: self.reason,
+            info: self.info,
+        }
+    }
+}
+
 /// Where a fault happened.
 ///
 /// # Examples
@@ -129,4 +142,20 @@ pub struct Fault<M> {
     /// A copy of the message, when the stage keeps one (it does under a
     /// `RetryPolicy`, which needs `In: Clone`).
     pub message: Option<M>,
+}
+
+impl<M> Fault<M> {
+    /// The same fault without its message (`Some(())` where a copy was
+    /// kept): what a [`StageMonitor`](super::StageMonitor) shows.
+    pub(crate) fn without_message(&self) -> Fault<()> {
+        Fault {
+            stage: self.stage.clone(),
+            instance: self.instance,
+            phase: self.phase,
+            error: self.error.clone(),
+            attempts: self.attempts,
+            priority: self.priority,
+            message: self.message.as_ref().map(|_| ()),
+        }
+    }
 }

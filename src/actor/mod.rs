@@ -27,6 +27,9 @@
 //! - Async code awaits room in a full lane with [`Addr::reserve`] (a
 //!   [`SendPermit`] once a slot is free; no thread blocks), on a stage or
 //!   on a pipeline's [`addr`](Pipeline::addr).
+//! - A [`StageMonitor`] ([`Stage::monitor`], [`Pipeline::monitors`]) reads
+//!   a stage's counters, latest faults and dead letters, and begins a
+//!   drain, without owning the stage: for dashboards and health checks.
 //! - A refused message comes back typed in a [`SendError`]; accepted ones
 //!   that are not performed come back as [`DeadLetter`]s; failures go to
 //!   the fault sink as [`Fault`]s.
@@ -102,6 +105,7 @@ mod letter;
 mod letters;
 mod mailbox;
 mod metrics;
+mod monitor;
 mod outcome;
 mod pipeline;
 mod priority;
@@ -122,6 +126,7 @@ pub use error::{SendError, SpawnError, StageClosed};
 pub use info::LetterInfo;
 pub use letters::{DeadLetter, DeadReason, Fault, Phase};
 pub use metrics::{MailboxLaneMetrics, StageMetrics};
+pub use monitor::StageMonitor;
 pub use pipeline::{Pipeline, PipelineBuilder};
 pub use priority::{Prioritized, PriorityGenerator};
 pub use reason::Reason;

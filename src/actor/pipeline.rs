@@ -7,6 +7,7 @@ use super::builder::StageBuilder;
 use super::error::SpawnError;
 use super::head::Head;
 use super::metrics::StageMetrics;
+use super::monitor::StageMonitor;
 use super::reason::Reason;
 use super::shared::{Exit, Link};
 use crate::executor::Executor;
@@ -228,6 +229,44 @@ impl<I> Pipeline<I> {
     /// See [`StageMetrics`].
     pub fn metrics(&self) -> Vec<StageMetrics> {
         self.stages.iter().map(|s| s.link.metrics()).collect()
+    }
+
+    /// A [`StageMonitor`] of each stage, first stage first: views that do
+    /// not own the pipeline. [`StageMonitor::drain`] on any of them drains
+    /// the whole pipeline from its first stage.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::actor::{Actor, ActorError, Outbox, Pipeline, Reason, Stage};
+    ///
+    /// struct Pass;
+    /// impl Actor for Pass {
+    ///     type In = u8;
+    ///     type Out = u8;
+    ///     fn perform(&mut self, n: u8, out: &mut Outbox<'_, u8>) -> Result<(), ActorError> {
+    ///         let _ = out.send(n);
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let pipeline = Pipeline::builder(Stage::builder("a", |_| Pass))
+    ///     .then(Stage::builder("b", |_| Pass))
+    ///     .spawn()?;
+    /// let monitors = pipeline.monitors();
+    /// let names: Vec<&str> = monitors.iter().map(|m| m.name()).collect();
+    /// assert_eq!(names, ["a", "b"]);
+    /// pipeline.addr().send(7).unwrap();
+    /// monitors[1].drain(); // begins at stage "a", behind the 7
+    /// let exits = pipeline.join();
+    /// assert!(exits.iter().all(|e| e.reason == Reason::Drained));
+    /// assert_eq!(monitors[1].metrics().performed, 1);
+    /// # Ok::<(), priority_executor::actor::SpawnError>(())
+    /// ```
+    pub fn monitors(&self) -> Vec<StageMonitor> {
+        self.stages
+            .iter()
+            .map(|s| StageMonitor::new(s.link.clone()))
+            .collect()
     }
 
     /// Sends the drain marker behind everything sent so far and waits

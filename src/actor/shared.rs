@@ -46,6 +46,21 @@ impl<T> Sink<T> {
             Sink::Keep(v) => std::mem::take(&mut *lock(v)),
         }
     }
+
+    /// The last `n` items kept, oldest first, each read through `read`,
+    /// without taking them (none with a callback).
+    pub(crate) fn latest<U>(&self, n: usize, read: impl Fn(&T) -> U) -> Vec<U> {
+        match self {
+            Sink::Call(_) => Vec::new(),
+            Sink::Keep(v) => {
+                let kept = lock(v);
+                kept[kept.len().saturating_sub(n)..]
+                    .iter()
+                    .map(read)
+                    .collect()
+            }
+        }
+    }
 }
 
 /// One count per instance, each on its own cache line and written only by
@@ -281,6 +296,15 @@ pub(crate) trait Link: Send + Sync {
     /// Is the calling thread one of the stage's instances?
     fn is_own_thread(&self) -> bool;
     fn hand_over(&self, exec: Executor);
+    /// Has the stage ended, and why?
+    fn finished(&self) -> Option<Reason>;
+    /// Begins the drain at the first stage of the stage's pipeline (this
+    /// stage outside one), as `Outbox::drain_pipeline`.
+    fn drain_pipeline(&self);
+    /// The last `n` faults kept, without their messages.
+    fn latest_faults(&self, n: usize) -> Vec<Fault<()>>;
+    /// The last `n` dead letters kept, without their messages.
+    fn latest_dead_letters(&self, n: usize) -> Vec<DeadLetter<()>>;
 }
 
 impl<I: Send + 'static> Link for Core<I> {
@@ -302,6 +326,22 @@ impl<I: Send + 'static> Link for Core<I> {
 
     fn metrics(&self) -> StageMetrics {
         Core::metrics(self)
+    }
+
+    fn finished(&self) -> Option<Reason> {
+        Core::finished(self)
+    }
+
+    fn drain_pipeline(&self) {
+        self.head.drain();
+    }
+
+    fn latest_faults(&self, n: usize) -> Vec<Fault<()>> {
+        self.faults.latest(n, Fault::without_message)
+    }
+
+    fn latest_dead_letters(&self, n: usize) -> Vec<DeadLetter<()>> {
+        self.dead.latest(n, DeadLetter::without_message)
     }
 }
 

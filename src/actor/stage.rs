@@ -6,6 +6,7 @@ use super::actor::Actor;
 use super::addr::Addr;
 use super::letters::{DeadLetter, Fault};
 use super::metrics::StageMetrics;
+use super::monitor::StageMonitor;
 use super::reason::Reason;
 use super::shared::{Core, Exit};
 use crate::executor::Executor;
@@ -63,6 +64,16 @@ impl<A: Actor> Stage<A> {
     /// See [`StageMetrics`].
     pub fn metrics(&self) -> StageMetrics {
         self.core.metrics()
+    }
+
+    /// A cloneable view of the stage that does not own it: counters,
+    /// latest faults and dead letters, and a drain begun without waiting.
+    ///
+    /// # Examples
+    ///
+    /// See [`StageMonitor`].
+    pub fn monitor(&self) -> StageMonitor {
+        StageMonitor::new(self.core.clone())
     }
 
     /// The dead letters kept so far (none if `on_dead_letter` is set), in

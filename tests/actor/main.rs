@@ -22,6 +22,7 @@ mod hop_limits;
 mod instances;
 mod kill_overtakes_stop;
 mod letter_info;
+mod monitor;
 mod own_stage;
 mod panics;
 mod pipeline_drain;

@@ -1,6 +1,8 @@
 // The dashboard page: one snapshot at load, then one per server-sent
 // event; per executor a table of lanes and two small SVG charts (queued
-// and completed per second, per lane) over the last two minutes.
+// and completed per second, per lane) over the last two minutes; per
+// pipeline a table of its stages in order, with their latest faults and
+// dead letters.
 "use strict";
 
 const HISTORY = 120;
@@ -156,6 +158,84 @@ function renderExecutor(exec, enabled) {
   drawChart(parts.charts.rate, exec, "rate");
 }
 
+// Each pipeline's card, built once and updated in place as the
+// executors' are.
+const pipelineCards = new Map(); // pipeline name -> its card's parts
+
+const STAGE_FIELDS = ["name", "instances", "state", "queued", "depth", "running", "performed",
+  "performed_per_sec", "faulted", "dead_lettered", "handed_back"];
+const STAGE_HEADINGS = ["stage", "instances", "state", "queued", "depth per lane", "running", "performed",
+  "performed/s", "faults", "dead letters", "handed back"];
+
+function newPipelineCard(pipeline) {
+  const state = el("span", { class: "muted" });
+  const button = el("button", { type: "button", "data-action": "drain", "data-pipeline": pipeline.name }, "drain");
+  button.addEventListener("click", () => post(`${base}api/pipelines/${encodeURIComponent(pipeline.name)}/drain`,
+    `drain pipeline ${pipeline.name}`, "drain"));
+  const body = el("tbody", {});
+  const latest = el("ul", { class: "latest" });
+  const card = el("div", { class: "executor pipeline", "data-pipeline": pipeline.name },
+    el("h2", {}, pipeline.name + " ", state, " ", button),
+    el("table", { class: "stages" }, el("thead", {}, el("tr", {}, ...STAGE_HEADINGS.map((h) => el("th", {}, h)))), body),
+    latest);
+  return { card, state, button, body, latest, rows: new Map() };
+}
+
+function newStageRow(pipeline, stage) {
+  const row = el("tr", { "data-pipeline": pipeline.name, "data-stage": stage.name });
+  const cells = {};
+  for (const field of STAGE_FIELDS) {
+    cells[field] = el("td", { "data-field": field });
+    row.append(cells[field]);
+  }
+  return { row, cells };
+}
+
+function updateStageRow(parts, stage) {
+  const values = {
+    name: stage.name, instances: stage.instances, state: stage.finished || "running", queued: stage.queued,
+    depth: stage.lanes.map((l) => `${l.priority}: ${l.queued}`).join(", ") || "–", running: stage.running,
+    performed: stage.performed, performed_per_sec: fmt(stage.performed_per_sec), faulted: stage.faulted,
+    dead_lettered: stage.dead_lettered, handed_back: stage.handed_back,
+  };
+  for (const [field, value] of Object.entries(values)) {
+    if (parts.cells[field].textContent !== String(value)) parts.cells[field].textContent = value;
+  }
+  parts.row.className = stage.finished ? "ended" : "";
+}
+
+function latestItems(stage) {
+  const items = stage.latest_faults.map((f) => el("li", { class: "fault" },
+    `${stage.name}: ${f.phase} failed on instance ${f.instance}` +
+    (f.priority === null ? "" : ` at priority ${f.priority}`) + ` after ${f.attempts} attempt(s): ${f.error}`));
+  for (const d of stage.latest_dead_letters) {
+    items.push(el("li", { class: "dead" }, `${stage.name}: dead letter at priority ${d.priority}: ${d.reason}` +
+      (d.sent_back ? ` (sent back ${d.sent_back} times)` : "")));
+  }
+  return items;
+}
+
+function renderPipeline(pipeline, enabled) {
+  let parts = pipelineCards.get(pipeline.name);
+  if (!parts) {
+    parts = newPipelineCard(pipeline);
+    pipelineCards.set(pipeline.name, parts);
+    document.getElementById("pipelines").append(parts.card);
+  }
+  parts.state.textContent = pipeline.ended ? "ended" : pipeline.stages.length + " stage(s)";
+  parts.button.hidden = !enabled || pipeline.ended;
+  for (const stage of pipeline.stages) {
+    let row = parts.rows.get(stage.name);
+    if (!row) {
+      row = newStageRow(pipeline, stage);
+      parts.rows.set(stage.name, row);
+      parts.body.append(row.row);
+    }
+    updateStageRow(row, stage);
+  }
+  parts.latest.replaceChildren(...pipeline.stages.flatMap(latestItems));
+}
+
 function render(snapshot) {
   seq += 1;
   document.getElementById("seq").textContent = seq;
@@ -165,21 +245,29 @@ function render(snapshot) {
     remember(exec);
     renderExecutor(exec, snapshot.actions_enabled);
   }
+  const pipelines = snapshot.pipelines || [];
+  document.getElementById("pipelines-panel").hidden = pipelines.length === 0;
+  for (const pipeline of pipelines) renderPipeline(pipeline, snapshot.actions_enabled);
   const rows = snapshot.actions.slice().reverse().map((a) => el("tr", {},
     el("td", {}, new Date(a.at_ms).toLocaleTimeString()), el("td", {}, a.who), el("td", {}, a.from || "–"),
-    el("td", {}, a.action), el("td", {}, a.executor), el("td", {}, a.priority), el("td", {}, a.outcome)));
+    el("td", {}, a.action), el("td", {}, a.pipeline ? "pipeline " + a.pipeline : a.executor),
+    el("td", {}, a.pipeline ? "–" : a.priority), el("td", {}, a.outcome)));
   document.querySelector("#actions tbody").replaceChildren(...rows);
 }
 
-async function act(verb, executor, priority) {
+function act(verb, executor, priority) {
+  const url = `${base}api/executors/${encodeURIComponent(executor)}/lanes/${priority}/${verb}`;
+  return post(url, `${verb} lane ${priority} of ${executor}`, verb);
+}
+
+async function post(url, what, verb) {
   const status = document.getElementById("action-status");
   const token = document.getElementById("token").value.trim();
   const headers = token ? { Authorization: "Bearer " + token } : {};
-  const url = `${base}api/executors/${encodeURIComponent(executor)}/lanes/${priority}/${verb}`;
   try {
     const response = await fetch(url, { method: "POST", headers });
     const body = await response.json().catch(() => ({}));
-    status.textContent = `${verb} lane ${priority} of ${executor}: ${response.status} ${body.outcome || ""}`;
+    status.textContent = `${what}: ${response.status} ${body.outcome || ""}`;
     status.dataset.status = String(response.status);
     refresh();
   } catch (e) {

@@ -1,8 +1,8 @@
 //! The dashboard in a real browser: a headless Chromium, driven over
 //! WebDriver, loads the page of a running executor, sees its lanes and
 //! their queued counts change as jobs run, pauses a lane with the token
-//! and sees its dispatches stop and resume, and sees an action refused
-//! without the token.
+//! and sees its dispatches stop and resume, sees a pipeline's stages and
+//! drains it, and sees an action refused without the token.
 //!
 //! Needs Debian's `chromium` and `chromium-driver` (`scripts/browser
 //! install`). Without them the test says so and passes, unless `CI` is
@@ -10,6 +10,8 @@
 
 mod driver;
 mod page;
+#[cfg(feature = "actor")]
+mod pipeline;
 
 use driver::{Browser, Driver, capabilities};
 use page::Page;
@@ -47,8 +49,12 @@ async fn the_page_shows_the_lanes_and_pauses_one_with_the_token() {
         .lane(Priority(1), Capacity::Unbounded)
         .build()
         .unwrap();
-    let server = Dashboard::new()
-        .executor(&exec)
+    let board = Dashboard::new().executor(&exec);
+    #[cfg(feature = "actor")]
+    let pipeline = pipeline::spawn();
+    #[cfg(feature = "actor")]
+    let board = board.pipeline(&pipeline);
+    let server = board
         .actions(Actions::with_token("browser-test", TOKEN))
         .on_action(|_| {})
         .period(Duration::from_millis(100))
@@ -115,6 +121,10 @@ async fn the_page_shows_the_lanes_and_pauses_one_with_the_token() {
     page.wait_text(&low("state"), "running").await;
     page.wait_text(&low("dispatched"), "50").await;
     page.wait_text(&low("queued"), "0").await;
+
+    // A pipeline's stages, in order; drained with the token.
+    #[cfg(feature = "actor")]
+    pipeline::check(&page, &pipeline).await;
 
     // Without the token: refused, and the lane stays as it was.
     page.type_token("").await;

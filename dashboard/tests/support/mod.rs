@@ -2,6 +2,9 @@
 //! a socket.
 #![allow(dead_code)]
 
+#[cfg(feature = "actor")]
+pub mod stages;
+
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
