@@ -290,44 +290,75 @@ fn senders_waiting_for_room_race_the_reader() {
     });
 }
 
-/// (d) A sender waiting for room on a full lane races the door closing,
-/// with no pop to come. Rules 9 to 11: `close` wakes it (or it sees the
-/// door closed before it sleeps) and it is refused; it never sleeps for
-/// ever, and it never takes a slot.
-#[test]
-fn a_sender_waiting_for_room_is_woken_by_the_door() {
-    check(3, || {
+/// A waiter on a full lane of one, with no pop to come, races the door
+/// closing: `wait` is how it waits for room (a sender's sleep or a
+/// future's place in line). It is woken by `close` (or sees the door
+/// closed before it waits) and refused without a slot.
+fn waiting_for_room_meets_the_door(wait: fn(&Lane<u32>) -> Result<Ticket, NoSlot>) {
+    check(3, move || {
         let lane = Arc::new(make(Capacity::Bounded(1)));
         send(&lane, 0)
             .ok()
             .expect("an empty lane of 1 takes a letter");
-        let sender = {
+        let waiter = {
             let lane = Arc::clone(&lane);
-            thread::spawn(move || lane.reserve_waiting(None).map(|_| ()))
+            thread::spawn(move || wait(&lane).map(|_| ()))
         };
-        // Yields, so that loom also runs the sender through its whole spin
+        // Yields, so that loom also runs the waiter through its whole spin
         // to its sleep before the door closes: a thread that yields is not
-        // run again while another can run, and the sender yields at every
+        // run again while another can run, and a sender yields at every
         // snooze. Not a synchronisation: every other order is explored too.
         for _ in 0..4 {
             thread::yield_now();
         }
         lane.close();
         assert!(
-            matches!(sender.join().unwrap(), Err(NoSlot::Closed)),
-            "a sender waiting on a full lane was not refused at the closed door"
+            matches!(waiter.join().unwrap(), Err(NoSlot::Closed)),
+            "a waiter on a full lane was not refused at the closed door"
         );
         assert_eq!(lane.queued(), 1);
     });
 }
 
+/// (d) A sender waiting for room on a full lane races the door closing.
+/// Rules 9 to 11: `close` wakes it and it is refused; it never sleeps for
+/// ever, and it never takes a slot.
+#[test]
+fn a_sender_waiting_for_room_is_woken_by_the_door() {
+    waiting_for_room_meets_the_door(|lane| lane.reserve_waiting(None));
+}
+
+/// An instance ending a drain, as `dispatch.rs`'s `next` and `serve`: it
+/// pops while it can; with nothing to pop and the length zero the stage
+/// ends; with a slot taken and not pushed yet it waits on the mailbox's
+/// ready signal (a spin, then a sleep) until `coming` says mail again, as
+/// every push's `notify_one` follows it. Returns what it read.
+fn drained_by_an_instance(
+    lane: &Lane<u32>,
+    ready: &Signal,
+    coming: fn(&Lane<u32>) -> bool,
+) -> Vec<u32> {
+    let mut read = Vec::new();
+    loop {
+        if let Some(msg) = popped(lane) {
+            read.push(msg);
+            continue;
+        }
+        if !lane.has_reserved() {
+            // Nothing queued, nothing coming: the stage ends.
+            return read;
+        }
+        // A slot is taken and its push is under way: wait for the mail, a
+        // yield for the spin, then the sleep.
+        thread::yield_now();
+        ready.wait(None, || coming(lane));
+    }
+}
+
 /// (e) An instance ending a drain races senders refused at the closed
-/// door of an unbounded lane (or accepted just before it closed). What the
-/// instance does is `dispatch.rs`'s `next` and `serve`: it pops while it
-/// can; with nothing to pop and the length zero the stage ends; with a
-/// slot taken and not pushed yet it waits on the mailbox's ready signal (a
-/// spin, then a sleep) until the length says mail again, as the push's
-/// `notify_one` follows it. Rules 1, 2, 4, 5 and 12: the length falls only
+/// door of an unbounded lane (or accepted just before it closed); the
+/// instance waits until the length says mail again
+/// (`drained_by_an_instance`). Rules 1, 2, 4, 5 and 12: the length falls only
 /// by a pop. A sender that took a slot and gave it back when refused made
 /// the length fall with no pop and no notify: the instance that saw its
 /// slot slept for ever (loom reports the deadlock).
@@ -353,21 +384,7 @@ fn a_draining_instance_never_waits_for_a_refused_sender() {
             .collect();
         // The drain begins: the door closes.
         lane.close();
-        let mut read = Vec::new();
-        loop {
-            if let Some(msg) = popped(&lane) {
-                read.push(msg);
-                continue;
-            }
-            if !lane.has_reserved() {
-                // Nothing queued, nothing coming: the stage ends.
-                break;
-            }
-            // A slot is taken and its push is under way: wait for the
-            // mail, a yield for the spin, then the sleep.
-            thread::yield_now();
-            ready.wait(None, || lane.has_reserved());
-        }
+        let mut read = drained_by_an_instance(&lane, &ready, Lane::has_reserved);
         let accepted: Vec<bool> = senders.into_iter().map(|s| s.join().unwrap()).collect();
         read.sort_unstable();
         let expected: Vec<u32> = (0..)
@@ -413,35 +430,18 @@ fn a_future_waiting_for_room_is_woken_by_a_pop() {
     });
 }
 
-/// (g) A future waiting for room on a full lane races the door closing,
-/// with no pop to come. Rules 10, 11 and 13: `close` wakes every future in
-/// line (or it sees the door closed before it waits), and it is refused
-/// without a slot.
+/// (g) A future waiting for room on a full lane races the door closing.
+/// Rules 10, 11 and 13: `close` wakes every future in line (or it sees the
+/// door closed before it waits), and it is refused without a slot.
 #[test]
 fn a_future_waiting_for_room_is_woken_by_the_door() {
-    check(3, || {
-        let lane = Arc::new(make(Capacity::Bounded(1)));
-        send(&lane, 0)
-            .ok()
-            .expect("an empty lane of 1 takes a letter");
-        let sender = {
-            let lane = Arc::clone(&lane);
-            thread::spawn(move || reserved(&lane).map(|_| ()))
-        };
-        lane.close();
-        assert!(
-            matches!(sender.join().unwrap(), Err(NoSlot::Closed)),
-            "a future waiting on a full lane was not refused at the closed door"
-        );
-        assert_eq!(lane.queued(), 1);
-    });
+    waiting_for_room_meets_the_door(reserved);
 }
 
 /// (h) An instance ending a drain races two permit holders: one sends its
 /// letter, the other drops its permit unused (each reserved before the
-/// door closed, or was refused). What the instance does is `dispatch.rs`'s
-/// `next` and `serve`, as in (e), but it sleeps until `has_coming`, which
-/// leaves out the slots permits hold. Rules 5, 12 and 13: the letter of a
+/// door closed, or was refused). The instance drains as in (e), but it
+/// sleeps until `has_coming`, which leaves out the slots permits hold. Rules 5, 12 and 13: the letter of a
 /// permit granted is read once; the vacant slot of an unused one is
 /// passed over; the instance never ends with a slot held, and never
 /// sleeps through the push that fills one (loom's deadlock).
@@ -474,18 +474,7 @@ fn a_draining_instance_waits_for_held_permits_and_passes_over_unused_ones() {
             })
             .collect();
         lane.close();
-        let mut read = Vec::new();
-        loop {
-            if let Some(msg) = popped(&lane) {
-                read.push(msg);
-                continue;
-            }
-            if !lane.has_reserved() {
-                break;
-            }
-            thread::yield_now();
-            ready.wait(None, || lane.has_coming());
-        }
+        let read = drained_by_an_instance(&lane, &ready, Lane::has_coming);
         let sent: Vec<bool> = holders.into_iter().map(|h| h.join().unwrap()).collect();
         assert_eq!(read.len(), usize::from(sent[0]), "sent {sent:?}");
         assert_eq!(lane.queued(), 0);
