@@ -96,6 +96,12 @@ pub enum BuildError {
         /// The lane.
         priority: Priority,
     },
+    /// Two lanes have the same [name](crate::LaneConfig::name).
+    #[error("lane name {name:?} is given to two lanes: a lane's name is unique in its executor")]
+    DuplicateLaneName {
+        /// The name given twice.
+        name: String,
+    },
     /// The name cannot name a thread: it contains a NUL byte.
     #[error("name {name:?} contains a NUL byte, which a thread name cannot hold")]
     InvalidName {
@@ -432,4 +438,19 @@ pub struct TimedOut {
     pub queued: usize,
     /// Jobs running when the time ran out.
     pub running: usize,
+}
+
+/// [`Executor::lane`](crate::Executor::lane) found no lane of this name.
+/// Its message lists the names there are.
+///
+/// # Examples
+///
+/// See [`LaneConfig::name`](crate::LaneConfig::name).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("no lane named {name:?} (lanes: {})", lanes.join(", "))]
+pub struct UnknownLane {
+    /// The name asked for.
+    pub name: String,
+    /// The names of the executor's lanes, highest priority first.
+    pub lanes: Vec<String>,
 }

@@ -157,7 +157,7 @@ pub mod guide;
 struct ReadmeDoctests;
 
 pub use builder::ExecutorBuilder;
-pub use error::{BatchError, BuildError, EnqueueError, TimedOut};
+pub use error::{BatchError, BuildError, EnqueueError, TimedOut, UnknownLane};
 pub use executor::{Executor, ExecutorConfig, PauseError, Permit, Reserve};
 pub use hooks::{DeadJob, ExpiredJob, JobInfo, JobOutcome};
 pub use job::{Attempt, JobError, JobHandle, JobOptions, PendingJob, RetryPolicy};

@@ -95,6 +95,13 @@ impl ExecutorBuilder {
                 return Err(BuildError::ZeroPromoteAfter { priority });
             }
         }
+        let mut names: Vec<&str> = lanes.iter().filter_map(|l| l.name.as_deref()).collect();
+        names.sort_unstable();
+        if let Some(twice) = names.windows(2).find(|pair| pair[0] == pair[1]) {
+            return Err(BuildError::DuplicateLaneName {
+                name: twice[0].to_owned(),
+            });
+        }
         let sum: u64 = lanes.iter().map(|l| u64::from(l.weight)).sum();
         if sum > MAX_CYCLE {
             return Err(BuildError::WeightsTooLarge {

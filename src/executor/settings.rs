@@ -2,7 +2,8 @@
 
 use super::Executor;
 use super::ExecutorConfig;
-use crate::error::BuildError;
+use crate::error::{BuildError, UnknownLane};
+use crate::priority::Priority;
 use std::time::Duration;
 
 impl Executor {
@@ -25,6 +26,29 @@ impl Executor {
             lanes: shared.lane_configs.to_vec(),
             stack_size: shared.thread_settings.stack_size,
         }
+    }
+
+    /// The priority of the lane [named](crate::LaneConfig::name) `name`
+    /// (in code, or in `executors.toml`), to pass where a priority goes.
+    ///
+    /// # Errors
+    ///
+    /// [`UnknownLane`], listing the names there are, if no lane has this
+    /// name.
+    ///
+    /// # Examples
+    ///
+    /// See [`LaneConfig::name`](crate::LaneConfig::name).
+    pub fn lane(&self, name: &str) -> Result<Priority, UnknownLane> {
+        let lanes = &self.shared.lane_configs;
+        lanes
+            .iter()
+            .find(|l| l.name.as_deref() == Some(name))
+            .map(|l| l.priority)
+            .ok_or_else(|| UnknownLane {
+                name: name.to_owned(),
+                lanes: lanes.iter().filter_map(|l| l.name.clone()).collect(),
+            })
     }
 
     /// Changes `core_threads` and `max_threads` of the running executor

@@ -78,6 +78,10 @@ pub struct LaneConfig {
     pub promote_after: Option<Duration>,
     /// What `enqueue` does when the lane is full.
     pub when_full: RejectionPolicy,
+    /// The lane's name, if it has one: code finds the lane by it
+    /// ([`Executor::lane`](crate::Executor::lane)) instead of repeating its
+    /// priority number.
+    pub name: Option<String>,
 }
 
 impl LaneConfig {
@@ -95,7 +99,33 @@ impl LaneConfig {
             max_running: None,
             promote_after: None,
             when_full: RejectionPolicy::Block,
+            name: None,
         }
+    }
+
+    /// Names the lane, so that code finds it by name
+    /// ([`Executor::lane`](crate::Executor::lane)) and a file that changes
+    /// the lane's priority changes no code. Unique per executor.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Executor, LaneConfig, Priority};
+    ///
+    /// let exec = Executor::builder()
+    ///     .lane_config(LaneConfig::new(Priority(10)).name("interactive"))
+    ///     .lane_config(LaneConfig::new(Priority(1)).name("batch"))
+    ///     .build()?;
+    /// let interactive = exec.lane("interactive")?;
+    /// assert_eq!(interactive, Priority(10));
+    /// assert_eq!(exec.enqueue(interactive, || 6 * 7)?.join()?, 42);
+    /// let err = exec.lane("bulk").unwrap_err();
+    /// assert_eq!(err.to_string(), "no lane named \"bulk\" (lanes: interactive, batch)");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
     }
 
     /// The lane's weight in the round robin (at least 1).

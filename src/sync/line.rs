@@ -61,7 +61,10 @@ impl Place {
 }
 
 impl Line {
-    /// Futures holding a ticket (in line, or woken and yet to look).
+    /// Futures holding a ticket (in line, or woken and yet to look): what
+    /// the mailbox's space signal counts (the executor's lanes count them
+    /// in `space_waiters` themselves).
+    #[cfg_attr(not(feature = "actor"), allow(dead_code))]
     pub(crate) fn members(&self) -> usize {
         self.members
     }

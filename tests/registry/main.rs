@@ -10,6 +10,7 @@ mod config_fuzz;
 mod config_messages;
 mod dotted_keys;
 mod mailbox_errors;
+mod named_lanes;
 mod reload;
 mod reload_under_load;
 mod sequence_faults;

@@ -209,6 +209,20 @@ fn build_issue(plan: &ExecutorPlan, err: BuildError) -> Issue {
                 None => Issue::invalid(table, err.to_string()),
             }
         }
+        BuildError::DuplicateLaneName { name } => {
+            let span = lanes
+                .iter()
+                .filter_map(|l| l.get_ref().name.as_ref())
+                .filter(|n| n.get_ref() == name)
+                .nth(1)
+                .map_or(table, Spanned::span);
+            Issue::invalid(
+                span,
+                format!(
+                    "name = {name:?} is given to two lanes (a lane's name is unique in its executor)"
+                ),
+            )
+        }
         BuildError::InvalidName { .. } => Issue::invalid(
             plan.name_span.clone(),
             "the name contains a NUL byte, which a thread name cannot hold (an executor's \

@@ -92,6 +92,40 @@ impl Plan {
             })
     }
 
+    /// Checks that the executor `name` of the file has a lane named by each
+    /// of `lanes` (what the code needs); the error is placed at the
+    /// executor's lanes and lists the names they have.
+    pub(crate) fn check_lanes(&self, name: &str, lanes: &[String]) -> Result<(), ConfigError> {
+        let plan = self.executor_named(name)?;
+        let named: Vec<&str> = plan
+            .spec
+            .lanes
+            .iter()
+            .filter_map(|(_, lane)| lane.name.as_deref())
+            .collect();
+        let Some(missing) = lanes.iter().find(|l| !named.contains(&l.as_str())) else {
+            return Ok(());
+        };
+        let raw = plan.raw.get_ref();
+        let span = raw.lanes.as_ref().map_or(plan.raw.span(), Spanned::span);
+        let has = if named.is_empty() {
+            "none of its lanes has a name".to_owned()
+        } else {
+            let quoted: Vec<String> = named.iter().map(|n| format!("{n:?}")).collect();
+            format!("its lanes are named {}", quoted.join(", "))
+        };
+        let issue = Issue::missing(
+            span,
+            format!(
+                "no lane named {missing:?}, which the code needs (give a lane name = {missing:?}; \
+                 {has})"
+            ),
+        )
+        .with_field("name")
+        .with_executor(name);
+        Err(issue.locate(&self.source, self.path.as_deref()))
+    }
+
     /// The settings of `[mailboxes.NAME]`, or an error naming the sections
     /// the file has.
     #[cfg_attr(any(not(feature = "actor"), loom), allow(dead_code))]
@@ -231,6 +265,15 @@ fn lane(raw: &RawLane) -> Result<(Priority, LaneConfig), Issue> {
             )
         })?;
         lane = lane.when_full(parsed);
+    }
+    if let Some(name) = &raw.name {
+        if name.get_ref().is_empty() {
+            return Err(Issue::invalid(
+                name.span(),
+                "name = \"\" is not allowed (a lane's name is a non-empty string)",
+            ));
+        }
+        lane = lane.name(name.get_ref().clone());
     }
     Ok((priority, lane))
 }

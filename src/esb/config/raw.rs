@@ -22,6 +22,7 @@ const EXECUTOR_KEYS: &[&str] = &[
 ];
 const LANE_KEYS: &[&str] = &[
     "priority",
+    "name",
     "capacity",
     "weight",
     "max_running",
@@ -71,6 +72,7 @@ pub(crate) struct RawLane {
     pub(crate) max_running: Option<Spanned<MaxRunning>>,
     pub(crate) promote_after: Option<Spanned<String>>,
     pub(crate) when_full: Option<Spanned<String>>,
+    pub(crate) name: Option<Spanned<String>>,
 }
 
 /// Reads the document's root table.
@@ -147,6 +149,7 @@ fn lane(node: &Node<'_>) -> Result<Spanned<RawLane>, Issue> {
         max_running: fields.read("max_running", max_running)?,
         promote_after: fields.read("promote_after", Node::string)?,
         when_full: fields.read("when_full", Node::string)?,
+        name: fields.read("name", Node::string)?,
     };
     Ok(Spanned::new(lane, fields.span()))
 }

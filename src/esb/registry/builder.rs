@@ -69,6 +69,8 @@ pub struct ExecutorsBuilder {
 pub(super) struct Options {
     configure: BTreeMap<String, ConfigureFn>,
     only: Option<BTreeSet<String>>,
+    /// Lane names the code needs, by executor.
+    lanes: BTreeMap<String, Vec<String>>,
 }
 
 impl ExecutorsBuilder {
@@ -111,6 +113,49 @@ impl ExecutorsBuilder {
             .only
             .get_or_insert_with(BTreeSet::new)
             .extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// Declares the lanes the code needs in the executor `name`, by
+    /// [name](crate::LaneConfig::name): the load (and every reload) fails
+    /// if the file does not name them, pointing at the executor's lanes,
+    /// instead of the first enqueue failing at run time. Called again, the
+    /// names add up.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::Executors;
+    ///
+    /// let file = r#"
+    /// [executors.thumbs]
+    /// lanes = [{ priority = 10, name = "interactive" }, { priority = 1, name = "bulk" }]
+    /// "#;
+    /// let executors = Executors::builder()
+    ///     .require_lanes("thumbs", ["interactive", "bulk"])
+    ///     .load_toml_str(file)?;
+    /// let interactive = executors.get("thumbs")?.lane("interactive")?;
+    /// # let _ = interactive;
+    /// executors.shutdown();
+    ///
+    /// let err = Executors::builder()
+    ///     .require_lanes("thumbs", ["batch"])
+    ///     .load_toml_str(file)
+    ///     .unwrap_err();
+    /// assert_eq!(err.line(), Some(3));
+    /// assert!(err.to_string().contains("no lane named \"batch\", which the code needs"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn require_lanes<I>(mut self, name: impl Into<String>, lanes: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        self.options
+            .lanes
+            .entry(name.into())
+            .or_default()
+            .extend(lanes.into_iter().map(Into::into));
         self
     }
 
@@ -159,6 +204,9 @@ impl Options {
         for name in named {
             plan.executor_named(name)?;
         }
+        for (name, lanes) in &self.lanes {
+            plan.check_lanes(name, lanes)?;
+        }
         if let Some(only) = &self.only {
             plan.executors.retain(|e| only.contains(&e.name));
         }
@@ -179,6 +227,7 @@ impl fmt::Debug for ExecutorsBuilder {
         f.debug_struct("ExecutorsBuilder")
             .field("configure", &self.options.configure.keys())
             .field("only", &self.options.only)
+            .field("lanes", &self.options.lanes)
             .finish()
     }
 }
