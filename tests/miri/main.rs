@@ -303,4 +303,44 @@ mod mailbox {
         seen.sort_unstable();
         assert_eq!(seen, [0, 1, 2, 3, 4, 5]);
     }
+
+    /// Permits on a ring lane of 2: one used, one dropped unused (its
+    /// vacant slot passed over), and a future woken by the pop that frees
+    /// a slot: every entry written once and read once, no leak.
+    #[test]
+    fn permits_used_dropped_and_awaited_on_a_ring_lane() {
+        use priority_executor::Priority;
+        use std::task::Poll;
+
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let stage = {
+            let seen = seen.clone();
+            Stage::builder("miri-permits", move |_| Collect(seen.clone()))
+                .mailbox(MailboxConfig::new().lane(Priority(1), Capacity::Bounded(2)))
+                .spawn()
+                .expect("spawn")
+        };
+        let addr = stage.addr();
+        let Poll::Ready(Ok(used)) = super::poll_once(&mut addr.reserve(Priority(1))) else {
+            panic!("an empty lane has room");
+        };
+        let Poll::Ready(Ok(unused)) = super::poll_once(&mut addr.reserve(Priority(1))) else {
+            panic!("a lane of 2 has room for two");
+        };
+        let mut third = addr.reserve(Priority(1));
+        assert!(super::poll_once(&mut third).is_pending());
+        used.send(1);
+        drop(unused);
+        // The instance pops both; a slot frees for the third.
+        let permit = loop {
+            if let Poll::Ready(result) = super::poll_once(&mut third) {
+                break result.expect("the stage runs");
+            }
+            std::thread::yield_now();
+        };
+        permit.send(3);
+        let exit = stage.drain();
+        assert_eq!((exit.metrics.performed, exit.metrics.accepted), (2, 2));
+        assert_eq!(*seen.lock().unwrap(), [1, 3]);
+    }
 }
