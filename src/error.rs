@@ -440,7 +440,7 @@ pub struct TimedOut {
     pub running: usize,
 }
 
-/// [`Executor::lane`](crate::Executor::lane) found no lane of this name.
+/// [`Executor::lane_priority`](crate::Executor::lane_priority) found no lane of this name.
 /// Its message lists the names there are.
 ///
 /// # Examples

@@ -39,7 +39,7 @@ impl Executor {
     /// # Examples
     ///
     /// See [`LaneConfig::name`](crate::LaneConfig::name).
-    pub fn lane(&self, name: &str) -> Result<Priority, UnknownLane> {
+    pub fn lane_priority(&self, name: &str) -> Result<Priority, UnknownLane> {
         let lanes = &self.shared.lane_configs;
         lanes
             .iter()

@@ -79,7 +79,7 @@ pub struct LaneConfig {
     /// What `enqueue` does when the lane is full.
     pub when_full: RejectionPolicy,
     /// The lane's name, if it has one: code finds the lane by it
-    /// ([`Executor::lane`](crate::Executor::lane)) instead of repeating its
+    /// ([`Executor::lane_priority`](crate::Executor::lane_priority)) instead of repeating its
     /// priority number.
     pub name: Option<String>,
 }
@@ -104,7 +104,7 @@ impl LaneConfig {
     }
 
     /// Names the lane, so that code finds it by name
-    /// ([`Executor::lane`](crate::Executor::lane)) and a file that changes
+    /// ([`Executor::lane_priority`](crate::Executor::lane_priority)) and a file that changes
     /// the lane's priority changes no code. Unique per executor.
     ///
     /// # Examples
@@ -116,10 +116,10 @@ impl LaneConfig {
     ///     .lane_config(LaneConfig::new(Priority(10)).name("interactive"))
     ///     .lane_config(LaneConfig::new(Priority(1)).name("batch"))
     ///     .build()?;
-    /// let interactive = exec.lane("interactive")?;
+    /// let interactive = exec.lane_priority("interactive")?;
     /// assert_eq!(interactive, Priority(10));
     /// assert_eq!(exec.enqueue(interactive, || 6 * 7)?.join()?, 42);
-    /// let err = exec.lane("bulk").unwrap_err();
+    /// let err = exec.lane_priority("bulk").unwrap_err();
     /// assert_eq!(err.to_string(), "no lane named \"bulk\" (lanes: interactive, batch)");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```

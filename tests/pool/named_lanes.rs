@@ -11,9 +11,9 @@ fn a_lane_is_found_by_its_name_and_an_unknown_name_lists_the_names() {
         .lane_config(LaneConfig::new(Priority(5)))
         .build()
         .unwrap();
-    assert_eq!(exec.lane("interactive"), Ok(Priority(10)));
-    assert_eq!(exec.lane("batch"), Ok(Priority(1)));
-    let err = exec.lane("Batch").unwrap_err();
+    assert_eq!(exec.lane_priority("interactive"), Ok(Priority(10)));
+    assert_eq!(exec.lane_priority("batch"), Ok(Priority(1)));
+    let err = exec.lane_priority("Batch").unwrap_err();
     // Highest priority first; the unnamed lane is not listed.
     assert_eq!(
         err,

@@ -24,15 +24,15 @@ fn the_code_finds_a_file_lane_by_its_name() {
         .load_toml_str(FILE)
         .unwrap();
     let thumbs = executors.get("thumbs").unwrap();
-    assert_eq!(thumbs.lane("interactive"), Ok(Priority(10)));
-    assert_eq!(thumbs.lane("bulk"), Ok(Priority(1)));
-    let lane = thumbs.lane("interactive").unwrap();
+    assert_eq!(thumbs.lane_priority("interactive"), Ok(Priority(10)));
+    assert_eq!(thumbs.lane_priority("bulk"), Ok(Priority(1)));
+    let lane = thumbs.lane_priority("interactive").unwrap();
     assert_eq!(
         thumbs.enqueue(lane, || "resized").unwrap().join(),
         Ok("resized")
     );
     assert_eq!(
-        thumbs.lane("batch"),
+        thumbs.lane_priority("batch"),
         Err(UnknownLane {
             name: "batch".to_owned(),
             lanes: vec!["interactive".to_owned(), "bulk".to_owned()],
@@ -88,7 +88,7 @@ fn a_reload_that_drops_a_needed_lane_name_is_refused_and_changes_nothing() {
         .unwrap_err();
     assert!(err.detail().contains("none of its lanes") || err.detail().contains("\"interactive\""));
     assert_eq!(
-        executors.get("thumbs").unwrap().lane("bulk"),
+        executors.get("thumbs").unwrap().lane_priority("bulk"),
         Ok(Priority(1))
     );
     executors.shutdown();

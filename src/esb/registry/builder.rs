@@ -134,7 +134,7 @@ impl ExecutorsBuilder {
     /// let executors = Executors::builder()
     ///     .require_lanes("thumbs", ["interactive", "bulk"])
     ///     .load_toml_str(file)?;
-    /// let interactive = executors.get("thumbs")?.lane("interactive")?;
+    /// let interactive = executors.get("thumbs")?.lane_priority("interactive")?;
     /// # let _ = interactive;
     /// executors.shutdown();
     ///
