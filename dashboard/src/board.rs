@@ -3,7 +3,7 @@
 
 use crate::actions::Actions;
 use crate::log::{ActionLog, ActionRecord, now_ms};
-use crate::sampler::Sampler;
+use crate::sampler::{LaneCounts, Sampler};
 use crate::snapshot::{ExecutorSnapshot, LaneSnapshot, SCHEMA_VERSION, Snapshot, ThreadSnapshot};
 use priority_executor::{Executor, Metrics};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -242,16 +242,20 @@ pub(crate) fn unique_name(wanted: &str, taken: impl Fn(&str) -> bool) -> String 
 impl Watched {
     fn snapshot(&self, now: Instant) -> (ExecutorSnapshot, f64) {
         let metrics: Metrics = self.executor.metrics();
-        let counts: Vec<(u64, u64)> = metrics
+        let counts: Vec<LaneCounts> = metrics
             .lanes
             .iter()
-            .map(|l| (l.dispatched, l.completed))
+            .map(|l| LaneCounts {
+                dispatched: l.dispatched,
+                completed: l.completed,
+                waits: l.waits.clone(),
+            })
             .collect();
         let (secs, rates) = self
             .sampler
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .observe(now, &counts);
+            .observe(now, counts);
         let total_weight: u64 = metrics.lanes.iter().map(|l| u64::from(l.weight)).sum();
         let total_dispatched: u64 = rates.iter().map(|r| r.dispatched).sum();
         let ms = |d: Option<Duration>| d.map(|d| d.as_secs_f64() * 1e3);
@@ -289,6 +293,8 @@ impl Watched {
                 },
                 wait_p50_ms: ms(lane.waits.percentile(50.0)),
                 wait_p99_ms: ms(lane.waits.percentile(99.0)),
+                wait_p50_ms_window: ms(rate.waits.percentile(50.0)),
+                wait_p99_ms_window: ms(rate.waits.percentile(99.0)),
             })
             .collect();
         let t = metrics.threads;

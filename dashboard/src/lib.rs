@@ -86,7 +86,10 @@
 //! looks. Each snapshot reads every executor's metrics once; rates and
 //! shares are differences over the last few seconds, kept per executor
 //! and shared by every viewer. Wait percentiles appear for executors that
-//! record waits ([`ExecutorBuilder::record_waits`](priority_executor::ExecutorBuilder::record_waits)).
+//! record waits ([`ExecutorBuilder::record_waits`](priority_executor::ExecutorBuilder::record_waits)),
+//! since start and over the same window: the difference of the lane's
+//! wait histograms ([`WaitTimes::since`](priority_executor::WaitTimes::since))
+//! between the oldest sample kept and now.
 //!
 //! ## Actions
 //!

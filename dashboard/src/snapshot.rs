@@ -142,4 +142,12 @@ pub struct LaneSnapshot {
     pub wait_p50_ms: Option<f64>,
     /// 99th percentile of the same waits.
     pub wait_p99_ms: Option<f64>,
+    /// Median wait of the jobs started in the window (the waits recorded
+    /// since the oldest sample the dashboard keeps, at most a few seconds
+    /// back), in milliseconds; `null` unless the executor records waits
+    /// and some job started in the window, and on a first look, which has
+    /// no earlier sample.
+    pub wait_p50_ms_window: Option<f64>,
+    /// 99th percentile of the same waits in the window.
+    pub wait_p99_ms_window: Option<f64>,
 }

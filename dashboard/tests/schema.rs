@@ -150,6 +150,8 @@ async fn the_snapshot_has_every_field_with_its_type() {
         ("weight_share", Number),
         ("wait_p50_ms", Number),
         ("wait_p99_ms", Number),
+        ("wait_p50_ms_window", Number),
+        ("wait_p99_ms_window", Number),
     ];
     let nullable = [
         "capacity",
@@ -158,6 +160,8 @@ async fn the_snapshot_has_every_field_with_its_type() {
         "share",
         "wait_p50_ms",
         "wait_p99_ms",
+        "wait_p50_ms_window",
+        "wait_p99_ms_window",
     ];
     let lanes = executor["lanes"].as_array().unwrap();
     assert_eq!(lanes.len(), 2);
@@ -203,6 +207,52 @@ async fn the_snapshot_has_every_field_with_its_type() {
     assert!(actions[0]["pipeline"].is_null(), "a lane's action");
     assert_eq!(actions[0]["outcome"], "ok");
     exec.resume_lane(Priority(1)).unwrap();
+    exec.shutdown();
+}
+
+/// The lanes' wait percentiles over the window are those of the waits
+/// since the previous look, not since start: waits recorded in one lane,
+/// a look, then waits in the other lane only, and a second look.
+#[tokio::test]
+async fn the_window_waits_are_those_since_the_previous_look() {
+    let exec = Executor::builder()
+        .name("window")
+        .record_waits(true)
+        .lane(Priority(10), Capacity::Unbounded)
+        .lane(Priority(1), Capacity::Unbounded)
+        .build()
+        .unwrap();
+    let run = |priority: u32, n: usize| {
+        for _ in 0..n {
+            exec.enqueue(Priority(priority), || ())
+                .unwrap()
+                .join()
+                .unwrap();
+        }
+    };
+    let router = Dashboard::new().executor(&exec).router();
+    let lane = |json: &Value, i: usize| json["executors"][0]["lanes"][i].clone();
+
+    run(10, 20);
+    let (_, first) = call(&router, "GET", "/api/snapshot", None).await;
+    let high = lane(&first, 0);
+    assert!(high["wait_p50_ms"].is_number(), "waits since start");
+    assert!(
+        high["wait_p50_ms_window"].is_null(),
+        "a first look has no window: {high}"
+    );
+
+    run(1, 20);
+    let (_, second) = call(&router, "GET", "/api/snapshot", None).await;
+    let (high, low) = (lane(&second, 0), lane(&second, 1));
+    // The high lane's waits all came before the first look.
+    assert!(high["wait_p50_ms"].is_number());
+    assert!(high["wait_p50_ms_window"].is_null(), "{high}");
+    assert!(high["wait_p99_ms_window"].is_null(), "{high}");
+    // The low lane's all came after it: the window holds every one.
+    assert!(low["wait_p50_ms_window"].is_number(), "{low}");
+    assert_eq!(low["wait_p50_ms_window"], low["wait_p50_ms"]);
+    assert_eq!(low["wait_p99_ms_window"], low["wait_p99_ms"]);
     exec.shutdown();
 }
 

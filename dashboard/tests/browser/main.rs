@@ -43,6 +43,7 @@ async fn the_page_shows_the_lanes_and_pauses_one_with_the_token() {
     // One worker, so the test decides what runs when.
     let exec = Executor::builder()
         .name("demo")
+        .record_waits(true)
         .core_threads(1)
         .max_threads(1)
         .lane(Priority(10), Capacity::Unbounded)
@@ -121,6 +122,9 @@ async fn the_page_shows_the_lanes_and_pauses_one_with_the_token() {
     page.wait_text(&low("state"), "running").await;
     page.wait_text(&low("dispatched"), "50").await;
     page.wait_text(&low("queued"), "0").await;
+    // The waits of the jobs that just ran, over the window.
+    page.wait_number(&low("wait_p50_ms_window")).await;
+    page.wait_number(&low("wait_p99_ms_window")).await;
 
     // A pipeline's stages, in order; drained with the token.
     #[cfg(feature = "actor")]
