@@ -2,7 +2,7 @@
 // event; per executor a table of lanes and two small SVG charts (queued
 // and completed per second, per lane) over the last two minutes; per
 // pipeline a table of its stages in order, with their latest faults and
-// dead letters.
+// dead letters; per RabbitMQ bridge a table of its queues.
 "use strict";
 
 const HISTORY = 120;
@@ -239,6 +239,25 @@ function renderPipeline(pipeline, enabled) {
   parts.latest.replaceChildren(...pipeline.stages.flatMap(latestItems));
 }
 
+// Each bridge: a small table of its queues, rebuilt on each snapshot
+// (nothing in it to click).
+const QUEUE_FIELDS = ["queue", "connected", "in_hand", "acked", "requeued", "dead_lettered", "retried", "reconnects"];
+const QUEUE_HEADINGS = ["queue", "state", "in hand", "acked", "requeued", "dead letters", "retried", "reconnects"];
+
+function renderBridges(bridges) {
+  document.getElementById("bridges-panel").hidden = bridges.length === 0;
+  const cards = bridges.map((bridge) => {
+    const rows = bridge.queues.map((q) => el("tr", { "data-bridge": bridge.name, "data-queue": q.queue,
+      class: q.connected ? "" : "ended" }, ...QUEUE_FIELDS.map((field) => el("td", { "data-field": field },
+      field === "connected" ? (q.connected ? "connected" : "disconnected")
+        : field === "in_hand" ? `${q.in_hand} (max ${q.max_in_hand})` : q[field]))));
+    return el("div", { class: "executor bridge", "data-bridge": bridge.name }, el("h2", {}, bridge.name),
+      el("table", { class: "queues" }, el("thead", {}, el("tr", {}, ...QUEUE_HEADINGS.map((h) => el("th", {}, h)))),
+        el("tbody", {}, ...rows)));
+  });
+  document.getElementById("bridges").replaceChildren(...cards);
+}
+
 function render(snapshot) {
   seq += 1;
   document.getElementById("seq").textContent = seq;
@@ -251,6 +270,7 @@ function render(snapshot) {
   const pipelines = snapshot.pipelines || [];
   document.getElementById("pipelines-panel").hidden = pipelines.length === 0;
   for (const pipeline of pipelines) renderPipeline(pipeline, snapshot.actions_enabled);
+  renderBridges(snapshot.bridges || []);
   const rows = snapshot.actions.slice().reverse().map((a) => el("tr", {},
     el("td", {}, new Date(a.at_ms).toLocaleTimeString()), el("td", {}, a.who), el("td", {}, a.from || "–"),
     el("td", {}, a.action), el("td", {}, a.pipeline ? "pipeline " + a.pipeline : a.executor),
