@@ -209,6 +209,50 @@ impl WaitTimes {
         None
     }
 
+    /// The waits recorded after `earlier`, a reading of the same lane's
+    /// histogram taken before this one: the counts are subtracted bucket by
+    /// bucket (saturating at 0), so percentiles of the result are those of
+    /// the waits in between, as over a sliding window. Against a reading
+    /// of another lane, or a later one, the result means nothing (but is
+    /// still a histogram).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder()
+    ///     .record_waits(true)
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()?;
+    /// for _ in 0..10 {
+    ///     exec.enqueue(Priority(1), || ())?.join()?;
+    /// }
+    /// let before = exec.metrics().lanes[0].waits.clone();
+    /// for _ in 0..5 {
+    ///     exec.enqueue(Priority(1), || ())?.join()?;
+    /// }
+    /// let after = exec.metrics().lanes[0].waits.clone();
+    /// assert_eq!(after.count(), 15);
+    /// let window = after.since(&before);
+    /// assert_eq!(window.count(), 5);
+    /// assert!(window.percentile(99.0) <= after.max());
+    /// assert_eq!(after.since(&after).percentile(50.0), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn since(&self, earlier: &WaitTimes) -> WaitTimes {
+        if earlier.counts.is_empty() {
+            return self.clone();
+        }
+        let counts = self
+            .counts
+            .iter()
+            .zip(&earlier.counts)
+            .map(|(&now, &then)| now.saturating_sub(then))
+            .collect();
+        WaitTimes::from_counts(counts)
+    }
+
     /// The longest wait recorded, to within 1/8 (the p100).
     ///
     /// # Examples
@@ -298,6 +342,28 @@ mod tests {
         assert_eq!(WaitTimes::default().percentile(50.0), None);
         assert_eq!(WaitTimes::default().to_string(), "none");
         assert!(waits.to_string().starts_with("p50 "));
+    }
+
+    #[test]
+    fn since_subtracts_an_earlier_reading() {
+        let shared = SharedWaits::new();
+        for _ in 0..10 {
+            shared.record(1_000_000);
+        }
+        let before = WaitTimes::from_counts(shared.snapshot());
+        for _ in 0..4 {
+            shared.record(3);
+        }
+        let after = WaitTimes::from_counts(shared.snapshot());
+        let window = after.since(&before);
+        assert_eq!(window.count(), 4);
+        assert_eq!(window.max(), Some(Duration::from_nanos(3)));
+        assert!(after.max() > window.max());
+        assert_eq!(after.since(&WaitTimes::default()), after);
+        assert_eq!(after.since(&after), WaitTimes::default());
+        // A later reading subtracted saturates: nothing is left.
+        assert_eq!(before.since(&after), WaitTimes::default());
+        assert_eq!(WaitTimes::default().since(&after), WaitTimes::default());
     }
 
     #[test]

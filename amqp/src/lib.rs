@@ -84,7 +84,7 @@ mod runtime;
 mod session;
 mod table;
 
-pub use bridge::{Bridge, BridgeBuilder};
+pub use bridge::{Bridge, BridgeBuilder, BridgeMonitor};
 pub use config::ConsumerConfig;
 pub use delivery::{Failure, Incoming};
 pub use error::BridgeError;

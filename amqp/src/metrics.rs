@@ -1,6 +1,6 @@
 //! The bridge's counters per queue, and the events it reports.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::Duration;
 
 /// Counters of one consumed queue, as returned by
@@ -55,6 +55,10 @@ pub struct ConsumerMetrics {
     pub in_hand: usize,
     /// The most ever in hand at once; never above the prefetch.
     pub max_in_hand: usize,
+    /// Consuming now: set as the consumer connects (just before
+    /// [`Event::Connected`]), cleared when its connection is lost or it
+    /// stops.
+    pub connected: bool,
 }
 
 #[derive(Debug, Default)]
@@ -75,11 +79,17 @@ pub(crate) struct Counters {
     pub(crate) lane_full: AtomicU64,
     pub(crate) in_hand: AtomicUsize,
     pub(crate) max_in_hand: AtomicUsize,
+    pub(crate) connected: AtomicBool,
 }
 
 impl Counters {
     pub(crate) fn add(counter: &AtomicU64) {
         counter.fetch_add(1, Relaxed);
+    }
+
+    /// Whether the queue is consumed now.
+    pub(crate) fn set_connected(&self, connected: bool) {
+        self.connected.store(connected, Relaxed);
     }
 
     pub(crate) fn set_in_hand(&self, n: usize) {
@@ -106,6 +116,7 @@ impl Counters {
             lane_full: self.lane_full.load(Relaxed),
             in_hand: self.in_hand.load(Relaxed),
             max_in_hand: self.max_in_hand.load(Relaxed),
+            connected: self.connected.load(Relaxed),
         }
     }
 }

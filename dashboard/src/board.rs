@@ -3,7 +3,7 @@
 
 use crate::actions::Actions;
 use crate::log::{ActionLog, ActionRecord, now_ms};
-use crate::sampler::Sampler;
+use crate::sampler::{LaneCounts, Sampler};
 use crate::snapshot::{ExecutorSnapshot, LaneSnapshot, SCHEMA_VERSION, Snapshot, ThreadSnapshot};
 use priority_executor::{Executor, Metrics};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -44,6 +44,8 @@ pub(crate) struct Inner {
     pub(crate) executors: Vec<Watched>,
     #[cfg(feature = "actor")]
     pub(crate) pipelines: Vec<crate::pipelines::WatchedPipeline>,
+    #[cfg(feature = "amqp")]
+    pub(crate) bridges: Vec<crate::bridges::WatchedBridge>,
     pub(crate) actions: Option<Actions>,
     pub(crate) log: Mutex<ActionLog>,
     pub(crate) on_action: ActionHook,
@@ -80,6 +82,11 @@ impl std::fmt::Debug for Dashboard {
                 .collect();
             f.field("pipelines", &pipelines);
         }
+        #[cfg(feature = "amqp")]
+        {
+            let bridges: Vec<&str> = self.inner.bridges.iter().map(|b| b.name.as_str()).collect();
+            f.field("bridges", &bridges);
+        }
         f.field("actions", &self.inner.actions)
             .field("period", &self.inner.period)
             .finish_non_exhaustive()
@@ -101,6 +108,8 @@ impl Dashboard {
                 executors: Vec::new(),
                 #[cfg(feature = "actor")]
                 pipelines: Vec::new(),
+                #[cfg(feature = "amqp")]
+                bridges: Vec::new(),
                 actions: None,
                 log: Mutex::new(ActionLog::default()),
                 on_action: Arc::new(|record| eprintln!("{record}")),
@@ -180,9 +189,9 @@ impl Dashboard {
         self.with(move |inner| inner.period = period.max(Duration::from_millis(50)))
     }
 
-    /// A snapshot of every executor and pipeline, now: each executor's
-    /// [`Executor::metrics`] and each stage's monitor, with rates over the
-    /// last few seconds.
+    /// A snapshot of every executor, pipeline and bridge, now: each
+    /// executor's [`Executor::metrics`], each stage's monitor and each
+    /// bridge's counters, with rates over the last few seconds.
     ///
     /// # Examples
     ///
@@ -212,6 +221,10 @@ impl Dashboard {
             .collect();
         #[cfg(not(feature = "actor"))]
         let pipelines = Vec::new();
+        #[cfg(feature = "amqp")]
+        let bridges = inner.bridges.iter().map(|b| b.snapshot()).collect();
+        #[cfg(not(feature = "amqp"))]
+        let bridges = Vec::new();
         Snapshot {
             version: SCHEMA_VERSION,
             taken_at_ms: now_ms(),
@@ -219,6 +232,7 @@ impl Dashboard {
             actions_enabled: inner.actions.is_some(),
             executors,
             pipelines,
+            bridges,
             actions: inner
                 .log
                 .lock()
@@ -242,16 +256,20 @@ pub(crate) fn unique_name(wanted: &str, taken: impl Fn(&str) -> bool) -> String 
 impl Watched {
     fn snapshot(&self, now: Instant) -> (ExecutorSnapshot, f64) {
         let metrics: Metrics = self.executor.metrics();
-        let counts: Vec<(u64, u64)> = metrics
+        let counts: Vec<LaneCounts> = metrics
             .lanes
             .iter()
-            .map(|l| (l.dispatched, l.completed))
+            .map(|l| LaneCounts {
+                dispatched: l.dispatched,
+                completed: l.completed,
+                waits: l.waits.clone(),
+            })
             .collect();
         let (secs, rates) = self
             .sampler
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .observe(now, &counts);
+            .observe(now, counts);
         let total_weight: u64 = metrics.lanes.iter().map(|l| u64::from(l.weight)).sum();
         let total_dispatched: u64 = rates.iter().map(|r| r.dispatched).sum();
         let ms = |d: Option<Duration>| d.map(|d| d.as_secs_f64() * 1e3);
@@ -289,6 +307,8 @@ impl Watched {
                 },
                 wait_p50_ms: ms(lane.waits.percentile(50.0)),
                 wait_p99_ms: ms(lane.waits.percentile(99.0)),
+                wait_p50_ms_window: ms(rate.waits.percentile(50.0)),
+                wait_p99_ms_window: ms(rate.waits.percentile(99.0)),
             })
             .collect();
         let t = metrics.threads;

@@ -79,6 +79,16 @@
 //! # }
 //! ```
 //!
+//! ## RabbitMQ bridges
+//!
+//! With the feature `amqp` (off by default: it brings the bridge's AMQP
+//! client), `Dashboard::bridge` shows a
+//! [`priority-executor-amqp`](https://docs.rs/priority-executor-amqp)
+//! bridge's queues: per queue, messages in hand, acked, requeued and
+//! dead-lettered, and whether it is connected. The dashboard keeps the
+//! bridge's monitor, not the bridge; `Dashboard::bridge_with` takes any
+//! function that returns the same counters.
+//!
 //! ## What it reads
 //!
 //! Nothing but [`Executor::metrics`](priority_executor::Executor::metrics)
@@ -86,7 +96,10 @@
 //! looks. Each snapshot reads every executor's metrics once; rates and
 //! shares are differences over the last few seconds, kept per executor
 //! and shared by every viewer. Wait percentiles appear for executors that
-//! record waits ([`ExecutorBuilder::record_waits`](priority_executor::ExecutorBuilder::record_waits)).
+//! record waits ([`ExecutorBuilder::record_waits`](priority_executor::ExecutorBuilder::record_waits)),
+//! since start and over the same window: the difference of the lane's
+//! wait histograms ([`WaitTimes::since`](priority_executor::WaitTimes::since))
+//! between the oldest sample kept and now.
 //!
 //! ## Actions
 //!
@@ -112,8 +125,9 @@
 //! `GET api/snapshot` returns [`Snapshot`]; its fields are documented on
 //! [`Snapshot`], [`ExecutorSnapshot`], [`LaneSnapshot`],
 //! [`ThreadSnapshot`], [`PipelineSnapshot`], [`StageSnapshot`],
-//! [`MailboxLaneSnapshot`], [`FaultSnapshot`], [`DeadLetterSnapshot`] and
-//! [`ActionRecord`], and its `version` is
+//! [`MailboxLaneSnapshot`], [`FaultSnapshot`], [`DeadLetterSnapshot`],
+//! [`BridgeSnapshot`], [`BridgeQueueSnapshot`] and [`ActionRecord`], and
+//! its `version` is
 //! [`SCHEMA_VERSION`]. `GET api/events` sends the same JSON as server-sent
 //! `snapshot` events.
 
@@ -121,6 +135,9 @@
 
 mod actions;
 mod board;
+mod bridge_snapshot;
+#[cfg(feature = "amqp")]
+mod bridges;
 mod events;
 mod log;
 mod page;
@@ -134,6 +151,7 @@ mod stage_snapshot;
 
 pub use actions::Actions;
 pub use board::Dashboard;
+pub use bridge_snapshot::{BridgeQueueSnapshot, BridgeSnapshot};
 pub use log::ActionRecord;
 pub use server::{DEFAULT_ADDR, Server};
 pub use snapshot::{ExecutorSnapshot, LaneSnapshot, SCHEMA_VERSION, Snapshot, ThreadSnapshot};

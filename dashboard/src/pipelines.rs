@@ -3,7 +3,7 @@
 //! of the snapshot they make, and the drain an action begins.
 
 use crate::board::{Dashboard, unique_name};
-use crate::sampler::Sampler;
+use crate::sampler::{LaneCounts, Sampler};
 use crate::stage_snapshot::{
     DeadLetterSnapshot, FaultSnapshot, MailboxLaneSnapshot, PipelineSnapshot, StageSnapshot,
 };
@@ -135,12 +135,15 @@ impl WatchedPipeline {
     /// The pipeline's snapshot, and the span its rates cover in seconds.
     pub(crate) fn snapshot(&self, now: Instant) -> (PipelineSnapshot, f64) {
         let metrics: Vec<_> = self.stages.iter().map(StageMonitor::metrics).collect();
-        let counts: Vec<(u64, u64)> = metrics.iter().map(|m| (m.performed, m.accepted)).collect();
+        let counts: Vec<LaneCounts> = metrics
+            .iter()
+            .map(|m| LaneCounts::without_waits(m.performed, m.accepted))
+            .collect();
         let (secs, rates) = self
             .sampler
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .observe(now, &counts);
+            .observe(now, counts);
         let stages: Vec<StageSnapshot> = self
             .stages
             .iter()

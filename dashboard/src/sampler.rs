@@ -1,8 +1,11 @@
 //! Rates over a sliding window: the counters of each snapshot are kept a
 //! few seconds, and a rate is the difference between now and the oldest
-//! sample kept, over the time between them. Any number of viewers share
-//! one sampler, so each sees the same rates whatever its own pace.
+//! sample kept, over the time between them. Wait percentiles over the
+//! window come the same way, from the difference of the lane's cumulative
+//! wait histograms ([`WaitTimes::since`]). Any number of viewers share
+//! one sampler, so each sees the same figures whatever its own pace.
 
+use priority_executor::WaitTimes;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -13,28 +16,58 @@ pub(crate) const WINDOW: Duration = Duration::from_secs(5);
 const SPACING: Duration = Duration::from_millis(200);
 /// The shortest window a rate is given for: over less, one job more or
 /// less would swing it wildly (the page's first two looks come a moment
-/// apart).
+/// apart). Wait percentiles need no such floor: a few waits are still
+/// waits of the window.
 const SHORTEST: Duration = Duration::from_millis(500);
 
-/// One executor's samples: per lane, dispatched and completed.
+/// One executor's samples, per lane.
 #[derive(Default)]
 pub(crate) struct Sampler {
-    samples: VecDeque<(Instant, Vec<(u64, u64)>)>,
+    samples: VecDeque<(Instant, Vec<LaneCounts>)>,
+}
+
+/// What one lane's metrics say at one moment: its cumulative counters.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct LaneCounts {
+    pub(crate) dispatched: u64,
+    pub(crate) completed: u64,
+    /// Every wait recorded since the executor started (empty unless it
+    /// records waits).
+    pub(crate) waits: WaitTimes,
+}
+
+impl LaneCounts {
+    /// Two counters and no waits (a stage's performed and accepted).
+    #[cfg(any(feature = "actor", test))]
+    pub(crate) fn without_waits(dispatched: u64, completed: u64) -> LaneCounts {
+        LaneCounts {
+            dispatched,
+            completed,
+            waits: WaitTimes::default(),
+        }
+    }
 }
 
 /// What the window says about one lane.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct LaneRates {
     pub(crate) dispatched_per_sec: f64,
     pub(crate) completed_per_sec: f64,
     /// Dispatches of this lane in the window.
     pub(crate) dispatched: u64,
+    /// The waits recorded in the window: since the oldest sample kept,
+    /// however recent; empty with no earlier sample.
+    pub(crate) waits: WaitTimes,
 }
 
 impl Sampler {
-    /// Records `counts` (per lane: dispatched, completed) taken `now` and
-    /// returns the window's length in seconds and each lane's rates.
-    pub(crate) fn observe(&mut self, now: Instant, counts: &[(u64, u64)]) -> (f64, Vec<LaneRates>) {
+    /// Records `lanes` (each lane's counters) taken `now` and returns the
+    /// window's length in seconds and what it says of each lane.
+    pub(crate) fn observe(
+        &mut self,
+        now: Instant,
+        lanes: Vec<LaneCounts>,
+    ) -> (f64, Vec<LaneRates>) {
         while self
             .samples
             .front()
@@ -43,33 +76,37 @@ impl Sampler {
             self.samples.pop_front();
         }
         let rates = match self.samples.front() {
-            Some((at, old))
-                if old.len() == counts.len() && now.saturating_duration_since(*at) >= SHORTEST =>
-            {
-                let secs = now.saturating_duration_since(*at).as_secs_f64();
-                let lanes = counts
+            Some((at, old)) if old.len() == lanes.len() => {
+                let span = now.saturating_duration_since(*at);
+                let secs = if span >= SHORTEST {
+                    span.as_secs_f64()
+                } else {
+                    0.0
+                };
+                let per_sec = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+                let rates = lanes
                     .iter()
                     .zip(old)
-                    .map(|(&(d, c), &(d0, c0))| {
-                        let dispatched = d.saturating_sub(d0);
-                        let per_sec = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+                    .map(|(new, old)| {
+                        let dispatched = new.dispatched.saturating_sub(old.dispatched);
                         LaneRates {
                             dispatched_per_sec: per_sec(dispatched),
-                            completed_per_sec: per_sec(c.saturating_sub(c0)),
-                            dispatched,
+                            completed_per_sec: per_sec(new.completed.saturating_sub(old.completed)),
+                            dispatched: if secs > 0.0 { dispatched } else { 0 },
+                            waits: new.waits.since(&old.waits),
                         }
                     })
                     .collect();
-                (secs, lanes)
+                (secs, rates)
             }
-            _ => (0.0, vec![LaneRates::default(); counts.len()]),
+            _ => (0.0, vec![LaneRates::default(); lanes.len()]),
         };
         if self
             .samples
             .back()
             .is_none_or(|(at, _)| now.saturating_duration_since(*at) >= SPACING)
         {
-            self.samples.push_back((now, counts.to_vec()));
+            self.samples.push_back((now, lanes));
         }
         rates
     }
@@ -78,15 +115,25 @@ impl Sampler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use priority_executor::{Capacity, Executor, Priority};
+
+    /// Lanes of these (dispatched, completed) and no waits.
+    fn counts(pairs: &[(u64, u64)]) -> Vec<LaneCounts> {
+        pairs
+            .iter()
+            .map(|&(d, c)| LaneCounts::without_waits(d, c))
+            .collect()
+    }
 
     #[test]
     fn rates_are_differences_over_the_window() {
         let mut sampler = Sampler::default();
         let t0 = Instant::now();
-        let (secs, first) = sampler.observe(t0, &[(0, 0), (10, 5)]);
+        let (secs, first) = sampler.observe(t0, counts(&[(0, 0), (10, 5)]));
         assert_eq!(secs, 0.0);
         assert_eq!(first[1], LaneRates::default());
-        let (secs, rates) = sampler.observe(t0 + Duration::from_secs(2), &[(40, 30), (10, 9)]);
+        let (secs, rates) =
+            sampler.observe(t0 + Duration::from_secs(2), counts(&[(40, 30), (10, 9)]));
         assert_eq!(secs, 2.0);
         assert_eq!(rates[0].dispatched_per_sec, 20.0);
         assert_eq!(rates[0].completed_per_sec, 15.0);
@@ -98,11 +145,11 @@ mod tests {
     fn old_samples_leave_the_window() {
         let mut sampler = Sampler::default();
         let t0 = Instant::now();
-        sampler.observe(t0, &[(0, 0)]);
-        sampler.observe(t0 + Duration::from_secs(4), &[(100, 100)]);
+        sampler.observe(t0, counts(&[(0, 0)]));
+        sampler.observe(t0 + Duration::from_secs(4), counts(&[(100, 100)]));
         // The first sample is now older than the window: rates start from
         // the second.
-        let (secs, rates) = sampler.observe(t0 + Duration::from_secs(6), &[(110, 110)]);
+        let (secs, rates) = sampler.observe(t0 + Duration::from_secs(6), counts(&[(110, 110)]));
         assert_eq!(secs, 2.0);
         assert_eq!(rates[0].dispatched, 10);
     }
@@ -111,17 +158,56 @@ mod tests {
     fn no_rate_over_a_moment() {
         let mut sampler = Sampler::default();
         let t0 = Instant::now();
-        sampler.observe(t0, &[(0, 0)]);
-        let (secs, rates) = sampler.observe(t0 + Duration::from_millis(2), &[(1, 1)]);
-        assert_eq!((secs, rates[0]), (0.0, LaneRates::default()));
+        sampler.observe(t0, counts(&[(0, 0)]));
+        let (secs, rates) = sampler.observe(t0 + Duration::from_millis(2), counts(&[(1, 1)]));
+        assert_eq!((secs, &rates[0]), (0.0, &LaneRates::default()));
     }
 
     #[test]
     fn viewers_close_together_add_one_sample() {
         let mut sampler = Sampler::default();
         let t0 = Instant::now();
-        sampler.observe(t0, &[(0, 0)]);
-        sampler.observe(t0 + Duration::from_millis(50), &[(5, 5)]);
+        sampler.observe(t0, counts(&[(0, 0)]));
+        sampler.observe(t0 + Duration::from_millis(50), counts(&[(5, 5)]));
         assert_eq!(sampler.samples.len(), 1);
+    }
+
+    #[test]
+    fn window_waits_are_those_since_the_oldest_sample() {
+        let exec = Executor::builder()
+            .record_waits(true)
+            .lane(Priority(1), Capacity::Unbounded)
+            .build()
+            .unwrap();
+        let run = |n: usize| {
+            for _ in 0..n {
+                exec.enqueue(Priority(1), || ()).unwrap().join().unwrap();
+            }
+            let waits = exec.metrics().lanes[0].waits.clone();
+            vec![LaneCounts {
+                dispatched: 0,
+                completed: 0,
+                waits,
+            }]
+        };
+        let mut sampler = Sampler::default();
+        let t0 = Instant::now();
+        // No earlier sample: no window yet.
+        let (_, first) = sampler.observe(t0, run(3));
+        assert_eq!(first[0].waits.count(), 0);
+        // A moment later: no rate yet, but the waits since the first look.
+        let (secs, rates) = sampler.observe(t0 + Duration::from_millis(2), run(2));
+        assert_eq!(secs, 0.0);
+        assert_eq!(rates[0].waits.count(), 2);
+        let (_, rates) = sampler.observe(t0 + Duration::from_secs(1), run(4));
+        assert_eq!(rates[0].waits.count(), 6);
+        // The first sample has left the window: the second one kept
+        // (a second in) is the oldest.
+        let (_, rates) = sampler.observe(t0 + Duration::from_secs(6), run(1));
+        assert_eq!(rates[0].waits.count(), 1);
+        // Nothing kept within the window: no window.
+        let (_, rates) = sampler.observe(t0 + Duration::from_secs(60), run(1));
+        assert_eq!(rates[0].waits.count(), 0);
+        exec.shutdown();
     }
 }

@@ -1,11 +1,13 @@
 //! The snapshot: what the JSON endpoint returns and each server-sent event
 //! carries. Every executor's figure comes from [`Executor::metrics`] (the
-//! pipelines' part is in `stage_snapshot.rs`); the rates and
+//! pipelines' part is in `stage_snapshot.rs`, the bridges' in
+//! `bridge_snapshot.rs`); the rates and
 //! shares are differences of its counters over a sliding window
 //! (`sampler.rs`).
 //!
 //! [`Executor::metrics`]: priority_executor::Executor::metrics
 
+use crate::bridge_snapshot::BridgeSnapshot;
 use crate::log::ActionRecord;
 use crate::stage_snapshot::PipelineSnapshot;
 use serde::Serialize;
@@ -51,6 +53,9 @@ pub struct Snapshot {
     /// The pipelines and stages (feature `actor`), in the order they were
     /// added; empty without the feature.
     pub pipelines: Vec<PipelineSnapshot>,
+    /// The RabbitMQ bridges (feature `amqp`), in the order they were
+    /// added; empty without the feature.
+    pub bridges: Vec<BridgeSnapshot>,
     /// The latest actions asked for, oldest first, refused ones included.
     pub actions: Vec<ActionRecord>,
 }
@@ -142,4 +147,12 @@ pub struct LaneSnapshot {
     pub wait_p50_ms: Option<f64>,
     /// 99th percentile of the same waits.
     pub wait_p99_ms: Option<f64>,
+    /// Median wait of the jobs started in the window (the waits recorded
+    /// since the oldest sample the dashboard keeps, at most a few seconds
+    /// back), in milliseconds; `null` unless the executor records waits
+    /// and some job started in the window, and on a first look, which has
+    /// no earlier sample.
+    pub wait_p50_ms_window: Option<f64>,
+    /// 99th percentile of the same waits in the window.
+    pub wait_p99_ms_window: Option<f64>,
 }

@@ -8,47 +8,7 @@ use priority_executor::{Capacity, Executor, LaneConfig, Priority};
 use priority_executor_dashboard::{Actions, Dashboard, SCHEMA_VERSION};
 use serde_json::Value;
 use support::call;
-
-#[derive(Clone, Copy, Debug)]
-enum Kind {
-    Bool,
-    /// A whole number, at least 0.
-    Count,
-    /// Any number.
-    Number,
-    Text,
-    Array,
-    Object,
-}
-
-fn is(value: &Value, kind: Kind) -> bool {
-    match kind {
-        Kind::Bool => value.is_boolean(),
-        Kind::Count => value.is_u64(),
-        Kind::Number => value.is_number(),
-        Kind::Text => value.is_string(),
-        Kind::Array => value.is_array(),
-        Kind::Object => value.is_object(),
-    }
-}
-
-/// `object` has exactly the `fields`, each of its kind; `nullable` ones may
-/// also be `null`.
-fn check(what: &str, object: &Value, fields: &[(&str, Kind)], nullable: &[&str]) {
-    let map = object
-        .as_object()
-        .unwrap_or_else(|| panic!("{what} is not an object"));
-    let mut names: Vec<&str> = map.keys().map(String::as_str).collect();
-    let mut expected: Vec<&str> = fields.iter().map(|(n, _)| *n).collect();
-    names.sort_unstable();
-    expected.sort_unstable();
-    assert_eq!(names, expected, "the fields of {what}");
-    for &(name, kind) in fields {
-        let value = &map[name];
-        let ok = is(value, kind) || (value.is_null() && nullable.contains(&name));
-        assert!(ok, "{what}.{name} is {value}, expected {kind:?}");
-    }
-}
+use support::shape::{Kind, check};
 
 #[tokio::test]
 async fn the_snapshot_has_every_field_with_its_type() {
@@ -92,11 +52,13 @@ async fn the_snapshot_has_every_field_with_its_type() {
             ("actions_enabled", Bool),
             ("executors", Array),
             ("pipelines", Array),
+            ("bridges", Array),
             ("actions", Array),
         ],
         &[],
     );
     assert_eq!(json["version"], SCHEMA_VERSION);
+    assert_eq!(json["bridges"], serde_json::json!([]), "no bridge added");
     assert_eq!(json["actions_enabled"], true);
     let executor = &json["executors"][0];
     check(
@@ -150,6 +112,8 @@ async fn the_snapshot_has_every_field_with_its_type() {
         ("weight_share", Number),
         ("wait_p50_ms", Number),
         ("wait_p99_ms", Number),
+        ("wait_p50_ms_window", Number),
+        ("wait_p99_ms_window", Number),
     ];
     let nullable = [
         "capacity",
@@ -158,6 +122,8 @@ async fn the_snapshot_has_every_field_with_its_type() {
         "share",
         "wait_p50_ms",
         "wait_p99_ms",
+        "wait_p50_ms_window",
+        "wait_p99_ms_window",
     ];
     let lanes = executor["lanes"].as_array().unwrap();
     assert_eq!(lanes.len(), 2);
@@ -203,6 +169,52 @@ async fn the_snapshot_has_every_field_with_its_type() {
     assert!(actions[0]["pipeline"].is_null(), "a lane's action");
     assert_eq!(actions[0]["outcome"], "ok");
     exec.resume_lane(Priority(1)).unwrap();
+    exec.shutdown();
+}
+
+/// The lanes' wait percentiles over the window are those of the waits
+/// since the previous look, not since start: waits recorded in one lane,
+/// a look, then waits in the other lane only, and a second look.
+#[tokio::test]
+async fn the_window_waits_are_those_since_the_previous_look() {
+    let exec = Executor::builder()
+        .name("window")
+        .record_waits(true)
+        .lane(Priority(10), Capacity::Unbounded)
+        .lane(Priority(1), Capacity::Unbounded)
+        .build()
+        .unwrap();
+    let run = |priority: u32, n: usize| {
+        for _ in 0..n {
+            exec.enqueue(Priority(priority), || ())
+                .unwrap()
+                .join()
+                .unwrap();
+        }
+    };
+    let router = Dashboard::new().executor(&exec).router();
+    let lane = |json: &Value, i: usize| json["executors"][0]["lanes"][i].clone();
+
+    run(10, 20);
+    let (_, first) = call(&router, "GET", "/api/snapshot", None).await;
+    let high = lane(&first, 0);
+    assert!(high["wait_p50_ms"].is_number(), "waits since start");
+    assert!(
+        high["wait_p50_ms_window"].is_null(),
+        "a first look has no window: {high}"
+    );
+
+    run(1, 20);
+    let (_, second) = call(&router, "GET", "/api/snapshot", None).await;
+    let (high, low) = (lane(&second, 0), lane(&second, 1));
+    // The high lane's waits all came before the first look.
+    assert!(high["wait_p50_ms"].is_number());
+    assert!(high["wait_p50_ms_window"].is_null(), "{high}");
+    assert!(high["wait_p99_ms_window"].is_null(), "{high}");
+    // The low lane's all came after it: the window holds every one.
+    assert!(low["wait_p50_ms_window"].is_number(), "{low}");
+    assert_eq!(low["wait_p50_ms_window"], low["wait_p50_ms"]);
+    assert_eq!(low["wait_p99_ms_window"], low["wait_p99_ms"]);
     exec.shutdown();
 }
 
@@ -351,4 +363,94 @@ async fn the_pipelines_have_every_field_with_their_type() {
             (Some(200), Some("killed"))
         );
     }
+}
+
+/// A bridge's part of the snapshot, read from a registered function (no
+/// broker): each queue's counters as the function returns them, read
+/// anew for every snapshot.
+#[cfg(feature = "amqp")]
+#[tokio::test]
+async fn the_bridges_have_every_field_with_their_type() {
+    use priority_executor_amqp::ConsumerMetrics;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    let acked = Arc::new(AtomicU64::new(7));
+    let counter = acked.clone();
+    let router = Dashboard::new()
+        .bridge_with("orders", move || {
+            let mut visa = ConsumerMetrics::default();
+            visa.queue = "visa".to_owned();
+            visa.connected = true;
+            visa.in_hand = 2;
+            visa.max_in_hand = 4;
+            visa.delivered = 12;
+            visa.acked = counter.load(Ordering::SeqCst);
+            visa.requeued = 1;
+            visa.dead_lettered = 2;
+            visa.retried = 3;
+            visa.reconnects = 1;
+            let mut idle = ConsumerMetrics::default();
+            idle.queue = "idle".to_owned();
+            vec![visa, idle]
+        })
+        .bridge_with("orders", Vec::new)
+        .router();
+
+    let (status, json) = call(&router, "GET", "/api/snapshot", None).await;
+    assert!(status.is_success());
+    use Kind::*;
+    let bridges = json["bridges"].as_array().unwrap();
+    assert_eq!(bridges.len(), 2);
+    for bridge in bridges {
+        check("bridge", bridge, &[("name", Text), ("queues", Array)], &[]);
+    }
+    assert_eq!(
+        (bridges[0]["name"].as_str(), bridges[1]["name"].as_str()),
+        (Some("orders"), Some("orders#2"))
+    );
+    assert_eq!(bridges[1]["queues"], serde_json::json!([]));
+    let queues = bridges[0]["queues"].as_array().unwrap();
+    let queue_fields = [
+        ("queue", Text),
+        ("connected", Bool),
+        ("in_hand", Count),
+        ("max_in_hand", Count),
+        ("delivered", Count),
+        ("acked", Count),
+        ("requeued", Count),
+        ("dead_lettered", Count),
+        ("retried", Count),
+        ("reconnects", Count),
+    ];
+    for queue in queues {
+        check("bridge queue", queue, &queue_fields, &[]);
+    }
+    let (visa, idle) = (&queues[0], &queues[1]);
+    assert_eq!(
+        (visa["queue"].as_str(), idle["queue"].as_str()),
+        (Some("visa"), Some("idle"))
+    );
+    assert_eq!(
+        (visa["connected"].as_bool(), idle["connected"].as_bool()),
+        (Some(true), Some(false))
+    );
+    assert_eq!(
+        [
+            &visa["in_hand"],
+            &visa["max_in_hand"],
+            &visa["delivered"],
+            &visa["acked"],
+            &visa["requeued"],
+            &visa["dead_lettered"],
+            &visa["retried"],
+            &visa["reconnects"],
+        ],
+        [2, 4, 12, 7, 1, 2, 3, 1]
+    );
+
+    // Read anew for the next snapshot.
+    acked.store(9, Ordering::SeqCst);
+    let (_, json) = call(&router, "GET", "/api/snapshot", None).await;
+    assert_eq!(json["bridges"][0]["queues"][0]["acked"], 9);
 }

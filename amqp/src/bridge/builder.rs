@@ -1,8 +1,8 @@
 //! The settings of a [`Bridge`], and starting it: blocking, or awaited
 //! in async code.
 
-use super::Bridge;
 use super::check::check_config;
+use super::{Bridge, BridgeMonitor};
 use crate::config::ConsumerConfig;
 use crate::delivery::{Failure, Incoming};
 use crate::error::BridgeError;
@@ -208,10 +208,13 @@ impl BridgeBuilder {
             runtime: own,
             stop,
             done: Vec::new(),
-            queues: contexts
-                .iter()
-                .map(|c| (c.queue.clone(), c.counters.clone()))
-                .collect(),
+            monitor: BridgeMonitor::new(
+                &self.name,
+                contexts
+                    .iter()
+                    .map(|c| (c.queue.clone(), c.counters.clone()))
+                    .collect(),
+            ),
         };
         let mut ready = Vec::new();
         for ctx in contexts {

@@ -1,17 +1,19 @@
 //! The consumer bridge: queues into an executor's lanes.
 //!
 //! - `builder`: its settings, and starting it (blocking or async);
-//! - `check`: a queue's settings checked against the executor.
+//! - `check`: a queue's settings checked against the executor;
+//! - `monitor`: its counters read from anywhere.
 
 mod builder;
 mod check;
+mod monitor;
 
 pub use builder::BridgeBuilder;
+pub use monitor::BridgeMonitor;
 
-use crate::metrics::{ConsumerMetrics, Counters};
+use crate::metrics::ConsumerMetrics;
 use priority_executor::Executor;
 use std::fmt;
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::runtime::{Handle, Runtime};
 use tokio::sync::{oneshot, watch};
@@ -67,7 +69,7 @@ pub struct Bridge {
     stop: watch::Sender<bool>,
     /// One per queue: its consumer task has ended.
     done: Vec<oneshot::Receiver<()>>,
-    queues: Vec<(Arc<str>, Arc<Counters>)>,
+    monitor: BridgeMonitor,
 }
 
 impl Bridge {
@@ -106,10 +108,18 @@ impl Bridge {
     /// A snapshot of the counters, one entry per queue, in the order the
     /// queues were added.
     pub fn metrics(&self) -> Vec<ConsumerMetrics> {
-        self.queues
-            .iter()
-            .map(|(queue, counters)| counters.snapshot(queue))
-            .collect()
+        self.monitor.metrics()
+    }
+
+    /// A handle that reads the same counters from anywhere (another
+    /// thread, a dashboard) while the application keeps the bridge itself;
+    /// it outlives the bridge.
+    ///
+    /// # Examples
+    ///
+    /// See [`BridgeMonitor`].
+    pub fn monitor(&self) -> BridgeMonitor {
+        self.monitor.clone()
     }
 
     /// Stops gracefully: cancels every consumer, lets the jobs in hand
@@ -216,10 +226,7 @@ impl Drop for Bridge {
 impl fmt::Debug for Bridge {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Bridge")
-            .field(
-                "queues",
-                &self.queues.iter().map(|(q, _)| &**q).collect::<Vec<_>>(),
-            )
+            .field("queues", &self.monitor.queues().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
 }

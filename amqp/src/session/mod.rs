@@ -64,6 +64,9 @@ pub(crate) async fn run(
                 });
             }
             Ok(session) => {
+                // Before the word that it started: a started bridge reads
+                // connected.
+                ctx.counters.set_connected(true);
                 match ready.take() {
                     Some(ready) => {
                         let _ = ready.send(Ok(()));
@@ -74,7 +77,9 @@ pub(crate) async fn run(
                     queue: ctx.queue.to_string(),
                 });
                 backoff = ctx.backoff.0;
-                match session.run(&ctx, &mut stop).await {
+                let end = session.run(&ctx, &mut stop).await;
+                ctx.counters.set_connected(false);
+                match end {
                     End::Stopped => break,
                     End::ExecutorShutDown => {
                         ctx.event(Event::ExecutorShutDown {

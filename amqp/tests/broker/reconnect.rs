@@ -75,6 +75,11 @@ fn a_lost_connection_is_reported_and_retried_and_nothing_is_lost() {
         .reconnect_backoff(Duration::from_millis(50), Duration::from_secs(1))
         .start()
         .expect("start");
+    let monitor = bridge.monitor();
+    assert!(
+        monitor.metrics()[0].connected,
+        "a started bridge is connected"
+    );
     wait_until(Duration::from_secs(30), "some done", || {
         runs.lock().unwrap().len() >= 30
     });
@@ -86,6 +91,8 @@ fn a_lost_connection_is_reported_and_retried_and_nothing_is_lost() {
         publisher.queue_len(&queue).expect("len") == 0
     });
     let m = bridge.stop().remove(0);
+    assert!(!m.connected, "a stopped bridge is not: {m:?}");
+    assert_eq!(monitor.metrics()[0], m, "the monitor outlives the bridge");
     let runs = runs.lock().unwrap();
     let twice: usize = runs.values().map(|n| n - 1).sum();
     let events = events.lock().unwrap();

@@ -2,7 +2,7 @@
 // event; per executor a table of lanes and two small SVG charts (queued
 // and completed per second, per lane) over the last two minutes; per
 // pipeline a table of its stages in order, with their latest faults and
-// dead letters.
+// dead letters; per RabbitMQ bridge a table of its queues.
 "use strict";
 
 const HISTORY = 120;
@@ -76,9 +76,9 @@ function newChart(field, title) {
 }
 
 const FIELDS = ["priority", "weight", "capacity", "state", "queued", "running", "dispatched", "completed_per_sec",
-  "share", "wait_p50_ms", "wait_p99_ms", "rejected", "expired", "dead_lettered", "panicked"];
+  "share", "wait_p50_ms_window", "wait_p99_ms_window", "rejected", "expired", "dead_lettered", "panicked"];
 const HEADINGS = ["lane", "weight", "capacity", "state", "queued", "running", "dispatched", "completed/s",
-  "share / weight", "wait p50 ms", "wait p99 ms", "rejected", "expired", "dead", "panicked", ""];
+  "share / weight", "wait p50 ms (window)", "wait p99 ms (window)", "rejected", "expired", "dead", "panicked", ""];
 
 function newCard(exec) {
   const title = el("span", {});
@@ -113,13 +113,16 @@ function updateRow(parts, lane, enabled) {
     priority: lane.priority, weight: lane.weight, capacity: lane.capacity === null ? "∞" : lane.capacity,
     state: lane.paused ? "paused" : "running", queued: lane.queued,
     running: lane.running === null ? "–" : lane.running, dispatched: lane.dispatched,
-    completed_per_sec: fmt(lane.completed_per_sec), wait_p50_ms: fmt(lane.wait_p50_ms, 2),
-    wait_p99_ms: fmt(lane.wait_p99_ms, 2), rejected: lane.rejected, expired: lane.expired,
+    completed_per_sec: fmt(lane.completed_per_sec), wait_p50_ms_window: fmt(lane.wait_p50_ms_window, 2),
+    wait_p99_ms_window: fmt(lane.wait_p99_ms_window, 2), rejected: lane.rejected, expired: lane.expired,
     dead_lettered: lane.dead_lettered, panicked: lane.panicked,
   };
   for (const [field, value] of Object.entries(values)) {
     if (c[field].textContent !== String(value)) c[field].textContent = value;
   }
+  // The window's waits in the cell, those since start on hover.
+  c.wait_p50_ms_window.title = "since start: " + fmt(lane.wait_p50_ms, 2) + " ms";
+  c.wait_p99_ms_window.title = "since start: " + fmt(lane.wait_p99_ms, 2) + " ms";
   const got = lane.share === null ? 0 : lane.share;
   c.share.replaceChildren(el("span", { class: "bar", style: `width:${(60 * got).toFixed(0)}px` }),
     el("span", { class: "bar weight", style: `width:${(60 * lane.weight_share).toFixed(0)}px` }),
@@ -236,10 +239,29 @@ function renderPipeline(pipeline, enabled) {
   parts.latest.replaceChildren(...pipeline.stages.flatMap(latestItems));
 }
 
+// Each bridge: a small table of its queues, rebuilt on each snapshot
+// (nothing in it to click).
+const QUEUE_FIELDS = ["queue", "connected", "in_hand", "acked", "requeued", "dead_lettered", "retried", "reconnects"];
+const QUEUE_HEADINGS = ["queue", "state", "in hand", "acked", "requeued", "dead letters", "retried", "reconnects"];
+
+function renderBridges(bridges) {
+  document.getElementById("bridges-panel").hidden = bridges.length === 0;
+  const cards = bridges.map((bridge) => {
+    const rows = bridge.queues.map((q) => el("tr", { "data-bridge": bridge.name, "data-queue": q.queue,
+      class: q.connected ? "" : "ended" }, ...QUEUE_FIELDS.map((field) => el("td", { "data-field": field },
+      field === "connected" ? (q.connected ? "connected" : "disconnected")
+        : field === "in_hand" ? `${q.in_hand} (max ${q.max_in_hand})` : q[field]))));
+    return el("div", { class: "executor bridge", "data-bridge": bridge.name }, el("h2", {}, bridge.name),
+      el("table", { class: "queues" }, el("thead", {}, el("tr", {}, ...QUEUE_HEADINGS.map((h) => el("th", {}, h)))),
+        el("tbody", {}, ...rows)));
+  });
+  document.getElementById("bridges").replaceChildren(...cards);
+}
+
 function render(snapshot) {
   seq += 1;
   document.getElementById("seq").textContent = seq;
-  document.getElementById("window").textContent = "rates over " + fmt(snapshot.window_secs) + " s";
+  document.getElementById("window").textContent = "rates and waits over " + fmt(snapshot.window_secs) + " s";
   document.getElementById("auth").hidden = !snapshot.actions_enabled;
   for (const exec of snapshot.executors) {
     remember(exec);
@@ -248,6 +270,7 @@ function render(snapshot) {
   const pipelines = snapshot.pipelines || [];
   document.getElementById("pipelines-panel").hidden = pipelines.length === 0;
   for (const pipeline of pipelines) renderPipeline(pipeline, snapshot.actions_enabled);
+  renderBridges(snapshot.bridges || []);
   const rows = snapshot.actions.slice().reverse().map((a) => el("tr", {},
     el("td", {}, new Date(a.at_ms).toLocaleTimeString()), el("td", {}, a.who), el("td", {}, a.from || "–"),
     el("td", {}, a.action), el("td", {}, a.pipeline ? "pipeline " + a.pipeline : a.executor),

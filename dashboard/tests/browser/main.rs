@@ -43,6 +43,7 @@ async fn the_page_shows_the_lanes_and_pauses_one_with_the_token() {
     // One worker, so the test decides what runs when.
     let exec = Executor::builder()
         .name("demo")
+        .record_waits(true)
         .core_threads(1)
         .max_threads(1)
         .lane(Priority(10), Capacity::Unbounded)
@@ -54,6 +55,8 @@ async fn the_page_shows_the_lanes_and_pauses_one_with_the_token() {
     let pipeline = pipeline::spawn();
     #[cfg(feature = "actor")]
     let board = board.pipeline(&pipeline);
+    #[cfg(feature = "amqp")]
+    let board = board.bridge_with("orders", bridge_queues);
     let server = board
         .actions(Actions::with_token("browser-test", TOKEN))
         .on_action(|_| {})
@@ -121,6 +124,20 @@ async fn the_page_shows_the_lanes_and_pauses_one_with_the_token() {
     page.wait_text(&low("state"), "running").await;
     page.wait_text(&low("dispatched"), "50").await;
     page.wait_text(&low("queued"), "0").await;
+    // The waits of the jobs that just ran, over the window.
+    page.wait_number(&low("wait_p50_ms_window")).await;
+    page.wait_number(&low("wait_p99_ms_window")).await;
+
+    // A bridge's queues, as its counters read.
+    #[cfg(feature = "amqp")]
+    {
+        let cell = |field: &str| {
+            format!("tr[data-bridge='orders'][data-queue='visa'] td[data-field='{field}']")
+        };
+        page.wait_text(&cell("acked"), "7").await;
+        assert_eq!(page.text(&cell("connected")).await, "connected");
+        assert_eq!(page.text(&cell("dead_lettered")).await, "2");
+    }
 
     // A pipeline's stages, in order; drained with the token.
     #[cfg(feature = "actor")]
@@ -143,4 +160,16 @@ async fn the_page_shows_the_lanes_and_pauses_one_with_the_token() {
     server.stop();
     exec.shutdown();
     let _ = std::fs::remove_dir_all(&profile);
+}
+
+/// A bridge's queues without a broker: one connected queue with a few
+/// counts.
+#[cfg(feature = "amqp")]
+fn bridge_queues() -> Vec<priority_executor_amqp::ConsumerMetrics> {
+    let mut visa = priority_executor_amqp::ConsumerMetrics::default();
+    visa.queue = "visa".to_owned();
+    visa.connected = true;
+    visa.acked = 7;
+    visa.dead_lettered = 2;
+    vec![visa]
 }

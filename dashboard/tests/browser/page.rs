@@ -63,6 +63,16 @@ impl Page {
         .await;
     }
 
+    /// Waits until the element `css` shows a number.
+    pub async fn wait_number(&self, css: &str) {
+        let what = format!("{css} to show a number");
+        self.retry(&what, async |c: &Client| {
+            let text = c.find(Locator::Css(css)).await.ok()?.text().await.ok()?;
+            text.trim().parse::<f64>().ok().map(drop)
+        })
+        .await;
+    }
+
     /// Waits until the element `css` has `attr` set to `want`.
     pub async fn wait_attr(&self, css: &str, attr: &str, want: &str) {
         let what = format!("{css} [{attr}] to be {want:?}");

@@ -1,7 +1,8 @@
 //! Shared by the dashboard's tests: requests through the router, without
-//! a socket.
+//! a socket, and the JSON's shape (`shape.rs`).
 #![allow(dead_code)]
 
+pub mod shape;
 #[cfg(feature = "actor")]
 pub mod stages;
 
