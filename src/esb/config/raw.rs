@@ -22,12 +22,12 @@ const EXECUTOR_KEYS: &[&str] = &[
 ];
 const LANE_KEYS: &[&str] = &[
     "priority",
-    "name",
     "capacity",
     "weight",
     "max_running",
     "promote_after",
     "when_full",
+    "name",
 ];
 
 const MAILBOX_KEYS: &[&str] = &["priority"];
