@@ -77,7 +77,7 @@ impl<I: Send + 'static, O: Send + 'static> PipelineBuilder<I, O> {
         stages.push(format!("{next:?}"));
         PipelineBuilder {
             build: Box::new(move |down, link, head| {
-                let (core, exec) = next.spawn_into(down, link, head.clone(), false)?;
+                let (core, exec, _) = next.spawn_into(down, link, head.clone(), false)?;
                 let addr = Addr {
                     mb: core.mb.clone(),
                 };
@@ -194,7 +194,7 @@ impl Pipeline<()> {
         let stages = vec![format!("{first:?}")];
         PipelineBuilder {
             build: Box::new(move |down, link, head| {
-                let (core, exec) = first.spawn_into(down, link, head, true)?;
+                let (core, exec, _) = first.spawn_into(down, link, head, true)?;
                 let addr = Addr {
                     mb: core.mb.clone(),
                 };

@@ -29,6 +29,7 @@ mod pipeline_drain;
 mod priorities;
 mod producers;
 mod reserve;
+mod resize;
 mod retry_backoff;
 mod ring_lanes;
 mod spawn_errors;
