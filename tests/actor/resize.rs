@@ -434,3 +434,77 @@ fn a_panicking_factory_or_init_for_a_new_instance_is_a_fault_and_the_stage_serve
         );
     });
 }
+
+#[test]
+fn resizes_racing_a_stop_or_a_kill_lose_no_letter() {
+    within("resize racing the end", || {
+        const LETTERS: u32 = 3000;
+        for round in 0..12u32 {
+            let (shared, _seen) = shared(LETTERS);
+            let dead: Arc<Vec<AtomicU32>> =
+                Arc::new((0..LETTERS).map(|_| AtomicU32::new(0)).collect());
+            let sink = dead.clone();
+            let stage = workers("race", &shared)
+                .instances(2)
+                .on_dead_letter(move |d| {
+                    if let Job::Work(id) = d.message {
+                        sink[id as usize].fetch_add(1, Ordering::SeqCst);
+                    }
+                })
+                .spawn()
+                .expect("spawn");
+            let addr = stage.addr();
+            let handed_back = std::thread::scope(|s| {
+                let sender = s.spawn(|| {
+                    let mut back = Vec::new();
+                    for id in 0..LETTERS {
+                        if let Err(e) = addr.send(Job::Work(id)) {
+                            assert!(matches!(e.into_inner(), Job::Work(i) if i == id));
+                            back.push(id);
+                        }
+                        if id == LETTERS / 2 {
+                            let ended = if round % 2 == 0 {
+                                addr.stop()
+                            } else {
+                                addr.kill()
+                            };
+                            ended.expect("the first end");
+                        }
+                    }
+                    back
+                });
+                s.spawn(|| {
+                    let mut n = round as usize;
+                    loop {
+                        n = (n * 7 + 3) % 5;
+                        match stage.resize(n + 1) {
+                            Ok(size) => assert!((1..=n + 1).contains(&size)),
+                            Err(ResizeError::Ending { .. }) => break,
+                            Err(e) => panic!("unexpected {e}"),
+                        }
+                    }
+                });
+                sender.join().expect("sender")
+            });
+            let exit = stage.join();
+            let want = if round % 2 == 0 {
+                Reason::Stopped
+            } else {
+                Reason::Killed
+            };
+            assert_eq!(exit.reason, want);
+            assert_balanced(&exit.metrics);
+            for id in 0..LETTERS {
+                let ends = shared.counts[id as usize].load(Ordering::SeqCst)
+                    + dead[id as usize].load(Ordering::SeqCst)
+                    + u32::from(handed_back.contains(&id));
+                assert_eq!(ends, 1, "round {round}: letter {id} ends once");
+            }
+            let reasons = shared.assert_lives();
+            assert!(
+                reasons.iter().all(|r| [want, Reason::Removed].contains(r)),
+                "{reasons:?}"
+            );
+        }
+    });
+}
