@@ -14,7 +14,8 @@ use super::instance::{self, Retry, Settings};
 use super::letters::{DeadLetter, Fault};
 use super::mailbox::Mailbox;
 use super::priority::PriorityGenerator;
-use super::resize::{Factory, Grow, MAX_INSTANCES};
+use super::resize::{Factory, Grow, MAX_INSTANCES, Spawned};
+use super::resizer::Resizer;
 use super::shared::{Callback, Core, Life, Link, Sink};
 use super::stage::Stage;
 use super::strategy::Strategy;
@@ -29,10 +30,6 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
-
-/// A spawned stage: what its instances share, its executor, and what it
-/// keeps to add instances (a pipeline's stages do not resize).
-pub(crate) type Spawned<A> = (Arc<Core<<A as Actor>::In>>, Executor, Grow<A>);
 
 /// Settings of a stage, checked by [`spawn`](StageBuilder::spawn).
 ///
@@ -75,6 +72,7 @@ pub struct StageBuilder<A: Actor> {
     strategy: Strategy<A::In>,
     idle_after: Option<Duration>,
     idle_clock: Clock,
+    resizer: Option<Resizer>,
     on_fault: Option<Callback<Fault<A::In>>>,
     on_dead_letter: Option<Callback<DeadLetter<A::In>>>,
     on_output: Option<OutputFn<A::Out>>,
@@ -110,6 +108,7 @@ impl<A: Actor> StageBuilder<A> {
             strategy: Strategy::always(),
             idle_after: None,
             idle_clock: Clock::Real,
+            resizer: None,
             on_fault: None,
             on_dead_letter: None,
             on_output: None,
@@ -192,6 +191,19 @@ impl<A: Actor> StageBuilder<A> {
         self
     }
 
+    /// Sizes the stage by its mailbox's depth while it runs, between the
+    /// resizer's minimum and maximum (rule 27 of `src/actor/README.md`);
+    /// the stage starts with [`instances`](StageBuilder::instances)
+    /// brought into that range.
+    ///
+    /// # Examples
+    ///
+    /// See [`Resizer`].
+    pub fn resizer(mut self, resizer: Resizer) -> Self {
+        self.resizer = Some(resizer);
+        self
+    }
+
     /// Receives every [`Fault`] (else they are kept for
     /// [`Stage::take_faults`]). Runs on the instance's thread; a panic in
     /// it is caught and ignored.
@@ -254,8 +266,8 @@ impl<A: Actor> StageBuilder<A> {
             Some(f) => Downstream::Output(f),
             None => Downstream::Discard,
         };
-        let (core, exec, grow) = self.spawn_into(output, None, Arc::default(), true)?;
-        Ok(Stage::spawned(core, exec, grow))
+        let spawned = self.spawn_into(output, None, Arc::default(), true)?;
+        Ok(Stage::spawned(spawned))
     }
 
     /// Spawns with outputs going to `down`; `next` gets the drain marker;
@@ -269,6 +281,10 @@ impl<A: Actor> StageBuilder<A> {
         first: bool,
     ) -> Result<Spawned<A>, SpawnError> {
         // Every size is checked before anything is allocated for it.
+        if let Some(resizer) = &self.resizer {
+            resizer.check()?;
+            self.instances = resizer.start(self.instances);
+        }
         if self.instances == 0 {
             return Err(SpawnError::NoInstances);
         }
@@ -345,8 +361,16 @@ impl<A: Actor> StageBuilder<A> {
             instance::start(&core, &settings, &exec, actor, i);
         }
         core.wait_inits();
-        let grow = Grow::new(self.factory, settings);
-        Ok((core, exec, grow))
+        let grow = Arc::new(Grow::new(self.factory, settings));
+        let resizer = self
+            .resizer
+            .and_then(|r| r.watch(core.clone(), grow.clone(), exec.clone()));
+        Ok(Spawned {
+            core,
+            exec,
+            grow,
+            resizer,
+        })
     }
 }
 
@@ -359,6 +383,7 @@ impl<A: Actor> fmt::Debug for StageBuilder<A> {
             .field("strategy", &self.strategy)
             .field("retry", &self.retry.as_ref().map(|(p, _)| p))
             .field("idle_after", &self.idle_after)
+            .field("resizer", &self.resizer)
             .finish_non_exhaustive()
     }
 }

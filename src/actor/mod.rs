@@ -6,7 +6,8 @@
 //!   instance is one job of the stage's [`Executor`](crate::Executor).
 //!   Kabuki's lifecycle: [`Actor::init`], [`Actor::perform`],
 //!   [`Actor::destroy`] with a [`Reason`]. [`Stage::resize`] adds and
-//!   removes instances while the stage runs (Akka's resizer).
+//!   removes instances while the stage runs, and a [`Resizer`] does it by
+//!   the mailbox's depth (Akka's resizer).
 //! - The mailbox has one FIFO lane per priority; [`Prioritized`] messages
 //!   or a [`PriorityGenerator`] give the priority, the mailbox's default
 //!   covers the rest. **Larger is more important**; the seed's levels are
@@ -114,6 +115,7 @@ mod priority;
 mod reason;
 mod reserve;
 mod resize;
+mod resizer;
 mod shared;
 mod signal;
 mod stage;
@@ -135,6 +137,7 @@ pub use priority::{Prioritized, PriorityGenerator};
 pub use reason::Reason;
 pub use reserve::{Reserving, SendPermit};
 pub use resize::MAX_INSTANCES;
+pub use resizer::Resizer;
 pub use shared::Exit;
 pub use stage::Stage;
 pub use strategy::Strategy;

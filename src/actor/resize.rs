@@ -1,6 +1,7 @@
 //! Instances that come and go (rule 26 of `README.md`): what a stage
 //! keeps to make instances after `spawn` (its factory and settings), and
-//! the resize itself. The handle's method is in `stage.rs`.
+//! the resize itself. The handle's method is in `stage.rs`, the resizer
+//! that calls it by the mailbox's depth in `resizer.rs`.
 
 use super::actor::Actor;
 use super::error::ResizeError;
@@ -13,6 +14,7 @@ use crate::executor::Executor;
 use crate::sync::{Mutex, lock};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
 /// The most instances a stage has: each is a thread of the stage's own
 /// executor.
@@ -20,6 +22,17 @@ pub const MAX_INSTANCES: usize = 1024;
 
 /// A stage's instance factory: called with the new instance's index.
 pub(crate) type Factory<A> = Box<dyn FnMut(usize) -> A + Send>;
+
+/// A spawned stage.
+pub(crate) struct Spawned<A: Actor> {
+    /// What its instances share.
+    pub(crate) core: Arc<Core<A::In>>,
+    pub(crate) exec: Executor,
+    /// What it keeps to add instances.
+    pub(crate) grow: Arc<Grow<A>>,
+    /// The thread of its resizer's checks, if it has one.
+    pub(crate) resizer: Option<JoinHandle<()>>,
+}
 
 /// What a stage keeps to add instances once it runs. The factory's lock
 /// also makes resizes one at a time.

@@ -88,6 +88,11 @@ pub(crate) struct Life {
 }
 
 impl Life {
+    /// Has the stage ended?
+    pub(crate) fn ended(&self) -> bool {
+        self.reason.is_some()
+    }
+
     pub(crate) fn new(instances: usize) -> Life {
         Life {
             started: instances,

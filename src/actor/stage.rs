@@ -9,12 +9,13 @@ use super::letters::{DeadLetter, Fault};
 use super::metrics::StageMetrics;
 use super::monitor::StageMonitor;
 use super::reason::Reason;
-use super::resize::Grow;
+use super::resize::{Grow, Spawned};
 use super::shared::{Core, Exit};
 use crate::executor::Executor;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
 /// A running stage. Dropping it drains it (as [`drain`](Stage::drain));
 /// dropped by one of its own instances, it begins the drain without
@@ -26,18 +27,28 @@ use std::sync::Arc;
 pub struct Stage<A: Actor> {
     core: Arc<Core<A::In>>,
     exec: Option<Executor>,
-    grow: Grow<A>,
+    grow: Arc<Grow<A>>,
+    /// The resizer's checks (rule 27), which end with the stage.
+    resizer: Option<JoinHandle<()>>,
     _actor: PhantomData<fn() -> A>,
 }
 
 impl<A: Actor> Stage<A> {
     /// The handle of a stage `spawn` started.
-    pub(super) fn spawned(core: Arc<Core<A::In>>, exec: Executor, grow: Grow<A>) -> Stage<A> {
+    pub(super) fn spawned(spawned: Spawned<A>) -> Stage<A> {
         Stage {
-            core,
-            exec: Some(exec),
-            grow,
+            core: spawned.core,
+            exec: Some(spawned.exec),
+            grow: spawned.grow,
+            resizer: spawned.resizer,
             _actor: PhantomData,
+        }
+    }
+
+    /// Waits for the resizer's checks to end (they end with the stage).
+    fn join_resizer(&mut self) {
+        if let Some(checks) = self.resizer.take() {
+            let _ = checks.join();
         }
     }
 
@@ -241,6 +252,7 @@ impl<A: Actor> Stage<A> {
             self.core.mb.name
         );
         let reason = self.core.wait_done();
+        self.join_resizer();
         drop(self.exec.take());
         Exit {
             reason,
@@ -267,6 +279,7 @@ impl<A: Actor> Drop for Stage<A> {
             self.core.hand_over(exec);
         } else {
             self.core.wait_done();
+            self.join_resizer();
             drop(exec);
         }
     }

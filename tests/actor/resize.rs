@@ -1,16 +1,18 @@
-//! Instances that come and go (rule 26 of src/actor/README.md):
+//! Instances that come and go (rules 26 and 27 of src/actor/README.md):
 //! `Stage::resize` adds instances (each `init` before its first perform)
 //! and removes them (each `destroy` after its last perform), and every
-//! letter is performed exactly once however the stage is resized.
+//! letter is performed exactly once however the stage is resized; a
+//! `Resizer` does it by the mailbox's depth.
 
 use super::common::{Gate, quiet_panics};
 use super::support::{LIMIT, assert_balanced, within};
 use priority_executor::actor::{
-    Actor, ActorError, MAX_INSTANCES, Outbox, Phase, Reason, ResizeError, Stage, StageBuilder,
-    StageContext,
+    Actor, ActorError, MAX_INSTANCES, Outbox, Phase, Reason, ResizeError, Resizer, SpawnError,
+    Stage, StageBuilder, StageContext,
 };
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
 
 /// A letter: work with an id, or a hold that keeps its instance on the
 /// gate until the test opens it.
@@ -506,5 +508,81 @@ fn resizes_racing_a_stop_or_a_kill_lose_no_letter() {
                 "{reasons:?}"
             );
         }
+    });
+}
+
+#[test]
+fn a_resizer_grows_to_its_max_on_a_backlog_and_shrinks_to_its_min_when_idle() {
+    within("resizer", || {
+        let (shared, seen) = shared(0);
+        let stage = workers("elastic", &shared)
+            .resizer(Resizer::new(1, 3).every(Duration::from_millis(1)))
+            .spawn()
+            .expect("spawn");
+        assert_eq!(stage.metrics().instances, 1);
+        let addr = stage.addr();
+        for _ in 0..10 {
+            addr.send(Job::Hold).unwrap();
+        }
+        // Each instance added takes a hold: 9 queued > 1 per instance,
+        // then 8 > 2; at 3 the maximum holds.
+        let mut held: Vec<u32> = (0..3).map(|_| seen.held()).collect();
+        held.sort_unstable();
+        assert_eq!(held, vec![0, 1, 2]);
+        assert_eq!(stage.metrics().instances, 3);
+        shared.gate.open();
+        // Idle checks remove one instance each, down to the minimum.
+        for _ in 0..2 {
+            assert_eq!(seen.destroyed().2, Reason::Removed);
+        }
+        assert_eq!(stage.metrics().instances, 1);
+        let exit = stage.drain();
+        assert_eq!((exit.reason, exit.metrics.performed), (Reason::Drained, 10));
+        assert_balanced(&exit.metrics);
+        assert_eq!(
+            shared.serial.load(Ordering::SeqCst),
+            3,
+            "never above the maximum"
+        );
+        let mut reasons = shared.assert_lives();
+        reasons.sort_by_key(|r| *r == Reason::Drained);
+        assert_eq!(
+            reasons,
+            vec![Reason::Removed, Reason::Removed, Reason::Drained]
+        );
+    });
+}
+
+#[test]
+fn a_resizer_checks_its_range_and_starts_the_stage_inside_it() {
+    within("resizer settings", || {
+        let (shared, _seen) = shared(0);
+        let err = workers("bad", &shared)
+            .resizer(Resizer::new(0, 2))
+            .spawn()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "resizer min = 0 is out of range: allowed 1 to 1024"
+        );
+        let err = workers("bad", &shared)
+            .resizer(Resizer::new(3, 2))
+            .spawn()
+            .unwrap_err();
+        assert!(matches!(
+            err,
+            SpawnError::OutOfRange {
+                value: 2,
+                min: 3,
+                ..
+            }
+        ));
+        let stage = workers("clamped", &shared)
+            .instances(5)
+            .resizer(Resizer::new(1, 2).every(Duration::from_secs(3600)))
+            .spawn()
+            .expect("spawn");
+        assert_eq!(stage.metrics().instances, 2);
+        assert_eq!(stage.drain().reason, Reason::Drained);
     });
 }
