@@ -586,3 +586,9 @@ fn a_resizer_checks_its_range_and_starts_the_stage_inside_it() {
         assert_eq!(stage.drain().reason, Reason::Drained);
     });
 }
+
+#[test]
+fn a_stage_that_keeps_its_factory_is_still_send_and_sync() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Stage<Worker>>();
+}
