@@ -6,6 +6,7 @@
 use super::actor::Actor;
 use super::addr::{Downstream, OutputFn};
 use super::config::MailboxConfig;
+use super::counts::PerInstance;
 use super::error::SpawnError;
 use super::head::Head;
 use super::idle::Clock;
@@ -13,8 +14,9 @@ use super::instance::{self, Retry, Settings};
 use super::letters::{DeadLetter, Fault};
 use super::mailbox::Mailbox;
 use super::priority::PriorityGenerator;
-use super::reason::Reason;
-use super::shared::{Callback, Core, Life, Link, PerInstance, Sink};
+use super::resize::{Factory, Grow, MAX_INSTANCES, Spawned};
+use super::resizer::Resizer;
+use super::shared::{Callback, Core, Life, Link, Sink};
 use super::stage::Stage;
 use super::strategy::Strategy;
 use crate::error::BuildError;
@@ -26,14 +28,8 @@ use crate::util::{drop_quietly, panic_message};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
-
-/// The most instances a stage has: each is a thread of the stage's own
-/// executor.
-pub const MAX_INSTANCES: usize = 1024;
-
-/// A spawned stage: what its instances share, and its executor.
-pub(crate) type Spawned<I> = (Arc<Core<I>>, Executor);
 
 /// Settings of a stage, checked by [`spawn`](StageBuilder::spawn).
 ///
@@ -68,7 +64,7 @@ pub(crate) type Spawned<I> = (Arc<Core<I>>, Executor);
 #[must_use = "a builder does nothing until .spawn() is called"]
 pub struct StageBuilder<A: Actor> {
     name: String,
-    factory: Box<dyn FnMut(usize) -> A>,
+    factory: Factory<A>,
     instances: usize,
     mailbox: MailboxConfig,
     generator: PriorityGenerator<A::In>,
@@ -76,6 +72,7 @@ pub struct StageBuilder<A: Actor> {
     strategy: Strategy<A::In>,
     idle_after: Option<Duration>,
     idle_clock: Clock,
+    resizer: Option<Resizer>,
     on_fault: Option<Callback<Fault<A::In>>>,
     on_dead_letter: Option<Callback<DeadLetter<A::In>>>,
     on_output: Option<OutputFn<A::Out>>,
@@ -83,14 +80,16 @@ pub struct StageBuilder<A: Actor> {
 
 impl<A: Actor> Stage<A> {
     /// Starts configuring a stage; `factory(i)` makes instance `i` (Kabuki's
-    /// `-a`), on the thread that calls `spawn`.
+    /// `-a`), on the thread that calls `spawn`. The stage keeps it to make
+    /// the instances [`resize`](Stage::resize) adds, on the thread calling
+    /// that.
     ///
     /// # Examples
     ///
     /// See [`StageBuilder`].
     pub fn builder(
         name: impl Into<String>,
-        factory: impl FnMut(usize) -> A + 'static,
+        factory: impl FnMut(usize) -> A + Send + 'static,
     ) -> StageBuilder<A> {
         StageBuilder::new(name.into(), Box::new(factory))
     }
@@ -98,7 +97,7 @@ impl<A: Actor> Stage<A> {
 
 impl<A: Actor> StageBuilder<A> {
     /// The default settings ([`Stage::builder`]).
-    pub(super) fn new(name: String, factory: Box<dyn FnMut(usize) -> A>) -> Self {
+    pub(super) fn new(name: String, factory: Factory<A>) -> Self {
         StageBuilder {
             name,
             factory,
@@ -109,6 +108,7 @@ impl<A: Actor> StageBuilder<A> {
             strategy: Strategy::always(),
             idle_after: None,
             idle_clock: Clock::Real,
+            resizer: None,
             on_fault: None,
             on_dead_letter: None,
             on_output: None,
@@ -191,6 +191,19 @@ impl<A: Actor> StageBuilder<A> {
         self
     }
 
+    /// Sizes the stage by its mailbox's depth while it runs, between the
+    /// resizer's minimum and maximum (rule 27 of `src/actor/README.md`);
+    /// the stage starts with [`instances`](StageBuilder::instances)
+    /// brought into that range.
+    ///
+    /// # Examples
+    ///
+    /// See [`Resizer`].
+    pub fn resizer(mut self, resizer: Resizer) -> Self {
+        self.resizer = Some(resizer);
+        self
+    }
+
     /// Receives every [`Fault`] (else they are kept for
     /// [`Stage::take_faults`]). Runs on the instance's thread; a panic in
     /// it is caught and ignored.
@@ -253,8 +266,8 @@ impl<A: Actor> StageBuilder<A> {
             Some(f) => Downstream::Output(f),
             None => Downstream::Discard,
         };
-        let (core, exec) = self.spawn_into(output, None, Arc::default(), true)?;
-        Ok(Stage::spawned(core, exec))
+        let spawned = self.spawn_into(output, None, Arc::default(), true)?;
+        Ok(Stage::spawned(spawned))
     }
 
     /// Spawns with outputs going to `down`; `next` gets the drain marker;
@@ -266,8 +279,12 @@ impl<A: Actor> StageBuilder<A> {
         next: Option<Arc<dyn Link>>,
         head: Arc<Head>,
         first: bool,
-    ) -> Result<Spawned<A::In>, SpawnError> {
+    ) -> Result<Spawned<A>, SpawnError> {
         // Every size is checked before anything is allocated for it.
+        if let Some(resizer) = &self.resizer {
+            resizer.check()?;
+            self.instances = resizer.start(self.instances);
+        }
         if self.instances == 0 {
             return Err(SpawnError::NoInstances);
         }
@@ -303,8 +320,8 @@ impl<A: Actor> StageBuilder<A> {
             mb,
             faults: Sink::new(self.on_fault),
             dead: Sink::new(self.on_dead_letter),
-            instances: n,
             performed: PerInstance::new(n),
+            leaving: AtomicUsize::new(0),
             life: Mutex::new(Life::new(n)),
             changed: Condvar::new(),
             next,
@@ -341,21 +358,19 @@ impl<A: Actor> StageBuilder<A> {
                     });
                 }
             };
-            let job_core = core.clone();
-            let settings = settings.clone();
-            let started = exec.enqueue(Priority(1), move || {
-                instance::run(&job_core, &settings, actor, i);
-            });
-            if let Err(refused) = started {
-                // Cannot happen on a fresh executor; if it did, the
-                // instance counts as failed so nothing waits for it.
-                drop(refused.into_inner());
-                core.init_done(false);
-                core.exited(Reason::FailedInit);
-            }
+            instance::start(&core, &settings, &exec, actor, i);
         }
         core.wait_inits();
-        Ok((core, exec))
+        let grow = Arc::new(Grow::new(self.factory, settings));
+        let resizer = self
+            .resizer
+            .and_then(|r| r.watch(core.clone(), grow.clone(), exec.clone()));
+        Ok(Spawned {
+            core,
+            exec,
+            grow,
+            resizer,
+        })
     }
 }
 
@@ -368,6 +383,7 @@ impl<A: Actor> fmt::Debug for StageBuilder<A> {
             .field("strategy", &self.strategy)
             .field("retry", &self.retry.as_ref().map(|(p, _)| p))
             .field("idle_after", &self.idle_after)
+            .field("resizer", &self.resizer)
             .finish_non_exhaustive()
     }
 }

@@ -233,6 +233,14 @@ impl<M> Mailbox<M> {
         }
     }
 
+    /// The stage's instances changed (rule 26): waiting instances look
+    /// again (one may have to leave), and quiet periods start again, as
+    /// at the end of the last perform (rule 11).
+    pub(crate) fn resized(&self) {
+        let _take = lock(&self.take);
+        self.bump();
+    }
+
     /// Begins a drain (rule 10). `false` if the stage was already ending.
     pub(crate) fn begin_drain(&self) -> bool {
         let mut take = lock(&self.take);
@@ -316,7 +324,8 @@ impl<M> Mailbox<M> {
         (letters, None)
     }
 
-    /// A consumer is done with `n` letters of a batch.
+    /// A consumer is done with `n` letters of a batch; or an instance
+    /// leaving the stage (rule 26) with its last letter.
     pub(crate) fn let_go_batch(&self, n: usize) {
         if n == 0 {
             return;

@@ -177,6 +177,63 @@ pub struct StageClosed {
     pub stage: String,
 }
 
+/// Why [`Stage::resize`](super::Stage::resize) changed nothing.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::actor::{Actor, ActorError, Outbox, ResizeError, Stage};
+///
+/// struct Nop;
+/// impl Actor for Nop {
+///     type In = ();
+///     type Out = ();
+///     fn perform(&mut self, _: (), _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+///         Ok(())
+///     }
+/// }
+/// let stage = Stage::builder("nop", |_| Nop).spawn()?;
+/// assert_eq!(stage.resize(0), Err(ResizeError::NoInstances));
+/// assert_eq!(
+///     stage.resize(5000).unwrap_err().to_string(),
+///     "instances = 5000 is out of range: allowed 1 to 1024"
+/// );
+/// stage.addr().stop().unwrap();
+/// while stage.finished().is_none() {
+///     std::thread::yield_now();
+/// }
+/// assert_eq!(
+///     stage.resize(2).unwrap_err().to_string(),
+///     "stage \"nop\" is ending: its instances no longer change"
+/// );
+/// # Ok::<(), priority_executor::actor::SpawnError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ResizeError {
+    /// `resize(0)`: a stage keeps at least one instance.
+    #[error(
+        "a stage needs at least one instance (got 0; allowed 1 to {})",
+        super::MAX_INSTANCES
+    )]
+    NoInstances,
+    /// More than [`MAX_INSTANCES`](super::MAX_INSTANCES).
+    #[error("instances = {value} is out of range: allowed 1 to {max}")]
+    OutOfRange {
+        /// The size asked for.
+        value: usize,
+        /// The largest size allowed.
+        max: usize,
+    },
+    /// The stage has ended, or is ending: its door is closed (`stop`,
+    /// `kill`, a drain, idleness, or no instance survived `init`).
+    #[error("stage {stage:?} is ending: its instances no longer change")]
+    Ending {
+        /// The stage's name.
+        stage: String,
+    },
+}
+
 /// A stage or pipeline setting that makes `spawn` fail.
 ///
 /// # Examples

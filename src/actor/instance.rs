@@ -1,6 +1,7 @@
 //! One instance's life, as a job of the stage's executor: `init`, then
 //! dispatch and perform until the mailbox says the stage is ending, then
-//! wait for the other instances' performs and `destroy`.
+//! wait for the other instances' performs and `destroy`; or, once a
+//! resize asks it to leave, `destroy` after its own last perform.
 
 use super::actor::{Actor, StageContext};
 use super::addr::{Downstream, Outbox};
@@ -14,11 +15,14 @@ use super::outcome::{count_fault, dead_letter, fault, panicked, send_back};
 use super::reason::Reason;
 use super::shared::Core;
 use super::strategy::{Decision, Strategy};
+use crate::executor::Executor;
 use crate::job::RetryPolicy;
 use crate::observe::span;
+use crate::priority::Priority;
 use crate::util::drop_quietly;
 use crossbeam_utils::Backoff;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -34,13 +38,33 @@ pub(crate) struct Settings<A: Actor> {
     pub(crate) down: Downstream<A::Out>,
 }
 
-/// The instance's job.
-pub(crate) fn run<A: Actor>(
-    core: &Core<A::In>,
-    settings: &Settings<A>,
-    mut actor: A,
+/// Starts the instance `actor` made by the factory for `index` (counted
+/// as started by the caller) as a job of the stage's executor.
+pub(crate) fn start<A: Actor>(
+    core: &Arc<Core<A::In>>,
+    settings: &Arc<Settings<A>>,
+    exec: &Executor,
+    actor: A,
     index: usize,
 ) {
+    core.performed.reserve(index);
+    let job_core = core.clone();
+    let job_settings = settings.clone();
+    let started = exec.enqueue(Priority(1), move || {
+        run(&job_core, &job_settings, actor, index);
+    });
+    if let Err(refused) = started {
+        // The executor has a thread for every instance, so this cannot
+        // happen; if it did, the instance counts as failed so nothing
+        // waits for it.
+        drop(refused.into_inner());
+        core.init_done(false);
+        core.exited(index, Reason::FailedInit);
+    }
+}
+
+/// The instance's job.
+fn run<A: Actor>(core: &Core<A::In>, settings: &Settings<A>, mut actor: A, index: usize) {
     // Rules 16 and 19: this thread is one of the stage's instances until
     // the job ends.
     let _serving = Serving::enter(core.mb.id());
@@ -70,8 +94,11 @@ pub(crate) fn run<A: Actor>(
     let serving = core.wait_inits();
     let reason = if ok && serving {
         let reason = serve(core, settings, &mut actor, index);
-        // Rule 14: every perform of the stage is over before any destroy.
-        core.mb.wait_no_perform();
+        // Rule 14: every perform of the stage is over before any destroy
+        // (rule 26: a removed instance waits for its own only).
+        if reason != Reason::Removed {
+            core.mb.wait_no_perform();
+        }
         reason
     } else {
         Reason::FailedInit
@@ -88,10 +115,11 @@ pub(crate) fn run<A: Actor>(
         );
     }
     drop_quietly(actor);
-    core.exited(reason);
+    core.exited(index, reason);
 }
 
-/// Dispatches and performs until the stage ends; returns why it ended.
+/// Dispatches and performs until the stage ends, or until this instance
+/// takes a removal (rule 26); returns why it stopped.
 fn serve<A: Actor>(
     core: &Core<A::In>,
     settings: &Settings<A>,
@@ -104,6 +132,15 @@ fn serve<A: Actor>(
     let mut finished = false;
     loop {
         let generation = mb.generation();
+        // Rule 26: a removal is taken between letters. Read after the
+        // generation: a removal asked after that read bumps it, which
+        // ends the wait below.
+        if core.take_leave() {
+            if finished {
+                mb.let_go_batch(1);
+            }
+            return Reason::Removed;
+        }
         let next = mb.next(finished, &mut dead);
         finished = false;
         if !dead.is_empty() {

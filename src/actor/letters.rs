@@ -43,7 +43,9 @@ impl DeadReason {
             Reason::Idle => DeadReason::Idle,
             Reason::FailedInit => DeadReason::FailedInit,
             Reason::NoConsumers => DeadReason::NoConsumers,
-            Reason::Stopped | Reason::Drained | Reason::Unregistered => DeadReason::Stopped,
+            Reason::Stopped | Reason::Drained | Reason::Unregistered | Reason::Removed => {
+                DeadReason::Stopped
+            }
         }
     }
 

@@ -55,7 +55,10 @@ pub struct MailboxLaneMetrics {
 pub struct StageMetrics {
     /// The stage's name.
     pub name: String,
-    /// Instances configured.
+    /// The stage's size: instances configured, less those whose `init`
+    /// failed, as [`Stage::resize`](super::Stage::resize) last set it
+    /// (rule 26 of `src/actor/README.md`). For a broker, the consumers
+    /// registered.
     pub instances: usize,
     /// Sends: `accepted + handed_back`. A message refused, handed back
     /// and sent again counts each time it is offered; the messages that

@@ -5,7 +5,9 @@
 //! - A [`Stage`] is N instances of an [`Actor`] sharing one mailbox; each
 //!   instance is one job of the stage's [`Executor`](crate::Executor).
 //!   Kabuki's lifecycle: [`Actor::init`], [`Actor::perform`],
-//!   [`Actor::destroy`] with a [`Reason`].
+//!   [`Actor::destroy`] with a [`Reason`]. [`Stage::resize`] adds and
+//!   removes instances while the stage runs, and a [`Resizer`] does it by
+//!   the mailbox's depth (Akka's resizer).
 //! - The mailbox has one FIFO lane per priority; [`Prioritized`] messages
 //!   or a [`PriorityGenerator`] give the priority, the mailbox's default
 //!   covers the rest. **Larger is more important**; the seed's levels are
@@ -93,6 +95,7 @@ mod addr;
 mod broker;
 mod builder;
 mod config;
+mod counts;
 mod current;
 mod dispatch;
 mod error;
@@ -111,6 +114,8 @@ mod pipeline;
 mod priority;
 mod reason;
 mod reserve;
+mod resize;
+mod resizer;
 mod shared;
 mod signal;
 mod stage;
@@ -120,9 +125,9 @@ mod take;
 pub use actor::{Actor, ActorError, StageContext};
 pub use addr::{Addr, Outbox};
 pub use broker::{Batch, Broker, BrokerBuilder};
-pub use builder::{MAX_INSTANCES, StageBuilder};
+pub use builder::StageBuilder;
 pub use config::{MAX_CAPACITY, MailboxConfig, Unlisted};
-pub use error::{SendError, SpawnError, StageClosed};
+pub use error::{ResizeError, SendError, SpawnError, StageClosed};
 pub use info::LetterInfo;
 pub use letters::{DeadLetter, DeadReason, Fault, Phase};
 pub use metrics::{MailboxLaneMetrics, StageMetrics};
@@ -131,6 +136,8 @@ pub use pipeline::{Pipeline, PipelineBuilder};
 pub use priority::{Prioritized, PriorityGenerator};
 pub use reason::Reason;
 pub use reserve::{Reserving, SendPermit};
+pub use resize::MAX_INSTANCES;
+pub use resizer::Resizer;
 pub use shared::Exit;
 pub use stage::Stage;
 pub use strategy::Strategy;

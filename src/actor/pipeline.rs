@@ -9,6 +9,7 @@ use super::head::Head;
 use super::metrics::StageMetrics;
 use super::monitor::StageMonitor;
 use super::reason::Reason;
+use super::resize::Spawned;
 use super::shared::{Exit, Link};
 use crate::executor::Executor;
 use crate::priority::Priority;
@@ -77,7 +78,8 @@ impl<I: Send + 'static, O: Send + 'static> PipelineBuilder<I, O> {
         stages.push(format!("{next:?}"));
         PipelineBuilder {
             build: Box::new(move |down, link, head| {
-                let (core, exec) = next.spawn_into(down, link, head.clone(), false)?;
+                let Spawned { core, exec, .. } =
+                    next.spawn_into(down, link, head.clone(), false)?;
                 let addr = Addr {
                     mb: core.mb.clone(),
                 };
@@ -194,7 +196,7 @@ impl Pipeline<()> {
         let stages = vec![format!("{first:?}")];
         PipelineBuilder {
             build: Box::new(move |down, link, head| {
-                let (core, exec) = first.spawn_into(down, link, head, true)?;
+                let Spawned { core, exec, .. } = first.spawn_into(down, link, head, true)?;
                 let addr = Addr {
                     mb: core.mb.clone(),
                 };

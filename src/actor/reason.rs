@@ -34,6 +34,10 @@ pub enum Reason {
     NoConsumers,
     /// A consumer was unregistered from its [`Broker`](super::Broker).
     Unregistered,
+    /// This instance was removed by [`Stage::resize`](super::Stage::resize);
+    /// the stage serves on with the others. Only an instance's `destroy`
+    /// sees it: a stage never ends with it.
+    Removed,
 }
 
 impl fmt::Display for Reason {
@@ -46,6 +50,7 @@ impl fmt::Display for Reason {
             Reason::FailedInit => "failed init",
             Reason::NoConsumers => "no consumers",
             Reason::Unregistered => "unregistered",
+            Reason::Removed => "removed",
         })
     }
 }

@@ -1,20 +1,20 @@
 //! What a stage's instances and its handle share: the mailbox, the fault
-//! and dead-letter sinks, the latch every `init` reports to, and the count
-//! of instances gone, whose last one ends the stage and passes the drain
-//! marker on.
+//! and dead-letter sinks, the latch every `init` reports to, the count of
+//! instances gone, whose last one ends the stage and passes the drain
+//! marker on, and the removals asked for (rule 26 of `README.md`).
 
+use super::counts::PerInstance;
 use super::head::Head;
 use super::letters::{DeadLetter, DeadReason, Fault};
 use super::mailbox::Mailbox;
 use super::metrics::{MailboxLaneMetrics, StageMetrics};
 use super::reason::Reason;
 use crate::executor::Executor;
-use crate::sync::owned::OwnedCount;
 use crate::sync::{Condvar, Mutex, lock};
 use crate::util::call_quietly;
-use crossbeam_utils::CachePadded;
+use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A user callback (a sink).
 pub(crate) type Callback<T> = Arc<dyn Fn(T) + Send + Sync>;
@@ -63,40 +63,21 @@ impl<T> Sink<T> {
     }
 }
 
-/// One count per instance, each on its own cache line and written only by
-/// its instance's thread ([`OwnedCount`]), summed when read: a count that
-/// moves with every letter costs its instance no read-modify-write, and N
-/// instances do not pass one line between them. A reader after the stage
-/// ended is ordered after each instance's last add by the `life` lock its
-/// exit took; a reader before gets a figure of the moment.
-pub(crate) struct PerInstance(Box<[CachePadded<OwnedCount>]>);
-
-impl PerInstance {
-    pub(crate) fn new(instances: usize) -> PerInstance {
-        PerInstance((0..instances).map(|_| CachePadded::default()).collect())
-    }
-
-    /// Adds one to instance `index`'s count. Only that instance's thread
-    /// calls this.
-    #[inline]
-    pub(crate) fn add_one(&self, index: usize) {
-        self.0[index].add_one();
-    }
-
-    pub(crate) fn sum(&self) -> u64 {
-        self.0.iter().map(|c| c.get()).sum()
-    }
-}
-
 pub(crate) struct Life {
-    /// Instances started: all of them, or fewer if the factory panicked
-    /// (`spawn_failed`).
+    /// Instances started, by `spawn` and by every `resize` since: fewer
+    /// than `spawn` asked for if the factory panicked (`spawn_failed`).
     started: usize,
     spawn_failed: bool,
-    /// Instances that finished `init`, and of those, that failed it.
+    /// Instances that finished `init`.
     inited: usize,
-    failed: usize,
     exited: usize,
+    /// The stage's size: instances whose `init` succeeded, less those a
+    /// resize asked to leave.
+    size: usize,
+    /// Indices of instances that exited, taken again by instances added
+    /// later (lowest first); then `next_index`.
+    free: BTreeSet<usize>,
+    next_index: usize,
     /// How the instances that served ended.
     served: Option<Reason>,
     reason: Option<Reason>,
@@ -107,13 +88,20 @@ pub(crate) struct Life {
 }
 
 impl Life {
+    /// Has the stage ended?
+    pub(crate) fn ended(&self) -> bool {
+        self.reason.is_some()
+    }
+
     pub(crate) fn new(instances: usize) -> Life {
         Life {
             started: instances,
             spawn_failed: false,
             inited: 0,
-            failed: 0,
             exited: 0,
+            size: 0,
+            free: BTreeSet::new(),
+            next_index: instances,
             served: None,
             reason: None,
             orphan: None,
@@ -127,9 +115,11 @@ pub(crate) struct Core<I> {
     pub(crate) mb: Arc<Mailbox<I>>,
     pub(crate) faults: Sink<Fault<I>>,
     pub(crate) dead: Sink<DeadLetter<I>>,
-    pub(crate) instances: usize,
-    /// Letters performed, per instance.
+    /// Letters performed, per instance index.
     pub(crate) performed: PerInstance,
+    /// Instances asked to leave by a resize and not yet gone: each
+    /// serving instance takes one at most, after its letter.
+    pub(crate) leaving: AtomicUsize,
     pub(crate) life: Mutex<Life>,
     pub(crate) changed: Condvar,
     /// The next stage of a pipeline: it gets the drain marker when this
@@ -144,8 +134,8 @@ impl<I> Core<I> {
     pub(crate) fn init_done(&self, ok: bool) {
         let mut life = lock(&self.life);
         life.inited += 1;
-        if !ok {
-            life.failed += 1;
+        if ok {
+            life.size += 1;
         }
         if life.inited == life.started {
             self.changed.notify_all();
@@ -188,13 +178,16 @@ impl<I> Core<I> {
             .fetch_add(n, Ordering::Relaxed);
     }
 
-    /// An instance is done (destroyed). The last one ends the stage:
-    /// whatever is left in a lane becomes a dead letter, the joiners are
-    /// told, and the next stage gets the drain marker.
-    pub(crate) fn exited(&self, reason: Reason) {
+    /// Instance `index` is done (destroyed); its index is free again.
+    /// The last one ends the stage: whatever is left in a lane becomes a
+    /// dead letter, the joiners are told, and the next stage gets the
+    /// drain marker. An instance that failed `init` or was removed does
+    /// not give the stage its reason.
+    pub(crate) fn exited(&self, index: usize, reason: Reason) {
         let mut life = lock(&self.life);
         life.exited += 1;
-        if reason != Reason::FailedInit {
+        life.free.insert(index);
+        if !matches!(reason, Reason::FailedInit | Reason::Removed) {
             life.served = Some(reason);
         }
         if life.exited < life.started {
@@ -253,6 +246,57 @@ impl<I> Core<I> {
         lock(&self.life).reason
     }
 
+    /// The stage's size (rule 26): instances serving or about to, less
+    /// those asked to leave.
+    pub(crate) fn size(&self) -> usize {
+        lock(&self.life).size
+    }
+
+    /// Instances whose job runs: started and not yet exited (those asked
+    /// to leave included, until they are gone).
+    pub(crate) fn running(&self) -> usize {
+        let life = lock(&self.life);
+        life.started - life.exited
+    }
+
+    /// Counts one more instance started, and gives it the lowest free
+    /// index; `None` once the stage has ended or its last instance is
+    /// exiting (nothing may start then).
+    pub(crate) fn add_instance(&self) -> Option<usize> {
+        let mut life = lock(&self.life);
+        if life.reason.is_some() || life.exited >= life.started {
+            return None;
+        }
+        life.started += 1;
+        let index = match life.free.pop_first() {
+            Some(index) => index,
+            None => {
+                life.next_index += 1;
+                life.next_index - 1
+            }
+        };
+        Some(index)
+    }
+
+    /// Asks `n` serving instances to leave (fewer than the size): the
+    /// size drops at once; each of `n` instances leaves after its letter.
+    /// The caller then wakes the waiting instances.
+    pub(crate) fn remove(&self, n: usize) {
+        let mut life = lock(&self.life);
+        life.size -= n;
+        // ORDERING: SeqCst, read by `take_leave` after the instance read
+        // the generation the caller bumps next (instance.rs).
+        self.leaving.fetch_add(n, Ordering::SeqCst);
+    }
+
+    /// Takes one removal asked for, if any: the caller leaves.
+    pub(crate) fn take_leave(&self) -> bool {
+        // ORDERING: SeqCst, as in `remove`.
+        self.leaving
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+    }
+
     pub(crate) fn metrics(&self) -> StageMetrics {
         let mb = &self.mb;
         let mut lanes: Vec<MailboxLaneMetrics> = mb
@@ -272,7 +316,7 @@ impl<I> Core<I> {
         let handed_back = mb.handed_back();
         StageMetrics {
             name: mb.name.clone(),
-            instances: self.instances,
+            instances: self.size(),
             offered: accepted + handed_back,
             accepted,
             handed_back,

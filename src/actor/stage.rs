@@ -4,15 +4,18 @@
 
 use super::actor::Actor;
 use super::addr::Addr;
+use super::error::ResizeError;
 use super::letters::{DeadLetter, Fault};
 use super::metrics::StageMetrics;
 use super::monitor::StageMonitor;
 use super::reason::Reason;
+use super::resize::{Grow, Spawned};
 use super::shared::{Core, Exit};
 use crate::executor::Executor;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
 /// A running stage. Dropping it drains it (as [`drain`](Stage::drain));
 /// dropped by one of its own instances, it begins the drain without
@@ -24,16 +27,28 @@ use std::sync::Arc;
 pub struct Stage<A: Actor> {
     core: Arc<Core<A::In>>,
     exec: Option<Executor>,
+    grow: Arc<Grow<A>>,
+    /// The resizer's checks (rule 27), which end with the stage.
+    resizer: Option<JoinHandle<()>>,
     _actor: PhantomData<fn() -> A>,
 }
 
 impl<A: Actor> Stage<A> {
     /// The handle of a stage `spawn` started.
-    pub(super) fn spawned(core: Arc<Core<A::In>>, exec: Executor) -> Stage<A> {
+    pub(super) fn spawned(spawned: Spawned<A>) -> Stage<A> {
         Stage {
-            core,
-            exec: Some(exec),
+            core: spawned.core,
+            exec: Some(spawned.exec),
+            grow: spawned.grow,
+            resizer: spawned.resizer,
             _actor: PhantomData,
+        }
+    }
+
+    /// Waits for the resizer's checks to end (they end with the stage).
+    fn join_resizer(&mut self) {
+        if let Some(checks) = self.resizer.take() {
+            let _ = checks.join();
         }
     }
 
@@ -95,6 +110,93 @@ impl<A: Actor> Stage<A> {
         self.core.faults.take()
     }
 
+    /// Makes the running stage `n` instances (Akka's resizer; rule 26 of
+    /// `src/actor/README.md`), and returns its size then: `n`, or fewer
+    /// if the factory or `init` failed for a new instance (each such
+    /// failure is a [`Fault`] of phase `Init`; the stage serves on).
+    ///
+    /// - **Growing**: the factory makes each new instance on this thread,
+    ///   with the lowest index free (the indices of instances gone are
+    ///   taken again, then the next ones); the instance's `init` runs on
+    ///   its own thread before its first perform, and `resize` returns once
+    ///   every new `init` has run.
+    /// - **Shrinking**: `resize` asks the surplus to leave and returns at
+    ///   once. Each leaving instance is whichever instance next finishes
+    ///   its letter or waits for one: it finishes the letter it performs
+    ///   (retries included), takes no other, and runs
+    ///   `destroy(Reason::Removed)`, while the others keep dispatching
+    ///   everything queued. No letter is lost or performed twice.
+    ///
+    /// [`StageMetrics::instances`] shows the size. A resize restarts the
+    /// quiet period of [`idle_after`](super::StageBuilder::idle_after), as
+    /// the end of the last perform does. Resizes run one at a time.
+    ///
+    /// # Errors
+    ///
+    /// [`ResizeError::NoInstances`] for 0 and
+    /// [`ResizeError::OutOfRange`] above [`MAX_INSTANCES`](super::MAX_INSTANCES);
+    /// [`ResizeError::Ending`] once the stage's door has closed (`stop`
+    /// or `kill` dispatched, a drain begun, idle) or it has ended. Nothing
+    /// changes then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::actor::{Actor, ActorError, Outbox, Reason, Stage};
+    /// use std::sync::mpsc;
+    ///
+    /// enum Life {
+    ///     Made(usize),
+    ///     Gone(usize, Reason),
+    /// }
+    /// struct Worker(usize, mpsc::Sender<Life>);
+    /// impl Actor for Worker {
+    ///     type In = u32;
+    ///     type Out = ();
+    ///     fn perform(&mut self, _: u32, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+    ///         Ok(())
+    ///     }
+    ///     fn destroy(&mut self, reason: Reason) {
+    ///         let _ = self.1.send(Life::Gone(self.0, reason));
+    ///     }
+    /// }
+    ///
+    /// let (tx, rx) = mpsc::channel();
+    /// let stage = Stage::builder("workers", move |i| {
+    ///     let _ = tx.send(Life::Made(i));
+    ///     Worker(i, tx.clone())
+    /// })
+    /// .instances(2)
+    /// .spawn()?;
+    /// let addr = stage.addr();
+    /// for n in 0..100 {
+    ///     addr.send(n).unwrap();
+    /// }
+    /// assert_eq!(stage.resize(4), Ok(4)); // instances 2 and 3 join
+    /// assert_eq!(stage.metrics().instances, 4);
+    /// assert_eq!(stage.resize(1), Ok(1)); // three leave after their letter
+    /// let exit = stage.drain();
+    /// assert_eq!(exit.metrics.performed, 100); // the one left drained the rest
+    /// let (mut made, mut removed) = (0, 0);
+    /// for life in rx.try_iter() {
+    ///     match life {
+    ///         Life::Made(_) => made += 1,
+    ///         Life::Gone(_, Reason::Removed) => removed += 1,
+    ///         Life::Gone(_, reason) => assert_eq!(reason, Reason::Drained),
+    ///     }
+    /// }
+    /// assert_eq!((made, removed), (4, 3));
+    /// # Ok::<(), priority_executor::actor::SpawnError>(())
+    /// ```
+    pub fn resize(&self, n: usize) -> Result<usize, ResizeError> {
+        let Some(exec) = &self.exec else {
+            return Err(ResizeError::Ending {
+                stage: self.core.mb.name.clone(),
+            });
+        };
+        self.grow.resize(&self.core, exec, n)
+    }
+
     /// Has the stage ended, and why?
     ///
     /// # Examples
@@ -150,6 +252,7 @@ impl<A: Actor> Stage<A> {
             self.core.mb.name
         );
         let reason = self.core.wait_done();
+        self.join_resizer();
         drop(self.exec.take());
         Exit {
             reason,
@@ -176,6 +279,7 @@ impl<A: Actor> Drop for Stage<A> {
             self.core.hand_over(exec);
         } else {
             self.core.wait_done();
+            self.join_resizer();
             drop(exec);
         }
     }
@@ -185,7 +289,7 @@ impl<A: Actor> fmt::Debug for Stage<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Stage")
             .field("name", &self.core.mb.name)
-            .field("instances", &self.core.instances)
+            .field("instances", &self.core.size())
             .field("finished", &self.core.finished())
             .finish_non_exhaustive()
     }

@@ -20,7 +20,7 @@ use std::fmt;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
-type Factory<A> = Box<dyn FnMut(usize) -> A>;
+type Factory<A> = Box<dyn FnMut(usize) -> A + Send>;
 
 /// One stage of a pipeline across processes, in this process: N instances
 /// of an [`Actor`] fed from the inbox queue, their outputs published to the
@@ -83,7 +83,7 @@ where
     pub fn builder(
         uri: impl Into<String>,
         name: impl Into<String>,
-        factory: impl FnMut(usize) -> A + 'static,
+        factory: impl FnMut(usize) -> A + Send + 'static,
     ) -> StageProcessBuilder<A> {
         StageProcessBuilder {
             uri: uri.into(),

@@ -1,0 +1,127 @@
+//! Instances that come and go (rule 26 of `README.md`): what a stage
+//! keeps to make instances after `spawn` (its factory and settings), and
+//! the resize itself. The handle's method is in `stage.rs`, the resizer
+//! that calls it by the mailbox's depth in `resizer.rs`.
+
+use super::actor::Actor;
+use super::error::ResizeError;
+use super::instance::{self, Settings};
+use super::letters::Phase;
+use super::outcome::{fault, panicked};
+use super::reason::Reason;
+use super::shared::Core;
+use crate::executor::Executor;
+use crate::sync::{Mutex, lock};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// The most instances a stage has: each is a thread of the stage's own
+/// executor.
+pub const MAX_INSTANCES: usize = 1024;
+
+/// A stage's instance factory: called with the new instance's index.
+pub(crate) type Factory<A> = Box<dyn FnMut(usize) -> A + Send>;
+
+/// A spawned stage.
+pub(crate) struct Spawned<A: Actor> {
+    /// What its instances share.
+    pub(crate) core: Arc<Core<A::In>>,
+    pub(crate) exec: Executor,
+    /// What it keeps to add instances.
+    pub(crate) grow: Arc<Grow<A>>,
+    /// The thread of its resizer's checks, if it has one.
+    pub(crate) resizer: Option<JoinHandle<()>>,
+}
+
+/// What a stage keeps to add instances once it runs. The factory's lock
+/// also makes resizes one at a time.
+pub(crate) struct Grow<A: Actor> {
+    factory: Mutex<Factory<A>>,
+    settings: Arc<Settings<A>>,
+}
+
+impl<A: Actor> Grow<A> {
+    pub(crate) fn new(factory: Factory<A>, settings: Arc<Settings<A>>) -> Grow<A> {
+        Grow {
+            factory: Mutex::new(factory),
+            settings,
+        }
+    }
+
+    /// Makes the stage `n` instances: asks the surplus to leave, or makes
+    /// the missing ones (on this thread) and waits for their `init`.
+    /// Returns the stage's size then.
+    pub(crate) fn resize(
+        &self,
+        core: &Arc<Core<A::In>>,
+        exec: &Executor,
+        n: usize,
+    ) -> Result<usize, ResizeError> {
+        if n == 0 {
+            return Err(ResizeError::NoInstances);
+        }
+        if n > MAX_INSTANCES {
+            return Err(ResizeError::OutOfRange {
+                value: n,
+                max: MAX_INSTANCES,
+            });
+        }
+        let mut factory = lock(&self.factory);
+        let ending = || ResizeError::Ending {
+            stage: core.mb.name.clone(),
+        };
+        if core.mb.is_closed() || core.finished().is_some() {
+            return Err(ending());
+        }
+        let size = core.size();
+        if n < size {
+            core.remove(size - n);
+            core.mb.resized();
+            fit_threads(exec, n, core.running());
+            return Ok(n);
+        }
+        if n == size {
+            return Ok(n);
+        }
+        // A thread for every job running (instances leaving included,
+        // until they are gone) and for every new instance.
+        fit_threads(exec, n, core.running() + (n - size));
+        let mut added = 0;
+        for _ in size..n {
+            // `None`: the stage's last instance is exiting; nothing starts.
+            let Some(index) = core.add_instance() else {
+                break;
+            };
+            added += 1;
+            let factory = &mut *factory;
+            match catch_unwind(AssertUnwindSafe(|| factory(index))) {
+                Ok(actor) => instance::start(core, &self.settings, exec, actor, index),
+                Err(payload) => {
+                    // Reported as a failed `init` of that instance: the
+                    // stage serves on with the others.
+                    let error = format!("factory {}", panicked(payload));
+                    fault(core, index, Phase::Init, error, 0, None, None);
+                    core.init_done(false);
+                    core.exited(index, Reason::FailedInit);
+                }
+            }
+        }
+        core.wait_inits();
+        core.mb.resized();
+        let size = core.size();
+        fit_threads(exec, size, core.running());
+        if added == 0 {
+            return Err(ending());
+        }
+        Ok(size)
+    }
+}
+
+/// Keeps `size` threads, and up to `running` while jobs run: a thread
+/// above `size` leaves once idle for the executor's keep-alive.
+fn fit_threads(exec: &Executor, size: usize, running: usize) {
+    let max = running.max(size).max(1);
+    // Cannot fail: 1 <= size <= max.
+    let _ = exec.set_threads(size.clamp(1, max), max);
+}
