@@ -6,7 +6,6 @@
 use super::actor::Actor;
 use super::addr::{Downstream, OutputFn};
 use super::config::MailboxConfig;
-use super::counts::PerInstance;
 use super::error::SpawnError;
 use super::head::Head;
 use super::idle::Clock;
@@ -16,19 +15,17 @@ use super::mailbox::Mailbox;
 use super::priority::PriorityGenerator;
 use super::resize::{Factory, Grow, MAX_INSTANCES, Spawned};
 use super::resizer::Resizer;
-use super::shared::{Callback, Core, Life, Link, Sink};
+use super::shared::{Callback, Core, Link};
 use super::stage::Stage;
 use super::strategy::Strategy;
 use crate::error::BuildError;
 use crate::executor::Executor;
 use crate::job::RetryPolicy;
 use crate::priority::{Capacity, Priority};
-use crate::sync::{Condvar, Mutex};
 use crate::util::{drop_quietly, panic_message};
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
 /// Settings of a stage, checked by [`spawn`](StageBuilder::spawn).
@@ -316,17 +313,14 @@ impl<A: Actor> StageBuilder<A> {
             self.idle_after.is_some(),
             self.strategy.hops(),
         ));
-        let core = Arc::new(Core {
+        let core = Arc::new(Core::new(
             mb,
-            faults: Sink::new(self.on_fault),
-            dead: Sink::new(self.on_dead_letter),
-            performed: PerInstance::new(n),
-            leaving: AtomicUsize::new(0),
-            life: Mutex::new(Life::new(n)),
-            changed: Condvar::new(),
+            n,
+            self.on_fault,
+            self.on_dead_letter,
             next,
             head,
-        });
+        ));
         if first {
             // Before any instance starts: its `init` may ask for the drain.
             core.head.set(&core.mb);

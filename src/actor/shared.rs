@@ -130,6 +130,29 @@ pub(crate) struct Core<I> {
 }
 
 impl<I> Core<I> {
+    /// A stage's (or broker's) core around its mailbox, with `instances`
+    /// to start, its sinks, and where its drain goes and begins.
+    pub(crate) fn new(
+        mb: Arc<Mailbox<I>>,
+        instances: usize,
+        on_fault: Option<Callback<Fault<I>>>,
+        on_dead_letter: Option<Callback<DeadLetter<I>>>,
+        next: Option<Arc<dyn Link>>,
+        head: Arc<Head>,
+    ) -> Core<I> {
+        Core {
+            mb,
+            faults: Sink::new(on_fault),
+            dead: Sink::new(on_dead_letter),
+            performed: PerInstance::new(instances),
+            leaving: AtomicUsize::new(0),
+            life: Mutex::new(Life::new(instances)),
+            changed: Condvar::new(),
+            next,
+            head,
+        }
+    }
+
     /// An instance finished `init` (rule 13).
     pub(crate) fn init_done(&self, ok: bool) {
         let mut life = lock(&self.life);

@@ -5,19 +5,17 @@ use super::ring::Shared;
 use crate::actor::actor::Actor;
 use crate::actor::addr::{Downstream, OutputFn};
 use crate::actor::config::MailboxConfig;
-use crate::actor::counts::PerInstance;
 use crate::actor::error::SpawnError;
 use crate::actor::letters::{DeadLetter, Fault};
 use crate::actor::mailbox::Mailbox;
 use crate::actor::priority::PriorityGenerator;
-use crate::actor::shared::{Callback, Core, Life, Sink};
+use crate::actor::shared::{Callback, Core};
 use crate::actor::strategy::Strategy;
 use crate::priority::Priority;
 use crate::sync::{Condvar, Mutex};
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
 /// The largest batch a broker hands out.
@@ -220,17 +218,14 @@ impl<A: Actor> BrokerBuilder<A> {
             self.end_after.is_some(),
             Strategy::<A::In>::DEFAULT_HOP_LIMIT,
         ));
-        let core = Core {
+        let core = Core::new(
             mb,
-            faults: Sink::new(self.on_fault),
-            dead: Sink::new(self.on_dead_letter),
-            performed: PerInstance::new(0),
-            leaving: AtomicUsize::new(0),
-            life: Mutex::new(Life::new(0)),
-            changed: Condvar::new(),
-            next: None,
-            head: Arc::default(),
-        };
+            0,
+            self.on_fault,
+            self.on_dead_letter,
+            None,
+            Arc::default(),
+        );
         core.head.set(&core.mb);
         let down = match self.on_output {
             Some(f) => Downstream::Output(f),
