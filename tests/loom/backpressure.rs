@@ -1,7 +1,7 @@
 //! Model: a producer blocked on a full bounded lane and a worker freeing a
 //! slot (`lane.rs`, `reserve_blocking` / `release_slot`).
 use crate::support::{HIGH, LOW};
-use crate::support::{Runs, model};
+use crate::support::{Runs, model_with_bound};
 use priority_executor::{Capacity, Executor};
 
 /// The first job fills the lane of capacity 1 and starts the worker; the
@@ -9,7 +9,10 @@ use priority_executor::{Capacity, Executor};
 /// notification leaves the producer blocked for ever (loom: deadlock).
 #[test]
 fn producer_blocked_on_a_full_lane_wakes_when_a_slot_frees() {
-    model(|| {
+    // Bound 2 (274 746 interleavings, 25 s): with the shutdown at the end
+    // the bound-3 search takes over five minutes, the longest of all the
+    // models. `LOOM_MAX_PREEMPTIONS=3` runs it.
+    model_with_bound(2, || {
         let exec = Executor::builder()
             .name("loom")
             .core_threads(1)

@@ -17,7 +17,10 @@ use std::time::Duration;
 /// `shutdown_now`, which closes the executor.
 #[test]
 fn close_racing_enqueue_runs_or_refuses_each_job_once() {
-    model(|| {
+    // Bound 2 (54 757 interleavings, 5 s; the bound-3 search took near five
+    // minutes): the shutdown path is long, as in the models below.
+    // `LOOM_MAX_PREEMPTIONS=3` runs the deeper search.
+    model_with_bound(2, || {
         let exec = Executor::builder()
             .name("loom")
             .core_threads(1)

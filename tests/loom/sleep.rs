@@ -8,7 +8,9 @@ use crate::support::{Runs, model, model_with_bound};
 /// sleep protocol can get the jobs run.
 #[test]
 fn enqueue_racing_sleep_runs_every_job() {
-    model(|| {
+    // Bound 2 (212 666 interleavings, 18 s; bound 3 took over three
+    // minutes). `LOOM_MAX_PREEMPTIONS=3` runs the deeper search.
+    model_with_bound(2, || {
         let exec = two_lanes().core_threads(1).max_threads(1).build().unwrap();
         assert_eq!(exec.prestart_core_threads(), 1);
         let runs = Runs::new(2);
