@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::error::ErrorKind;
-use clap::{ArgAction, CommandFactory, Parser};
+use clap::parser::ValueSource;
+use clap::{ArgAction, CommandFactory, FromArgMatches, Parser};
 use priority_executor::Picker;
 
 /// The executor of the built-in pool, and of `executors.toml`, the demo
@@ -22,15 +23,34 @@ pub const DEFAULT_EXECUTOR: &str = "visa_priority_exec";
 #[derive(Debug, Parser)]
 #[command(name = "floodgate", verbatim_doc_comment)]
 pub struct Options {
-    /// Applications in the flood
+    /// Applications in the flood [default: 4000; with
+    /// --serve, 40000]
     #[arg(
+        verbatim_doc_comment,
         long,
         value_name = "N",
         allow_negative_numbers = true,
         default_value = "4000",
+        hide_default_value = true,
         value_parser = positive,
     )]
     pub jobs: usize,
+
+    /// Seconds over which the applications arrive, evenly
+    /// spread (0: all at once, the seed's backlog)
+    /// [default: 0; with --serve, 20, so that the page
+    /// shows the standard lane growing while the priority
+    /// lane stays short]
+    #[arg(
+        verbatim_doc_comment,
+        long = "arrive-over",
+        value_name = "SECS",
+        allow_negative_numbers = true,
+        default_value = "0",
+        hide_default_value = true,
+        value_parser = seconds,
+    )]
+    pub arrive_over: Duration,
 
     /// Standard applications per priority one
     #[arg(
@@ -131,7 +151,19 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let options = Options::try_parse_from(args)?;
+    let matches = Options::command().try_get_matches_from(args)?;
+    let mut options = Options::from_arg_matches(&matches)?;
+    if options.serve.is_some() {
+        // Served, the flood is one a viewer can watch: arriving faster than
+        // the threads serve it, but over time rather than all at once.
+        let defaulted = |id: &str| matches.value_source(id) == Some(ValueSource::DefaultValue);
+        if defaulted("jobs") {
+            options.jobs = SERVED_JOBS;
+        }
+        if defaulted("arrive_over") {
+            options.arrive_over = SERVED_ARRIVAL;
+        }
+    }
     if let Some(reserve) = options.reserve
         && reserve >= options.threads
     {
@@ -145,6 +177,18 @@ where
         ));
     }
     Ok(options)
+}
+
+/// `--jobs` with `--serve` unless given.
+const SERVED_JOBS: usize = 40_000;
+/// `--arrive-over` with `--serve` unless given.
+const SERVED_ARRIVAL: Duration = Duration::from_secs(20);
+
+fn seconds(raw: &str) -> Result<Duration, String> {
+    raw.parse::<f64>()
+        .ok()
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| "not a number of seconds, 0 or more".to_string())
 }
 
 fn positive(raw: &str) -> Result<usize, String> {
@@ -193,6 +237,7 @@ mod tests {
     fn defaults() {
         let o = ok(&[]);
         assert_eq!((o.jobs, o.ratio), (4000, 4));
+        assert_eq!(o.arrive_over, Duration::ZERO);
         assert_eq!(o.work, Duration::from_micros(2000));
         assert_eq!(o.picker, None);
         assert_eq!(o.threads, cores());
@@ -233,11 +278,38 @@ mod tests {
         let served = ok(&["--serve", "127.0.0.1:8080", "--token", "t"]);
         assert_eq!(served.serve.as_deref(), Some("127.0.0.1:8080"));
         assert_eq!(served.token.as_deref(), Some("t"));
+        assert_eq!(
+            ok(&["--arrive-over", "2.5"]).arrive_over,
+            Duration::from_millis(2500)
+        );
+        assert!(
+            error(&["--arrive-over", "-1"])
+                .1
+                .contains("not a number of seconds")
+        );
         // A token means nothing without the dashboard.
         assert_eq!(
             error(&["--token", "t"]).0,
             ErrorKind::MissingRequiredArgument
         );
+    }
+
+    #[test]
+    fn served_the_flood_is_larger_and_arrives_over_time_unless_told_otherwise() {
+        let served = ok(&["--serve", "127.0.0.1:0"]);
+        assert_eq!(
+            (served.jobs, served.arrive_over),
+            (40_000, Duration::from_secs(20))
+        );
+        let told = ok(&[
+            "--serve",
+            "127.0.0.1:0",
+            "--jobs",
+            "100",
+            "--arrive-over",
+            "0",
+        ]);
+        assert_eq!((told.jobs, told.arrive_over), (100, Duration::ZERO));
     }
 
     #[test]
@@ -323,7 +395,9 @@ mod tests {
                 "Floods a priority executor",
                 "Usage: floodgate [OPTIONS]",
                 "--jobs <N>",
-                "Applications in the flood [default: 4000]",
+                "Applications in the flood [default: 4000; with",
+                "--arrive-over <SECS>",
+                "[default: 0; with --serve, 20,",
                 "Standard applications per priority one [default: 4]",
                 "Microseconds each application takes [default: 2000]",
                 "--picker <NAME>",

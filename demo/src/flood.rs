@@ -161,8 +161,9 @@ impl Target for FifoTarget {
 }
 
 /// Floods `target` with `classes`, in that order, from one inbox, then waits
-/// until every job has run. Each application's wait counts from the moment
-/// it arrived. When a class's lane is full (a bounded lane, as in
+/// until every job has run: all at once, or evenly spread over
+/// `arrive_over`. Each application's wait counts from the moment it
+/// arrived. When a class's lane is full (a bounded lane, as in
 /// `executors.toml`), that class's applications are held back in arrival
 /// order and offered again as the lane drains, while the other class keeps
 /// flowing: a full standard lane must not hold up priority applications.
@@ -173,6 +174,7 @@ pub fn flood(
     target: &dyn Target,
     classes: &[Class],
     work: Duration,
+    arrive_over: Duration,
     bars: &Bars,
 ) -> Result<Timeline, String> {
     let timeline = Arc::new(Timeline::new(classes.len()));
@@ -186,7 +188,7 @@ pub fn flood(
                 }
             });
         }
-        let sent = send(target, classes, work, &timeline);
+        let sent = send(target, classes, work, arrive_over, &timeline);
         running.store(false, Ordering::Relaxed);
         sent
     });
@@ -199,10 +201,18 @@ fn send(
     target: &dyn Target,
     classes: &[Class],
     work: Duration,
+    arrive_over: Duration,
     timeline: &Arc<Timeline>,
 ) -> Result<(), String> {
     let mut held: [VecDeque<Job>; 2] = [VecDeque::new(), VecDeque::new()];
+    let start = std::time::Instant::now();
+    let gap = arrive_over / u32::try_from(classes.len()).unwrap_or(u32::MAX);
     for (i, &class) in classes.iter().enumerate() {
+        // Spread arrivals: application i arrives at `i * gap`.
+        let arrival = start + gap * u32::try_from(i).unwrap_or(u32::MAX);
+        if let Some(early) = arrival.checked_duration_since(std::time::Instant::now()) {
+            std::thread::sleep(early);
+        }
         let record = Arc::clone(timeline);
         record.submitted[i].store(record.now().max(1), Ordering::Relaxed);
         let job: Job = Box::new(move || {

@@ -13,7 +13,9 @@
 //! ```
 //!
 //! With `--serve`, the live dashboard (priority-executor-dashboard) shows
-//! the executor's lanes while the flood runs: the priority lane stays
+//! the executor's lanes while the flood runs. Served, the flood is larger
+//! (40 000 applications) and arrives over 20 s (`--jobs`, `--arrive-over`
+//! change that), faster than the threads serve it: the priority lane stays
 //! short while the standard lane grows. `--token T` lets the page pause
 //! and resume a lane.
 //!

@@ -80,7 +80,7 @@ pub fn run(options: &Options) -> Result<(), String> {
     let name = executor.name().to_string();
     let target = PriorityTarget::new(&executor, high, low, classes.len());
     let bars = progress_bars(&multi, "executor", counts);
-    let timeline = flood(&target, &classes, options.work, &bars)?;
+    let timeline = flood(&target, &classes, options.work, options.arrive_over, &bars)?;
     let threads = options.threads;
     let picker = config.picker.as_str();
     drop(target);
@@ -90,7 +90,7 @@ pub fn run(options: &Options) -> Result<(), String> {
 
     let fifo = FifoTarget::new(threads);
     let bars = progress_bars(&multi, "FIFO", counts);
-    let timeline = flood(&fifo, &classes, options.work, &bars)?;
+    let timeline = flood(&fifo, &classes, options.work, options.arrive_over, &bars)?;
     let fifo_stats = stats(&timeline, &classes);
     multi.clear().ok();
 
