@@ -48,8 +48,13 @@ pub fn run(options: &Options) -> Result<(), String> {
 
     let multi = multi_progress(options.progress);
 
+    let arrival = if options.arrive_over.is_zero() {
+        "at once".to_string()
+    } else {
+        format!("over {}", fmt_duration(options.arrive_over))
+    };
     println!(
-        "After the holiday, {} visa applications arrive at once: {} priority, {} standard, \
+        "After the holiday, {} visa applications arrive {arrival}: {} priority, {} standard, \
          {} us of processing each.",
         options.jobs,
         counts[0],
