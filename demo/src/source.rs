@@ -29,6 +29,7 @@ fn default_executor(
         .picker(picker.unwrap_or_default())
         .lane(Priority(10), Capacity::Unbounded)
         .lane_config(low)
+        .record_waits(true)
         .build()
         .map_err(|e| format!("built-in executor {DEFAULT_EXECUTOR}: {e}"))
 }
@@ -162,7 +163,10 @@ fn with_overrides(
             .ok_or_else(|| format!("{at}: executor {name} has no lanes to cap"))?;
         lowest.insert("max_running".into(), toml::Value::Integer(cap));
     }
-    Executors::from_toml_str(&doc.to_string())
+    // Waits recorded per lane, for the dashboard's wait percentiles.
+    Executors::builder()
+        .configure(name, |builder| builder.record_waits(true))
+        .load_toml_str(&doc.to_string())
         .map_err(|e| format!("{at} with the command line's threads and picker: {e}"))
 }
 
