@@ -120,6 +120,23 @@ impl Incoming {
     }
 }
 
+/// The header a retry's copy carries: how many attempts were made.
+pub(crate) const RETRIES_HEADER: &str = "x-pe-retries";
+
+/// The attempts made before a delivery that came back from a retry queue
+/// (0 for any other).
+pub(crate) fn retried_attempts(headers: Option<&lapin::types::FieldTable>) -> u32 {
+    headers
+        .and_then(|h| {
+            h.inner()
+                .iter()
+                .find(|(k, _)| k.as_str() == RETRIES_HEADER)
+                .and_then(|(_, v)| header_text(v))
+        })
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
 /// A header value as text, where it has one.
 pub(crate) fn header_text(value: &AMQPValue) -> Option<String> {
     Some(match value {

@@ -12,27 +12,10 @@
 use super::state::{State, Step};
 use super::timeouts::{OPERATION_TIMEOUT, within};
 use super::types::Msg;
-use crate::delivery::header_text;
+use crate::delivery::RETRIES_HEADER;
 use lapin::options::QueueDeclareOptions;
 use lapin::types::{AMQPValue, FieldTable, ShortString};
 use std::time::Duration;
-
-/// The header a retry's copy carries: how many attempts were made.
-pub(crate) const RETRIES_HEADER: &str = "x-pe-retries";
-
-/// The attempts made before a delivery that came back from a retry queue
-/// (0 for any other).
-pub(super) fn retried_attempts(headers: Option<&FieldTable>) -> u32 {
-    headers
-        .and_then(|h| {
-            h.inner()
-                .iter()
-                .find(|(k, _)| k.as_str() == RETRIES_HEADER)
-                .and_then(|(_, v)| header_text(v))
-        })
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
-}
 
 /// The retry queue of `queue` for a backoff of `delay`.
 pub(crate) fn retry_queue(queue: &str, delay: Duration) -> String {

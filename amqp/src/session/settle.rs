@@ -1,10 +1,10 @@
 //! How each delivery in hand ends: acked after its job, retried after a
 //! failure, requeued when it never ran, or dead-lettered with the reason.
 
-use super::retry::RETRIES_HEADER;
 use super::state::{State, Step};
 use super::timeouts::{OPERATION_TIMEOUT, guarded, within};
 use super::types::{Attempt, Msg, Settle};
+use crate::delivery::RETRIES_HEADER;
 use crate::metrics::{Counters, Event};
 use lapin::options::{BasicAckOptions, BasicNackOptions, BasicPublishOptions};
 use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};

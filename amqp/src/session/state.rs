@@ -3,11 +3,10 @@
 //! for room, while the lane is full).
 
 use super::ctx::Ctx;
-use super::retry::retried_attempts;
 use super::timeouts::guarded;
 use super::types::{Attempt, InHand, Msg};
 use super::waiting::Waiting;
-use crate::delivery::{Incoming, Received};
+use crate::delivery::{Incoming, Received, retried_attempts};
 use crate::drain::Marker;
 use crate::metrics::Counters;
 use lapin::message::Delivery;
