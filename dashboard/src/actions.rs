@@ -7,88 +7,13 @@ use crate::board::Dashboard;
 use crate::log::{ActionRecord, now_ms};
 use axum::Json;
 use axum::extract::{ConnectInfo, Path, Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use priority_executor::{PauseError, Priority};
 use serde_json::json;
 use std::net::SocketAddr;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::PoisonError;
-
-/// Who may act through the dashboard: named bearer tokens.
-///
-/// # Examples
-///
-/// ```
-/// use priority_executor_dashboard::{Actions, Dashboard};
-///
-/// let token = std::env::var("DASHBOARD_TOKEN").unwrap_or_else(|_| "change-me".into());
-/// let dashboard = Dashboard::new().actions(Actions::with_token("ops", token).token("oncall", "t2"));
-/// # drop(dashboard);
-/// ```
-#[derive(Clone)]
-pub struct Actions {
-    tokens: Vec<(String, String)>,
-}
-
-impl std::fmt::Debug for Actions {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // The tokens themselves are never printed.
-        let names: Vec<&str> = self.tokens.iter().map(|(n, _)| n.as_str()).collect();
-        f.debug_struct("Actions").field("tokens", &names).finish()
-    }
-}
-
-impl Actions {
-    /// Actions for the holder of `token`, logged as `name`.
-    ///
-    /// # Panics
-    ///
-    /// If the token is empty.
-    pub fn with_token(name: impl Into<String>, token: impl Into<String>) -> Actions {
-        Actions { tokens: Vec::new() }.token(name, token)
-    }
-
-    /// One more token, logged as `name`.
-    ///
-    /// # Panics
-    ///
-    /// If the token is empty.
-    pub fn token(mut self, name: impl Into<String>, token: impl Into<String>) -> Actions {
-        let token = token.into();
-        assert!(!token.is_empty(), "an action token must not be empty");
-        self.tokens.push((name.into(), token));
-        self
-    }
-
-    /// The name of the token the request carries, if it carries one.
-    fn holder(&self, headers: &HeaderMap) -> Option<&str> {
-        let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-        let (scheme, given) = value.trim().split_once(' ')?;
-        if !scheme.eq_ignore_ascii_case("bearer") {
-            return None;
-        }
-        let given = given.trim().as_bytes();
-        // Every token is compared in full, so the time taken does not
-        // tell how much of one matched.
-        let mut found = None;
-        for (name, token) in &self.tokens {
-            if same(given, token.as_bytes()) && found.is_none() {
-                found = Some(name.as_str());
-            }
-        }
-        found
-    }
-}
-
-/// Equal bytes, compared without an early exit.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    let mut diff = a.len() ^ b.len();
-    for (i, &x) in a.iter().enumerate() {
-        diff |= usize::from(x ^ b.get(i).copied().unwrap_or(!x));
-    }
-    diff == 0
-}
 
 /// `pause` or `resume`.
 #[derive(Clone, Copy)]
@@ -243,39 +168,5 @@ fn perform(board: &Dashboard, verb: Verb, executor: &str, priority: u32) -> (Sta
             (StatusCode::NOT_FOUND, format!("refused: {e}"))
         }
         Err(e) => (StatusCode::CONFLICT, format!("refused: {e}")),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tokens_compare_in_full() {
-        assert!(same(b"abc", b"abc"));
-        assert!(!same(b"abc", b"abd"));
-        assert!(!same(b"ab", b"abc"));
-        assert!(!same(b"abc", b"ab"));
-        assert!(!same(b"", b"a"));
-    }
-
-    #[test]
-    fn the_holder_is_named_by_the_bearer_token() {
-        let actions = Actions::with_token("ops", "s3cret").token("oncall", "t2");
-        let mut headers = HeaderMap::new();
-        assert_eq!(actions.holder(&headers), None);
-        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer t2"));
-        assert_eq!(actions.holder(&headers), Some("oncall"));
-        headers.insert(
-            header::AUTHORIZATION,
-            HeaderValue::from_static("Basic s3cret"),
-        );
-        assert_eq!(actions.holder(&headers), None);
-        headers.insert(
-            header::AUTHORIZATION,
-            HeaderValue::from_static("bearer s3cret"),
-        );
-        assert_eq!(actions.holder(&headers), Some("ops"));
-        assert!(!format!("{actions:?}").contains("s3cret"));
     }
 }

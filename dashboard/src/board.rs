@@ -1,10 +1,11 @@
 //! The dashboard: the executors (and pipelines, `pipelines.rs`) it
 //! shows, whether actions are allowed, and the snapshot it takes of them.
 
-use crate::actions::Actions;
 use crate::log::{ActionLog, ActionRecord, now_ms};
+use crate::names::unique_name;
 use crate::sampler::{LaneCounts, Sampler};
 use crate::snapshot::{ExecutorSnapshot, LaneSnapshot, SCHEMA_VERSION, Snapshot, ThreadSnapshot};
+use crate::tokens::Actions;
 use priority_executor::{Executor, Metrics};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -43,9 +44,9 @@ pub struct Dashboard {
 pub(crate) struct Inner {
     pub(crate) executors: Vec<Watched>,
     #[cfg(feature = "actor")]
-    pub(crate) pipelines: Vec<crate::pipelines::WatchedPipeline>,
+    pub(crate) pipelines: Vec<crate::watched_pipeline::WatchedPipeline>,
     #[cfg(feature = "amqp")]
-    pub(crate) bridges: Vec<crate::bridges::WatchedBridge>,
+    pub(crate) bridges: Vec<crate::watched_bridge::WatchedBridge>,
     pub(crate) actions: Option<Actions>,
     pub(crate) log: Mutex<ActionLog>,
     pub(crate) on_action: ActionHook,
@@ -240,17 +241,6 @@ impl Dashboard {
                 .latest(),
         }
     }
-}
-
-/// `wanted`, or `wanted#2`, `wanted#3`… whichever is not `taken` first.
-pub(crate) fn unique_name(wanted: &str, taken: impl Fn(&str) -> bool) -> String {
-    let mut name = wanted.to_owned();
-    let mut n = 1;
-    while taken(&name) {
-        n += 1;
-        name = format!("{wanted}#{n}");
-    }
-    name
 }
 
 impl Watched {

@@ -1,19 +1,10 @@
-//! The RabbitMQ bridges a dashboard shows (feature `amqp`): how each is
-//! read, and its part of the snapshot.
+//! The RabbitMQ bridges a dashboard shows (feature `amqp`).
 
-use crate::board::{Dashboard, unique_name};
-use crate::bridge_snapshot::{BridgeQueueSnapshot, BridgeSnapshot};
+use crate::board::Dashboard;
+use crate::names::unique_name;
+use crate::watched_bridge::WatchedBridge;
 use priority_executor_amqp::{Bridge, ConsumerMetrics};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-
-/// Reads a bridge's counters, one entry per queue.
-type ReadFn = Arc<dyn Fn() -> Vec<ConsumerMetrics> + Send + Sync>;
-
-pub(crate) struct WatchedBridge {
-    pub(crate) name: String,
-    read: ReadFn,
-}
 
 impl Dashboard {
     /// Shows a RabbitMQ bridge's queues (feature `amqp`): per queue,
@@ -86,29 +77,5 @@ impl Dashboard {
                 read: Arc::new(read),
             });
         })
-    }
-}
-
-impl WatchedBridge {
-    pub(crate) fn snapshot(&self) -> BridgeSnapshot {
-        let queues = catch_unwind(AssertUnwindSafe(|| (self.read)())).unwrap_or_default();
-        BridgeSnapshot {
-            name: self.name.clone(),
-            queues: queues
-                .into_iter()
-                .map(|m| BridgeQueueSnapshot {
-                    queue: m.queue,
-                    connected: m.connected,
-                    in_hand: m.in_hand,
-                    max_in_hand: m.max_in_hand,
-                    delivered: m.delivered,
-                    acked: m.acked,
-                    requeued: m.requeued,
-                    dead_lettered: m.dead_lettered,
-                    retried: m.retried,
-                    reconnects: m.reconnects,
-                })
-                .collect(),
-        }
     }
 }

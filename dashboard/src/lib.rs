@@ -140,6 +140,7 @@ mod bridge_snapshot;
 mod bridges;
 mod events;
 mod log;
+mod names;
 mod page;
 #[cfg(feature = "actor")]
 mod pipelines;
@@ -148,8 +149,12 @@ mod sampler;
 mod server;
 mod snapshot;
 mod stage_snapshot;
+mod tokens;
+#[cfg(feature = "amqp")]
+mod watched_bridge;
+#[cfg(feature = "actor")]
+mod watched_pipeline;
 
-pub use actions::Actions;
 pub use board::Dashboard;
 pub use bridge_snapshot::{BridgeQueueSnapshot, BridgeSnapshot};
 pub use log::ActionRecord;
@@ -158,3 +163,4 @@ pub use snapshot::{ExecutorSnapshot, LaneSnapshot, SCHEMA_VERSION, Snapshot, Thr
 pub use stage_snapshot::{
     DeadLetterSnapshot, FaultSnapshot, MailboxLaneSnapshot, PipelineSnapshot, StageSnapshot,
 };
+pub use tokens::Actions;

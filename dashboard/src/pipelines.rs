@@ -1,28 +1,12 @@
-//! Pipelines and stages on the dashboard (feature `actor`): what it holds
-//! of each (a stage monitor per stage, never the stage itself), the part
-//! of the snapshot they make, and the drain an action begins.
+//! Pipelines and stages on the dashboard (feature `actor`): showing them
+//! (the dashboard keeps a stage monitor per stage, never the stage
+//! itself) and the drain an action begins.
 
-use crate::board::{Dashboard, unique_name};
-use crate::sampler::{LaneCounts, Sampler};
-use crate::stage_snapshot::{
-    DeadLetterSnapshot, FaultSnapshot, MailboxLaneSnapshot, PipelineSnapshot, StageSnapshot,
-};
+use crate::board::Dashboard;
+use crate::names::unique_name;
+use crate::watched_pipeline::WatchedPipeline;
 use axum::http::StatusCode;
-use priority_executor::actor::{Actor, Phase, Pipeline, Stage, StageMonitor};
-use std::sync::{Mutex, PoisonError};
-use std::time::Instant;
-
-/// How many of a stage's latest faults and dead letters a snapshot shows.
-pub(crate) const LATEST: usize = 5;
-
-/// A pipeline as the dashboard holds it.
-pub(crate) struct WatchedPipeline {
-    pub(crate) name: String,
-    /// First stage first.
-    stages: Vec<StageMonitor>,
-    /// Per stage: performed, accepted.
-    sampler: Mutex<Sampler>,
-}
+use priority_executor::actor::{Actor, Pipeline, Stage, StageMonitor};
 
 impl Dashboard {
     /// Shows a stage, under its own name, as a pipeline of one. The
@@ -100,11 +84,7 @@ impl Dashboard {
     fn monitors_named(self, wanted: String, stages: Vec<StageMonitor>) -> Dashboard {
         self.with(move |inner| {
             let name = unique_name(&wanted, |n| inner.pipelines.iter().any(|p| p.name == n));
-            inner.pipelines.push(WatchedPipeline {
-                name,
-                stages,
-                sampler: Mutex::default(),
-            });
+            inner.pipelines.push(WatchedPipeline::new(name, stages));
         })
     }
 
@@ -128,93 +108,5 @@ impl Dashboard {
         }
         first.drain();
         (StatusCode::OK, "ok".to_owned())
-    }
-}
-
-impl WatchedPipeline {
-    /// The pipeline's snapshot, and the span its rates cover in seconds.
-    pub(crate) fn snapshot(&self, now: Instant) -> (PipelineSnapshot, f64) {
-        let metrics: Vec<_> = self.stages.iter().map(StageMonitor::metrics).collect();
-        let counts: Vec<LaneCounts> = metrics
-            .iter()
-            .map(|m| LaneCounts::without_waits(m.performed, m.accepted))
-            .collect();
-        let (secs, rates) = self
-            .sampler
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .observe(now, counts);
-        let stages: Vec<StageSnapshot> = self
-            .stages
-            .iter()
-            .zip(metrics)
-            .zip(rates)
-            .map(|((monitor, m), rate)| StageSnapshot {
-                finished: monitor.finished().map(|r| r.to_string()),
-                instances: m.instances,
-                queued: m.queued,
-                running: m.running,
-                offered: m.offered,
-                accepted: m.accepted,
-                handed_back: m.handed_back,
-                performed: m.performed,
-                faulted: m.faulted,
-                dead_lettered: m.dead_lettered,
-                sent_back: m.sent_back,
-                retried: m.retried,
-                // The sampler's first count is `performed`, its second
-                // `accepted`.
-                performed_per_sec: rate.dispatched_per_sec,
-                accepted_per_sec: rate.completed_per_sec,
-                lanes: m
-                    .lanes
-                    .iter()
-                    .map(|l| MailboxLaneSnapshot {
-                        priority: l.priority.0,
-                        weight: l.weight,
-                        capacity: l.capacity.limit(),
-                        queued: l.queued,
-                        accepted: l.accepted,
-                        dispatched: l.dispatched,
-                    })
-                    .collect(),
-                latest_faults: monitor
-                    .latest_faults(LATEST)
-                    .into_iter()
-                    .map(|f| FaultSnapshot {
-                        instance: f.instance,
-                        phase: phase(f.phase).to_owned(),
-                        error: f.error,
-                        attempts: f.attempts,
-                        priority: f.priority.map(|p| p.0),
-                    })
-                    .collect(),
-                latest_dead_letters: monitor
-                    .latest_dead_letters(LATEST)
-                    .into_iter()
-                    .map(|d| DeadLetterSnapshot {
-                        priority: d.priority.0,
-                        reason: d.reason.as_str().to_owned(),
-                        sent_back: d.info.sent_back(),
-                    })
-                    .collect(),
-                name: m.name,
-            })
-            .collect();
-        let snapshot = PipelineSnapshot {
-            name: self.name.clone(),
-            ended: stages.iter().all(|s| s.finished.is_some()),
-            stages,
-        };
-        (snapshot, secs)
-    }
-}
-
-fn phase(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Init => "init",
-        Phase::Perform => "perform",
-        Phase::Destroy => "destroy",
-        _ => "other",
     }
 }
