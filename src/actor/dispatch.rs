@@ -30,12 +30,22 @@ impl<M> Mailbox<M> {
         self.lanes().any(Lane::has_reserved)
     }
 
-    /// Does any lane hold an entry, or a slot a sender is filling, not
-    /// counting permits held (lane rule 13)? What an idle instance waits
-    /// for.
+    /// Entries pushed so far, every lane together (lane rule 13). A sum
+    /// of counts that only rise, so it moves exactly when a push happened.
     #[inline]
-    pub(crate) fn has_mail_coming(&self) -> bool {
-        self.lanes().any(Lane::has_coming)
+    pub(crate) fn pushes(&self) -> usize {
+        self.lanes()
+            .fold(0, |sum, lane| sum.wrapping_add(lane.pushed()))
+    }
+
+    /// Was an entry pushed since the lanes' push count read `pushed`, and
+    /// is mail still there (not taken by another instance meanwhile)?
+    /// What an instance that found nothing to dispatch waits for (lane
+    /// rule 13). Both are SeqCst loads of counts every push raises with a
+    /// SeqCst read-modify-write before its notify.
+    #[inline]
+    pub(crate) fn pushed_since(&self, pushed: usize) -> bool {
+        self.pushes() != pushed && self.has_mail()
     }
 
     #[inline]

@@ -132,6 +132,9 @@ fn serve<A: Actor>(
     let mut finished = false;
     loop {
         let generation = mb.generation();
+        // Read before the dispatch: a push after it moves the count, which
+        // ends the wait below (lane rule 13).
+        let pushed = mb.pushes();
         // Rule 26: a removal is taken between letters. Read after the
         // generation: a removal asked after that read bumps it, which
         // ends the wait below.
@@ -154,7 +157,11 @@ fn serve<A: Actor>(
             }
             Next::Closed(reason) => return reason,
             Next::Empty => {
-                let changed = || mb.has_mail_coming() || mb.generation() != generation;
+                // Nothing to dispatch: wait for mail pushed since the
+                // dispatch, or a change of phase; not for the length
+                // alone, which counts a slot a sender or a held permit has
+                // yet to fill (lane rule 13).
+                let changed = || mb.pushed_since(pushed) || mb.generation() != generation;
                 // Spin a little before sleeping: a producer that is just
                 // behind costs no wake-up.
                 while !backoff.is_completed() && !changed() {

@@ -30,10 +30,15 @@ impl<M> Addr<M> {
     /// Cancel-safe: dropping the future gives up its place in line (and
     /// hands a wake-up it had received to the next in line); dropping a
     /// permit unused gives its slot back.
+    /// A future that was woken is polled again or dropped: until then, the
+    /// slot it was woken for is kept for it, and the futures waiting
+    /// behind it wait too (as a permit tokio's semaphore hands a waiter).
     ///
-    /// A permit holds a slot the stage counts as a letter coming: the
-    /// stage does not end, nor does a `stop` or `kill` finish turning
-    /// letters away, until the permit is used or dropped. Use it at once.
+    /// A permit holds a slot the stage counts as a letter coming: letters
+    /// sent to that lane after it wait behind it (first in, first out),
+    /// and the stage does not end, nor does a `stop` or `kill` finish
+    /// turning letters away, until the permit is used or dropped. Use it
+    /// at once.
     ///
     /// # Errors
     ///
@@ -204,7 +209,7 @@ impl<M> SendPermit<M> {
         let letter = Entry::Letter(Letter::new(msg, self.priority));
         // SAFETY: the ticket was taken from this lane, and `take` above
         // sees that it is pushed once.
-        unsafe { self.mb.lane_at(self.slot).push_permitted(ticket, letter) };
+        unsafe { self.mb.lane_at(self.slot).push(ticket, letter) };
         self.mb.ready.notify_one();
     }
 }
@@ -227,5 +232,69 @@ impl<M> fmt::Debug for SendPermit<M> {
             .field("stage", &self.mb.name)
             .field("priority", &self.priority)
             .finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use crate::actor::{Actor, ActorError, MailboxConfig, Outbox, Stage};
+    use crate::priority::{Capacity, Priority};
+    use std::sync::mpsc;
+    use std::task::{Context, Poll, Waker};
+    use std::time::{Duration, Instant};
+
+    struct Report(mpsc::Sender<u32>);
+
+    impl Actor for Report {
+        type In = u32;
+        type Out = ();
+        fn perform(&mut self, n: u32, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+            let _ = self.0.send(n);
+            Ok(())
+        }
+    }
+
+    /// Waits until `done` holds, failing after a generous limit: a hang
+    /// detector, not a timing assertion.
+    fn until(what: &str, done: impl Fn() -> bool) {
+        let give_up = Instant::now() + Duration::from_secs(30);
+        while !done() {
+            assert!(Instant::now() < give_up, "gave up waiting: {what}");
+            std::thread::yield_now();
+        }
+    }
+
+    /// A permit held at the head of a ring lane, with a letter behind it:
+    /// the letter waits for the permit, and the instances sleep meanwhile
+    /// (they wait for a push, not for the lane's length, which counts the
+    /// held slot). They once spun, a core each, for as long as the permit
+    /// was held.
+    #[test]
+    fn instances_sleep_while_a_held_permit_heads_their_lane() {
+        let (tx, performed) = mpsc::channel();
+        let stage = Stage::builder("held", move |_| Report(tx.clone()))
+            .instances(2)
+            .mailbox(MailboxConfig::new().lane(Priority(1), Capacity::Bounded(4)))
+            .spawn()
+            .expect("spawn");
+        let addr = stage.addr();
+        let mut cx = Context::from_waker(Waker::noop());
+        let Poll::Ready(Ok(permit)) = addr.reserve(Priority(1)).poll_reserve(&mut cx) else {
+            panic!("an empty lane has room");
+        };
+        addr.send_at(2, Priority(1)).expect("accepted");
+        until("both instances asleep", || stage.waiting() == 2);
+        assert!(
+            performed.try_recv().is_err(),
+            "the letter waits for the permit"
+        );
+        permit.send(1);
+        let mut got = vec![
+            performed.recv().expect("performed"),
+            performed.recv().expect("performed"),
+        ];
+        got.sort_unstable();
+        assert_eq!(got, [1, 2]);
+        assert_eq!(stage.drain().metrics.performed, 2);
     }
 }

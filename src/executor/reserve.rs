@@ -29,6 +29,9 @@ impl Executor {
     /// Cancel-safe: dropping the future gives up its place in line (and
     /// hands a wake-up it had received to the next task in line);
     /// dropping a permit unused gives its slot back.
+    /// A future that was woken is polled again or dropped: until then, the
+    /// slot it was woken for is kept for it, and the futures waiting
+    /// behind it wait too (as a permit tokio's semaphore hands a waiter).
     ///
     /// # Errors
     ///

@@ -11,8 +11,11 @@
 //! again, no future still in line takes a slot, so none passes one woken
 //! before it. A future dropped in the line leaves it; one dropped after
 //! being woken, before it looked again, hands its wake-up to the next in
-//! line: no wake-up is lost with it. (tokio's semaphore does the same for
-//! its permits.)
+//! line: no wake-up is lost with it. A future woken and then neither
+//! polled nor dropped keeps the first claim on the slot it was woken for,
+//! and the futures behind it wait: as a permit that tokio's semaphore has
+//! handed to a waiter stays with that waiter until it is polled or
+//! dropped. The futures' docs say so.
 //!
 //! Wakers are user code: the owner clones one before it takes its lock,
 //! and wakes or drops them after it lets the lock go ([`wake`],

@@ -288,6 +288,7 @@ impl<A: Actor> Broker<A> {
         let mb = &shared.core.mb;
         loop {
             let seen = mb.generation();
+            let pushed = mb.pushes();
             match shared.cycle() {
                 Err(reason) => return reason,
                 Ok(handed) if handed.is_empty() => {
@@ -296,7 +297,7 @@ impl<A: Actor> Broker<A> {
                         shared.end_after.is_some() && (quiet || shared.consumers().is_empty());
                     if !counting {
                         mb.ready
-                            .wait(None, || mb.has_mail_coming() || mb.generation() != seen);
+                            .wait(None, || mb.pushed_since(pushed) || mb.generation() != seen);
                     }
                 }
                 Ok(_) => {}

@@ -49,6 +49,10 @@ struct Opened {
     count: AtomicUsize,
     /// The last `taken` a sender read (bounded lanes).
     taken_seen: AtomicUsize,
+    /// Entries pushed, raised after each push: what an idle instance
+    /// waits to see move (rules 12 and 13). On the senders' line, which a
+    /// sender holds from its slot.
+    pushed: AtomicUsize,
 }
 
 pub(crate) struct Lane<M> {
@@ -63,8 +67,6 @@ pub(crate) struct Lane<M> {
     taken: CachePadded<AtomicUsize>,
     /// Entries pushed past the door: control entries and send-backs.
     forced: AtomicU64,
-    /// Slots held by permits not yet used (rule 13).
-    permits: AtomicUsize,
     pub(crate) space: Signal,
 }
 
@@ -78,7 +80,6 @@ impl<M> Lane<M> {
             opened: CachePadded::new(Opened::default()),
             taken: CachePadded::new(AtomicUsize::new(0)),
             forced: AtomicU64::new(0),
-            permits: AtomicUsize::new(0),
             space: Signal::default(),
         }
     }
@@ -176,6 +177,19 @@ impl<M> Lane<M> {
     pub(crate) unsafe fn push(&self, ticket: Ticket, entry: Entry<M>) {
         // SAFETY: the caller's.
         unsafe { self.store.push(ticket, entry) };
+        // ORDERING: SeqCst, after the push and before the caller's notify
+        // of the ready signal: the notifier's side of its Dekker pair
+        // (signal.rs) for an instance waiting for a push (rule 13).
+        self.opened.pushed.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Entries pushed so far (rule 13): an instance that found nothing to
+    /// dispatch waits until this moves.
+    #[inline]
+    pub(crate) fn pushed(&self) -> usize {
+        // ORDERING: SeqCst, the waiter's check of the ready signal's
+        // Dekker pair (signal.rs).
+        self.opened.pushed.load(Ordering::SeqCst)
     }
 
     /// Is a run of slots free (rule 9), or the lane closed? What a
@@ -214,31 +228,18 @@ impl<M> Lane<M> {
 
     /// Takes a slot for a permit, for the future at `place`, or puts it in
     /// line on `space` to be woken when a slot frees or the lane closes
-    /// (rule 13). The ticket is pushed with [`push_permitted`] or
-    /// [`push_vacant`].
-    ///
-    /// [`push_permitted`]: Lane::push_permitted
-    /// [`push_vacant`]: Lane::push_vacant
+    /// (rule 13). The ticket is pushed with [`push`](Lane::push) or
+    /// [`push_vacant`](Lane::push_vacant).
     pub(crate) fn poll_reserve(
         &self,
         place: &mut Place,
         cx: &mut Context<'_>,
     ) -> Poll<Result<Ticket, NoSlot>> {
-        let counted = |outcome: Result<Ticket, NoSlot>| {
-            if outcome.is_ok() {
-                // ORDERING: SeqCst, after the slot's SeqCst RMW: the
-                // instances' check `has_coming` may see the slot before
-                // the permit (a moment's spin, as for any sender between
-                // its slot and its push), never the permit without it.
-                self.permits.fetch_add(1, Ordering::SeqCst);
-            }
-            outcome
-        };
         // A newcomer takes a free slot at once only if nobody waits.
         if place.is_new() && self.space.is_quiet() {
             match self.try_reserve() {
                 Err(NoSlot::Full) => {}
-                outcome => return Poll::Ready(counted(outcome)),
+                outcome => return Poll::Ready(outcome),
             }
         }
         let mut outcome = Err(NoSlot::Full);
@@ -253,7 +254,7 @@ impl<M> Lane<M> {
             }
             !matches!(outcome, Err(NoSlot::Full))
         });
-        ready.map(|()| counted(outcome))
+        ready.map(|()| outcome)
     }
 
     /// A future waiting at `place` is dropped (rule 13).
@@ -267,32 +268,17 @@ impl<M> Lane<M> {
         self.opened.count.load(Ordering::SeqCst) & CLOSED != 0
     }
 
-    /// Puts a permit's entry in its slot (rule 13).
-    ///
-    /// # Safety
-    ///
-    /// As for [`Lane::push`], and `ticket` is a permit's, from
-    /// [`poll_reserve`](Lane::poll_reserve).
-    pub(crate) unsafe fn push_permitted(&self, ticket: Ticket, entry: Entry<M>) {
-        // ORDERING: SeqCst, before the push and its notify: an instance
-        // that checks `has_coming` after this sees the slot as coming; one
-        // that checked before is armed and is woken by the notify.
-        self.permits.fetch_sub(1, Ordering::SeqCst);
-        // SAFETY: the caller's.
-        unsafe { self.store.push(ticket, entry) };
-    }
-
     /// Fills the slot of a permit dropped unused (rule 13): the reader
     /// passes over it. Counted as forced, so `accepted` counts letters only.
     ///
     /// # Safety
     ///
-    /// As for [`Lane::push_permitted`].
+    /// As for [`Lane::push`].
     pub(crate) unsafe fn push_vacant(&self, ticket: Ticket) {
         // ORDERING: Relaxed, as in `force_reserve`.
         self.forced.fetch_add(1, Ordering::Relaxed);
         // SAFETY: the caller's.
-        unsafe { self.push_permitted(ticket, Entry::Vacant) };
+        unsafe { self.push(ticket, Entry::Vacant) };
     }
 
     /// Closes the lane to senders; wakes those blocked on it (refused).
@@ -373,16 +359,6 @@ impl<M> Lane<M> {
     #[inline]
     pub(crate) fn has_reserved(&self) -> bool {
         self.length() != 0
-    }
-
-    /// Is an entry queued or about to be, not counting the slots permits
-    /// hold (rule 13)? What an idle instance waits for: a permit may be
-    /// held for long, and its push is followed by a notify.
-    #[inline]
-    pub(crate) fn has_coming(&self) -> bool {
-        // ORDERING: SeqCst, the waiter's check of the ready signal's
-        // Dekker pair, as `length`.
-        self.length() > self.permits.load(Ordering::SeqCst)
     }
 
     /// Entries queued (or with a slot taken).

@@ -331,15 +331,14 @@ fn a_sender_waiting_for_room_is_woken_by_the_door() {
 /// An instance ending a drain, as `dispatch.rs`'s `next` and `serve`: it
 /// pops while it can; with nothing to pop and the length zero the stage
 /// ends; with a slot taken and not pushed yet it waits on the mailbox's
-/// ready signal (a spin, then a sleep) until `coming` says mail again, as
-/// every push's `notify_one` follows it. Returns what it read.
-fn drained_by_an_instance(
-    lane: &Lane<u32>,
-    ready: &Signal,
-    coming: fn(&Lane<u32>) -> bool,
-) -> Vec<u32> {
+/// ready signal (a spin, then a sleep) until the lane's push count has
+/// moved from what it was before the pop and the length says mail, as
+/// every push raises the count and then notifies (rule 13). Returns what
+/// it read.
+fn drained_by_an_instance(lane: &Lane<u32>, ready: &Signal) -> Vec<u32> {
     let mut read = Vec::new();
     loop {
+        let pushed = lane.pushed();
         if let Some(msg) = popped(lane) {
             read.push(msg);
             continue;
@@ -348,20 +347,20 @@ fn drained_by_an_instance(
             // Nothing queued, nothing coming: the stage ends.
             return read;
         }
-        // A slot is taken and its push is under way: wait for the mail, a
+        // A slot is taken and its push is under way: wait for the push, a
         // yield for the spin, then the sleep.
         thread::yield_now();
-        ready.wait(None, || coming(lane));
+        ready.wait(None, || lane.pushed() != pushed && lane.has_reserved());
     }
 }
 
-/// (e) An instance ending a drain races senders refused at the closed
-/// door of an unbounded lane (or accepted just before it closed); the
-/// instance waits until the length says mail again
-/// (`drained_by_an_instance`). Rules 1, 2, 4, 5 and 12: the length falls only
-/// by a pop. A sender that took a slot and gave it back when refused made
-/// the length fall with no pop and no notify: the instance that saw its
-/// slot slept for ever (loom reports the deadlock).
+/// (e) An instance ending a drain races senders refused at the closed door
+/// of an unbounded lane (or accepted just before it closed); the instance
+/// waits for the push of a slot taken (`drained_by_an_instance`). Rules 1,
+/// 2, 4, 5 and 12: the length falls only by a pop. A sender that took a
+/// slot and gave it back when refused made the length fall with no pop and
+/// no notify: the instance that saw its slot slept for ever (loom reports
+/// the deadlock).
 #[test]
 fn a_draining_instance_never_waits_for_a_refused_sender() {
     check(3, || {
@@ -384,7 +383,7 @@ fn a_draining_instance_never_waits_for_a_refused_sender() {
             .collect();
         // The drain begins: the door closes.
         lane.close();
-        let mut read = drained_by_an_instance(&lane, &ready, Lane::has_reserved);
+        let mut read = drained_by_an_instance(&lane, &ready);
         let accepted: Vec<bool> = senders.into_iter().map(|s| s.join().unwrap()).collect();
         read.sort_unstable();
         let expected: Vec<u32> = (0..)
@@ -420,7 +419,7 @@ fn a_future_waiting_for_room_is_woken_by_a_pop() {
             thread::spawn(move || {
                 let ticket = reserved(&lane).ok().expect("a pop frees the slot");
                 // SAFETY: a permit's ticket of this lane, pushed once.
-                unsafe { lane.push_permitted(ticket, letter(1)) };
+                unsafe { lane.push(ticket, letter(1)) };
             })
         };
         assert_eq!(next(&lane), 0);
@@ -439,12 +438,12 @@ fn a_future_waiting_for_room_is_woken_by_the_door() {
 }
 
 /// (h) An instance ending a drain races two permit holders: one sends its
-/// letter, the other drops its permit unused (each reserved before the
-/// door closed, or was refused). The instance drains as in (e), but it
-/// sleeps until `has_coming`, which leaves out the slots permits hold. Rules 5, 12 and 13: the letter of a
-/// permit granted is read once; the vacant slot of an unused one is
-/// passed over; the instance never ends with a slot held, and never
-/// sleeps through the push that fills one (loom's deadlock).
+/// letter, the other drops its permit unused (each reserved before the door
+/// closed, or was refused). The instance drains as in (e): it sleeps until
+/// a push, however long a permit is held. Rules 5, 12 and 13: the letter of
+/// a permit granted is read once; the vacant slot of an unused one is
+/// passed over; the instance never ends with a slot held, and never sleeps
+/// through the push that fills one (loom's deadlock).
 #[test]
 fn a_draining_instance_waits_for_held_permits_and_passes_over_unused_ones() {
     check(3, || {
@@ -461,7 +460,7 @@ fn a_draining_instance_waits_for_held_permits_and_passes_over_unused_ones() {
                     // SAFETY: a permit's ticket of this lane, pushed once.
                     unsafe {
                         if use_it {
-                            lane.push_permitted(ticket, letter(7));
+                            lane.push(ticket, letter(7));
                         } else {
                             lane.push_vacant(ticket);
                         }
@@ -474,7 +473,7 @@ fn a_draining_instance_waits_for_held_permits_and_passes_over_unused_ones() {
             })
             .collect();
         lane.close();
-        let read = drained_by_an_instance(&lane, &ready, Lane::has_coming);
+        let read = drained_by_an_instance(&lane, &ready);
         let sent: Vec<bool> = holders.into_iter().map(|h| h.join().unwrap()).collect();
         assert_eq!(read.len(), usize::from(sent[0]), "sent {sent:?}");
         assert_eq!(lane.queued(), 0);
