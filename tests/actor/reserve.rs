@@ -275,3 +275,23 @@ fn a_priority_without_a_lane_is_refused_with_the_lanes_there_are() {
     assert_eq!((priority, lanes), (Priority(5), vec![HIGH, LOW]));
     stage.drain();
 }
+
+#[test]
+fn a_kill_waits_for_a_held_permit_and_turns_its_letter_away() {
+    let stage = stage(1, 4);
+    let addr = stage.addr();
+    let (_, w) = waker();
+    let Poll::Ready(Ok(permit)) = poll(&mut addr.reserve(LOW), &w) else {
+        panic!("an empty lane has room");
+    };
+    addr.kill().unwrap();
+    // The kill is dispatched: the door closes, and the sweep waits for the
+    // permit's slot.
+    super::common::wait_until("the kill closes the door", || addr.is_closed());
+    let (ran_tx, ran) = mpsc::channel();
+    permit.send(reporting(&ran_tx));
+    let exit = stage.join();
+    assert_eq!(exit.reason, priority_executor::actor::Reason::Killed);
+    assert_eq!((exit.metrics.performed, exit.metrics.dead_lettered), (0, 1));
+    assert!(ran.try_recv().is_err(), "a killed stage performs nothing more");
+}

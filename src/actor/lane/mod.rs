@@ -21,6 +21,10 @@ use crossbeam_utils::CachePadded;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
+/// How long a sweep naps between looks once its spin is over, while a
+/// slot stays unfilled (a permit held, rule 13).
+const SWEEP_NAP: std::time::Duration = std::time::Duration::from_micros(200);
+
 /// Set in a lane's `opened` once the stage accepts no new message.
 pub(crate) const CLOSED: usize = 1 << (usize::BITS - 1);
 pub(crate) const COUNT: usize = !CLOSED;
@@ -390,8 +394,14 @@ impl<M> Lane<M> {
                     each(entry);
                     backoff.reset();
                 }
-                // A sender took its slot and has not pushed yet (or undoes
-                // a refused slot).
+                // A sender took its slot and has not pushed yet, or a
+                // permit is held (rule 13): a sender pushes within moments,
+                // a permit when its holder uses or drops it, which may take
+                // long. Past the spin, the sweep naps between looks, so a
+                // held permit costs a waiting thread no core.
+                None if backoff.is_completed() && !cfg!(loom) => {
+                    std::thread::sleep(SWEEP_NAP);
+                }
                 None => backoff.snooze(),
             }
         }
