@@ -209,7 +209,7 @@ impl<M> SendPermit<M> {
         let letter = Entry::Letter(Letter::new(msg, self.priority));
         // SAFETY: the ticket was taken from this lane, and `take` above
         // sees that it is pushed once.
-        unsafe { self.mb.lane_at(self.slot).push(ticket, letter) };
+        unsafe { self.mb.lane_at(self.slot).push_permit(ticket, letter) };
         self.mb.ready.notify_one();
     }
 }

@@ -293,5 +293,8 @@ fn a_kill_waits_for_a_held_permit_and_turns_its_letter_away() {
     let exit = stage.join();
     assert_eq!(exit.reason, priority_executor::actor::Reason::Killed);
     assert_eq!((exit.metrics.performed, exit.metrics.dead_lettered), (0, 1));
-    assert!(ran.try_recv().is_err(), "a killed stage performs nothing more");
+    assert!(
+        ran.try_recv().is_err(),
+        "a killed stage performs nothing more"
+    );
 }

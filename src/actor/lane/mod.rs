@@ -239,11 +239,20 @@ impl<M> Lane<M> {
         place: &mut Place,
         cx: &mut Context<'_>,
     ) -> Poll<Result<Ticket, NoSlot>> {
+        // A permit's slot counts as forced until its letter is pushed,
+        // so `accepted` counts letters only, and never falls.
+        let granted = |outcome: Result<Ticket, NoSlot>| {
+            if outcome.is_ok() {
+                // ORDERING: Relaxed, as in `force_reserve`.
+                self.forced.fetch_add(1, Ordering::Relaxed);
+            }
+            outcome
+        };
         // A newcomer takes a free slot at once only if nobody waits.
         if place.is_new() && self.space.is_quiet() {
             match self.try_reserve() {
                 Err(NoSlot::Full) => {}
-                outcome => return Poll::Ready(outcome),
+                outcome => return Poll::Ready(granted(outcome)),
             }
         }
         let mut outcome = Err(NoSlot::Full);
@@ -258,7 +267,7 @@ impl<M> Lane<M> {
             }
             !matches!(outcome, Err(NoSlot::Full))
         });
-        ready.map(|()| outcome)
+        ready.map(|()| granted(outcome))
     }
 
     /// A future waiting at `place` is dropped (rule 13).
@@ -272,15 +281,28 @@ impl<M> Lane<M> {
         self.opened.count.load(Ordering::SeqCst) & CLOSED != 0
     }
 
-    /// Fills the slot of a permit dropped unused (rule 13): the reader
-    /// passes over it. Counted as forced, so `accepted` counts letters only.
+    /// Puts a permit's letter in its slot (rule 13): from now on the slot
+    /// counts as a letter accepted.
     ///
     /// # Safety
     ///
-    /// As for [`Lane::push`].
-    pub(crate) unsafe fn push_vacant(&self, ticket: Ticket) {
+    /// As for [`Lane::push`], and `ticket` is a permit's, from
+    /// [`poll_reserve`](Lane::poll_reserve).
+    pub(crate) unsafe fn push_permit(&self, ticket: Ticket, entry: Entry<M>) {
         // ORDERING: Relaxed, as in `force_reserve`.
-        self.forced.fetch_add(1, Ordering::Relaxed);
+        self.forced.fetch_sub(1, Ordering::Relaxed);
+        // SAFETY: the caller's.
+        unsafe { self.push(ticket, entry) };
+    }
+
+    /// Fills the slot of a permit dropped unused (rule 13): the reader
+    /// passes over it. It stays counted as forced, so `accepted` counts
+    /// letters only.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Lane::push_permit`].
+    pub(crate) unsafe fn push_vacant(&self, ticket: Ticket) {
         // SAFETY: the caller's.
         unsafe { self.push(ticket, Entry::Vacant) };
     }

@@ -419,7 +419,7 @@ fn a_future_waiting_for_room_is_woken_by_a_pop() {
             thread::spawn(move || {
                 let ticket = reserved(&lane).ok().expect("a pop frees the slot");
                 // SAFETY: a permit's ticket of this lane, pushed once.
-                unsafe { lane.push(ticket, letter(1)) };
+                unsafe { lane.push_permit(ticket, letter(1)) };
             })
         };
         assert_eq!(next(&lane), 0);
@@ -460,7 +460,7 @@ fn a_draining_instance_waits_for_held_permits_and_passes_over_unused_ones() {
                     // SAFETY: a permit's ticket of this lane, pushed once.
                     unsafe {
                         if use_it {
-                            lane.push(ticket, letter(7));
+                            lane.push_permit(ticket, letter(7));
                         } else {
                             lane.push_vacant(ticket);
                         }
