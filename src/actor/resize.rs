@@ -58,23 +58,29 @@ impl<A: Actor> Grow<A> {
         exec: &Executor,
         n: usize,
     ) -> Result<usize, ResizeError> {
-        if n == 0 {
-            return Err(ResizeError::NoInstances);
-        }
-        if n > MAX_INSTANCES {
-            return Err(ResizeError::OutOfRange {
-                value: n,
-                max: MAX_INSTANCES,
-            });
-        }
-        let mut factory = lock(&self.factory);
+        check(n)?;
+        self.resize_by(core, exec, |_| n)
+    }
+
+    /// Makes the stage `target(size)` instances, `size` being its size
+    /// read under the factory's lock, so that no other resize comes
+    /// between the reading and the resize (the resizer's step).
+    pub(crate) fn resize_by(
+        &self,
+        core: &Arc<Core<A::In>>,
+        exec: &Executor,
+        target: impl FnOnce(usize) -> usize,
+    ) -> Result<usize, ResizeError> {
         let ending = || ResizeError::Ending {
             stage: core.mb.name.clone(),
         };
+        let mut factory = lock(&self.factory);
         if core.mb.is_closed() || core.finished().is_some() {
             return Err(ending());
         }
         let size = core.size();
+        let n = target(size);
+        check(n)?;
         if n < size {
             core.remove(size - n);
             core.mb.resized();
@@ -116,6 +122,20 @@ impl<A: Actor> Grow<A> {
         }
         Ok(size)
     }
+}
+
+/// A size `resize` accepts.
+fn check(n: usize) -> Result<(), ResizeError> {
+    if n == 0 {
+        return Err(ResizeError::NoInstances);
+    }
+    if n > MAX_INSTANCES {
+        return Err(ResizeError::OutOfRange {
+            value: n,
+            max: MAX_INSTANCES,
+        });
+    }
+    Ok(())
 }
 
 /// Keeps `size` threads, and up to `running` while jobs run: a thread
