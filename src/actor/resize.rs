@@ -90,6 +90,14 @@ impl<A: Actor> Grow<A> {
         if n == size {
             return Ok(n);
         }
+        // Removals asked for and not yet taken are taken back first: the
+        // instances asked to leave stay, and only the rest is made.
+        let size = size + core.take_back(n - size);
+        if size == n {
+            core.mb.resized();
+            fit_threads(exec, n, core.running());
+            return Ok(n);
+        }
         // A thread for every job running (instances leaving included,
         // until they are gone) and for every new instance.
         fit_threads(exec, n, core.running() + (n - size));

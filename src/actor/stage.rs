@@ -115,11 +115,12 @@ impl<A: Actor> Stage<A> {
     /// if the factory or `init` failed for a new instance (each such
     /// failure is a [`Fault`] of phase `Init`; the stage serves on).
     ///
-    /// - **Growing**: the factory makes each new instance on this thread,
-    ///   with the lowest index free (the indices of instances gone are
-    ///   taken again, then the next ones); the instance's `init` runs on
-    ///   its own thread before its first perform, and `resize` returns once
-    ///   every new `init` has run.
+    /// - **Growing**: removals asked for and not yet taken are taken back
+    ///   first (those instances stay); then the factory makes each new
+    ///   instance on this thread, with the lowest index free (the indices
+    ///   of instances gone are taken again, then the next ones); the
+    ///   instance's `init` runs on its own thread before its first
+    ///   perform, and `resize` returns once every new `init` has run.
     /// - **Shrinking**: `resize` asks the surplus to leave and returns at
     ///   once. Each leaving instance is whichever instance next finishes
     ///   its letter or waits for one: it finishes the letter it performs
