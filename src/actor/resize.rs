@@ -90,6 +90,12 @@ impl<A: Actor> Grow<A> {
         if n == size {
             return Ok(n);
         }
+        // No instance serves nor will: every one started has run `init`
+        // and none is left (every `init` of the spawn failed, say). The
+        // stage is ending; an instance added now would revive it.
+        if core.serves_none() {
+            return Err(ending());
+        }
         // Removals asked for and not yet taken are taken back first: the
         // instances asked to leave stay, and only the rest is made.
         let size = size + core.take_back(n - size);

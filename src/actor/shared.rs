@@ -330,6 +330,13 @@ impl<I> Core<I> {
         taken
     }
 
+    /// No instance serves nor will: every instance started has finished
+    /// `init`, and none is counted in the size (every `init` failed).
+    pub(crate) fn serves_none(&self) -> bool {
+        let life = lock(&self.life);
+        life.size == 0 && life.inited == life.started
+    }
+
     /// Takes one removal asked for, if any: the caller leaves.
     pub(crate) fn take_leave(&self) -> bool {
         // ORDERING: SeqCst, as in `remove`.

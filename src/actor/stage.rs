@@ -137,8 +137,9 @@ impl<A: Actor> Stage<A> {
     /// [`ResizeError::NoInstances`] for 0 and
     /// [`ResizeError::OutOfRange`] above [`MAX_INSTANCES`](super::MAX_INSTANCES);
     /// [`ResizeError::Ending`] once the stage's door has closed (`stop`
-    /// or `kill` dispatched, a drain begun, idle) or it has ended. Nothing
-    /// changes then.
+    /// or `kill` dispatched, a drain begun, idle), once it has ended, or
+    /// when adding to a stage none of whose instances serves or will (every
+    /// `init` failed). Nothing changes then.
     ///
     /// # Examples
     ///

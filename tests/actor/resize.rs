@@ -3,10 +3,12 @@
 //! and removes them (each `destroy` after its last perform), and every
 //! letter is performed exactly once however the stage is resized.
 
-use super::common::quiet_panics;
+use super::common::{Gate, quiet_panics};
 use super::support::{assert_balanced, within};
 use super::workers::{Ev, Job, Worker, shared, workers};
-use priority_executor::actor::{MAX_INSTANCES, Phase, Reason, ResizeError, Stage};
+use priority_executor::actor::{
+    Actor, ActorError, MAX_INSTANCES, Outbox, Phase, Reason, ResizeError, Stage, StageContext,
+};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -348,5 +350,49 @@ fn growing_right_after_a_shrink_keeps_the_instances_asked_to_leave() {
         assert_eq!(exit.metrics.instances, 4);
         assert_balanced(&exit.metrics);
         assert_eq!(shared.assert_lives(), vec![Reason::Drained; 4]);
+    });
+}
+
+/// Fails its `init`, and holds its `destroy` on a gate.
+struct Stillborn(Gate);
+
+impl Actor for Stillborn {
+    type In = ();
+    type Out = ();
+    fn init(&mut self, _: &StageContext<'_>) -> Result<(), ActorError> {
+        Err("resize test: init refused".into())
+    }
+    fn perform(&mut self, (): (), _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+        Ok(())
+    }
+    fn destroy(&mut self, _: Reason) {
+        self.0.wait();
+    }
+}
+
+#[test]
+fn a_stage_whose_every_init_failed_is_not_revived_by_a_resize() {
+    within("no revival", || {
+        let gate = Gate::default();
+        let made = Arc::new(AtomicU32::new(0));
+        let (g, m) = (gate.clone(), made.clone());
+        let stage = Stage::builder("stillborn", move |_| {
+            m.fetch_add(1, Ordering::SeqCst);
+            Stillborn(g.clone())
+        })
+        .spawn()
+        .expect("spawn returns once every init ran");
+        // Its only instance is still in `destroy(FailedInit)`.
+        assert_eq!(
+            stage.resize(2),
+            Err(ResizeError::Ending {
+                stage: "stillborn".to_owned()
+            })
+        );
+        assert_eq!(made.load(Ordering::SeqCst), 1, "the factory is not called");
+        gate.open();
+        let exit = stage.join();
+        assert_eq!(exit.reason, Reason::FailedInit);
+        assert_eq!(exit.metrics.instances, 0);
     });
 }
