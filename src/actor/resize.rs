@@ -12,6 +12,7 @@ use super::reason::Reason;
 use super::shared::Core;
 use crate::executor::Executor;
 use crate::sync::{Mutex, lock};
+use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -74,6 +75,13 @@ impl<A: Actor> Grow<A> {
         let ending = || ResizeError::Ending {
             stage: core.mb.name.clone(),
         };
+        // Rule 26: the factory, or an `init` this resize waits for, that
+        // resized the same stage would wait for itself.
+        let Some(entered) = Holding::enter(core) else {
+            return Err(ResizeError::Reentrant {
+                stage: core.mb.name.clone(),
+            });
+        };
         let mut factory = lock(&self.factory);
         if core.mb.is_closed() || core.finished().is_some() {
             return Err(ending());
@@ -108,6 +116,8 @@ impl<A: Actor> Grow<A> {
         // until they are gone) and for every new instance.
         fit_threads(exec, n, core.running() + (n - size));
         let mut added = 0;
+        // Faults of the factory, handed out once the lock is released.
+        let mut failed = Vec::new();
         for _ in size..n {
             // `None`: the stage's last instance is exiting; nothing starts.
             let Some(index) = core.add_instance() else {
@@ -120,8 +130,7 @@ impl<A: Actor> Grow<A> {
                 Err(payload) => {
                     // Reported as a failed `init` of that instance: the
                     // stage serves on with the others.
-                    let error = format!("factory {}", panicked(payload));
-                    fault(core, index, Phase::Init, error, 0, None, None);
+                    failed.push((index, format!("factory {}", panicked(payload))));
                     core.init_done(false);
                     core.exited(index, Reason::FailedInit);
                 }
@@ -131,6 +140,11 @@ impl<A: Actor> Grow<A> {
         core.mb.resized();
         let size = core.size();
         fit_threads(exec, size, core.running());
+        drop(factory);
+        drop(entered);
+        for (index, error) in failed {
+            fault(core, index, Phase::Init, error, 0, None, None);
+        }
         if added == 0 {
             return Err(ending());
         }
@@ -150,6 +164,41 @@ fn check(n: usize) -> Result<(), ResizeError> {
         });
     }
     Ok(())
+}
+
+thread_local! {
+    /// The stages (by their core's address) whose resize this thread
+    /// holds up: it resizes them (and runs their factory), or runs the
+    /// `init` of one of their instances.
+    static HOLDING: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// This thread holds up a resize of a stage until dropped: a resize of
+/// that stage from this thread then would wait for itself.
+pub(crate) struct Holding(usize);
+
+impl Holding {
+    /// `None` if this thread holds up a resize of `core`'s stage already.
+    pub(crate) fn enter<I>(core: &Core<I>) -> Option<Holding> {
+        let key = std::ptr::from_ref(core) as usize;
+        HOLDING.with_borrow_mut(|held| {
+            if held.contains(&key) {
+                return None;
+            }
+            held.push(key);
+            Some(Holding(key))
+        })
+    }
+}
+
+impl Drop for Holding {
+    fn drop(&mut self) {
+        HOLDING.with_borrow_mut(|held| {
+            if let Some(at) = held.iter().rposition(|k| *k == self.0) {
+                held.swap_remove(at);
+            }
+        });
+    }
 }
 
 /// Keeps `size` threads, and up to `running` while jobs run: a thread

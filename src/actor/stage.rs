@@ -139,7 +139,10 @@ impl<A: Actor> Stage<A> {
     /// [`ResizeError::Ending`] once the stage's door has closed (`stop`
     /// or `kill` dispatched, a drain begun, idle), once it has ended, or
     /// when adding to a stage none of whose instances serves or will (every
-    /// `init` failed). Nothing changes then.
+    /// `init` failed); [`ResizeError::Reentrant`] from the stage's factory,
+    /// or from the `init` of an instance a resize of the stage waits for
+    /// (and its fault sink then), which would wait for itself. Nothing
+    /// changes then.
     ///
     /// # Examples
     ///

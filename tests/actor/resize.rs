@@ -9,8 +9,8 @@ use super::workers::{Ev, Job, Worker, shared, workers};
 use priority_executor::actor::{
     Actor, ActorError, MAX_INSTANCES, Outbox, Phase, Reason, ResizeError, Stage, StageContext,
 };
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock, Weak, mpsc};
 
 #[test]
 fn letters_are_performed_once_while_instances_come_and_go_under_load() {
@@ -394,5 +394,65 @@ fn a_stage_whose_every_init_failed_is_not_revived_by_a_resize() {
         let exit = stage.join();
         assert_eq!(exit.reason, Reason::FailedInit);
         assert_eq!(exit.metrics.instances, 0);
+    });
+}
+
+type Slot = Weak<OnceLock<Stage<Reenter>>>;
+
+/// Resizes its own stage from its `init`, as its factory does.
+struct Reenter {
+    slot: Slot,
+    tx: mpsc::Sender<Result<usize, ResizeError>>,
+}
+
+/// A resize of the stage in `slot`, if it is there yet.
+fn resize_from(slot: &Slot, tx: &mpsc::Sender<Result<usize, ResizeError>>) {
+    if let Some(stage) = slot.upgrade().as_ref().and_then(|s| s.get()) {
+        let _ = tx.send(stage.resize(3));
+    }
+}
+
+impl Actor for Reenter {
+    type In = ();
+    type Out = ();
+    fn init(&mut self, _: &StageContext<'_>) -> Result<(), ActorError> {
+        resize_from(&self.slot, &self.tx);
+        Ok(())
+    }
+    fn perform(&mut self, (): (), _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_resize_from_the_factory_or_a_new_init_of_the_same_stage_is_refused() {
+    within("re-entrant resize", || {
+        let slot: Arc<OnceLock<Stage<Reenter>>> = Arc::new(OnceLock::new());
+        let (tx, rx) = mpsc::channel();
+        let weak = Arc::downgrade(&slot);
+        let stage = Stage::builder("reenter", move |_| {
+            resize_from(&weak, &tx);
+            Reenter {
+                slot: weak.clone(),
+                tx: tx.clone(),
+            }
+        })
+        .spawn()
+        .expect("spawn");
+        assert!(slot.set(stage).is_ok());
+        let stage = slot.get().expect("set");
+        assert_eq!(stage.resize(2), Ok(2));
+        let refused = Err(ResizeError::Reentrant {
+            stage: "reenter".to_owned(),
+        });
+        // The factory's call for instance 1, then its `init`'s.
+        assert_eq!(rx.try_recv(), Ok(refused.clone()));
+        assert_eq!(rx.try_recv(), Ok(refused));
+        assert_eq!(rx.try_recv(), Err(mpsc::TryRecvError::Empty));
+        let stage = Arc::into_inner(slot)
+            .and_then(OnceLock::into_inner)
+            .expect("the only handle");
+        let exit = stage.drain();
+        assert_eq!((exit.reason, exit.metrics.instances), (Reason::Drained, 2));
     });
 }
