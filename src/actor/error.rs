@@ -232,6 +232,16 @@ pub enum ResizeError {
         /// The stage's name.
         stage: String,
     },
+    /// Called by the stage's factory, or by the `init` of an instance a
+    /// resize of the same stage waits for (or its fault sink for that
+    /// `init`): that resize would wait for this one, which waits for it.
+    #[error(
+        "stage {stage:?} is being resized by the caller: a resize from there would wait for itself"
+    )]
+    Reentrant {
+        /// The stage's name.
+        stage: String,
+    },
 }
 
 /// A stage or pipeline setting that makes `spawn` fail.

@@ -13,6 +13,7 @@ use super::letters::{DeadReason, Phase};
 use super::mailbox::KILL_SENT;
 use super::outcome::{count_fault, dead_letter, fault, panicked, send_back};
 use super::reason::Reason;
+use super::resize::Holding;
 use super::shared::Core;
 use super::strategy::{Decision, Strategy};
 use crate::executor::Executor;
@@ -76,6 +77,9 @@ fn run<A: Actor>(core: &Core<A::In>, settings: &Settings<A>, mut actor: A, index
         head: &core.head,
         fresh: Letter::new((), core.mb.default_priority).info(core.mb.hop_limit),
     };
+    // Rule 26: a resize may wait for this `init`; one of this stage from
+    // here (the `init` or its fault sink) would wait for itself.
+    let holding = Holding::enter(core);
     let ok = match catch_unwind(AssertUnwindSafe(|| actor.init(&ctx))) {
         Ok(Ok(())) => true,
         Ok(Err(error)) => {
@@ -88,6 +92,7 @@ fn run<A: Actor>(core: &Core<A::In>, settings: &Settings<A>, mut actor: A, index
             false
         }
     };
+    drop(holding);
     core.init_done(ok);
     // A stage whose spawn failed (the factory panicked for a later
     // instance) serves nothing: its instances are destroyed at once.

@@ -15,17 +15,40 @@ use crate::executor::Executor;
 use crate::priority::Priority;
 use std::fmt;
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
 /// A spawned stage as the pipeline holds it. Dropping it drains the stage
 /// first, so its executor's threads are free to be joined.
 struct Running {
     link: Arc<dyn Link>,
     exec: Option<Executor>,
+    /// The resizer's checks (rule 27), which end with the stage. Their
+    /// thread holds the stage's factory and a clone of its executor.
+    resizer: Option<JoinHandle<()>>,
 }
 
 impl Running {
+    fn new<A: Actor>(spawned: Spawned<A>) -> Running {
+        let Spawned {
+            core,
+            exec,
+            resizer,
+            ..
+        } = spawned;
+        Running {
+            link: core,
+            exec: Some(exec),
+            resizer,
+        }
+    }
+
+    /// Waits for the stage's end, then for its resizer's checks (so its
+    /// factory is dropped by then), then shuts its executor down.
     fn end(&mut self) -> Reason {
         let reason = self.link.wait_done();
+        if let Some(checks) = self.resizer.take() {
+            let _ = checks.join();
+        }
         drop(self.exec.take());
         reason
     }
@@ -78,16 +101,12 @@ impl<I: Send + 'static, O: Send + 'static> PipelineBuilder<I, O> {
         stages.push(format!("{next:?}"));
         PipelineBuilder {
             build: Box::new(move |down, link, head| {
-                let Spawned { core, exec, .. } =
-                    next.spawn_into(down, link, head.clone(), false)?;
+                let spawned = next.spawn_into(down, link, head.clone(), false)?;
                 let addr = Addr {
-                    mb: core.mb.clone(),
+                    mb: spawned.core.mb.clone(),
                 };
-                let link: Arc<dyn Link> = core;
-                let running = Running {
-                    link: link.clone(),
-                    exec: Some(exec),
-                };
+                let running = Running::new(spawned);
+                let link = running.link.clone();
                 let mut chain = upstream(Downstream::Stage(addr), Some(link), head)?;
                 chain.stages.push(running);
                 Ok(chain)
@@ -196,16 +215,13 @@ impl Pipeline<()> {
         let stages = vec![format!("{first:?}")];
         PipelineBuilder {
             build: Box::new(move |down, link, head| {
-                let Spawned { core, exec, .. } = first.spawn_into(down, link, head, true)?;
+                let spawned = first.spawn_into(down, link, head, true)?;
                 let addr = Addr {
-                    mb: core.mb.clone(),
+                    mb: spawned.core.mb.clone(),
                 };
                 Ok(Chain {
                     addr,
-                    stages: vec![Running {
-                        link: core,
-                        exec: Some(exec),
-                    }],
+                    stages: vec![Running::new(spawned)],
                 })
             }),
             on_output: None,

@@ -12,6 +12,7 @@ use super::reason::Reason;
 use super::shared::Core;
 use crate::executor::Executor;
 use crate::sync::{Mutex, lock};
+use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -58,23 +59,36 @@ impl<A: Actor> Grow<A> {
         exec: &Executor,
         n: usize,
     ) -> Result<usize, ResizeError> {
-        if n == 0 {
-            return Err(ResizeError::NoInstances);
-        }
-        if n > MAX_INSTANCES {
-            return Err(ResizeError::OutOfRange {
-                value: n,
-                max: MAX_INSTANCES,
-            });
-        }
-        let mut factory = lock(&self.factory);
+        check(n)?;
+        self.resize_by(core, exec, |_| n)
+    }
+
+    /// Makes the stage `target(size)` instances, `size` being its size
+    /// read under the factory's lock, so that no other resize comes
+    /// between the reading and the resize (the resizer's step).
+    pub(crate) fn resize_by(
+        &self,
+        core: &Arc<Core<A::In>>,
+        exec: &Executor,
+        target: impl FnOnce(usize) -> usize,
+    ) -> Result<usize, ResizeError> {
         let ending = || ResizeError::Ending {
             stage: core.mb.name.clone(),
         };
+        // Rule 26: the factory, or an `init` this resize waits for, that
+        // resized the same stage would wait for itself.
+        let Some(entered) = Holding::enter(core) else {
+            return Err(ResizeError::Reentrant {
+                stage: core.mb.name.clone(),
+            });
+        };
+        let mut factory = lock(&self.factory);
         if core.mb.is_closed() || core.finished().is_some() {
             return Err(ending());
         }
         let size = core.size();
+        let n = target(size);
+        check(n)?;
         if n < size {
             core.remove(size - n);
             core.mb.resized();
@@ -84,10 +98,26 @@ impl<A: Actor> Grow<A> {
         if n == size {
             return Ok(n);
         }
+        // No instance serves nor will: every one started has run `init`
+        // and none is left (every `init` of the spawn failed, say). The
+        // stage is ending; an instance added now would revive it.
+        if core.serves_none() {
+            return Err(ending());
+        }
+        // Removals asked for and not yet taken are taken back first: the
+        // instances asked to leave stay, and only the rest is made.
+        let size = size + core.take_back(n - size);
+        if size == n {
+            core.mb.resized();
+            fit_threads(exec, n, core.running());
+            return Ok(n);
+        }
         // A thread for every job running (instances leaving included,
         // until they are gone) and for every new instance.
         fit_threads(exec, n, core.running() + (n - size));
         let mut added = 0;
+        // Faults of the factory, handed out once the lock is released.
+        let mut failed = Vec::new();
         for _ in size..n {
             // `None`: the stage's last instance is exiting; nothing starts.
             let Some(index) = core.add_instance() else {
@@ -100,8 +130,7 @@ impl<A: Actor> Grow<A> {
                 Err(payload) => {
                     // Reported as a failed `init` of that instance: the
                     // stage serves on with the others.
-                    let error = format!("factory {}", panicked(payload));
-                    fault(core, index, Phase::Init, error, 0, None, None);
+                    failed.push((index, format!("factory {}", panicked(payload))));
                     core.init_done(false);
                     core.exited(index, Reason::FailedInit);
                 }
@@ -111,10 +140,64 @@ impl<A: Actor> Grow<A> {
         core.mb.resized();
         let size = core.size();
         fit_threads(exec, size, core.running());
+        drop(factory);
+        drop(entered);
+        for (index, error) in failed {
+            fault(core, index, Phase::Init, error, 0, None, None);
+        }
         if added == 0 {
             return Err(ending());
         }
         Ok(size)
+    }
+}
+
+/// A size `resize` accepts.
+fn check(n: usize) -> Result<(), ResizeError> {
+    if n == 0 {
+        return Err(ResizeError::NoInstances);
+    }
+    if n > MAX_INSTANCES {
+        return Err(ResizeError::OutOfRange {
+            value: n,
+            max: MAX_INSTANCES,
+        });
+    }
+    Ok(())
+}
+
+thread_local! {
+    /// The stages (by their core's address) whose resize this thread
+    /// holds up: it resizes them (and runs their factory), or runs the
+    /// `init` of one of their instances.
+    static HOLDING: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// This thread holds up a resize of a stage until dropped: a resize of
+/// that stage from this thread then would wait for itself.
+pub(crate) struct Holding(usize);
+
+impl Holding {
+    /// `None` if this thread holds up a resize of `core`'s stage already.
+    pub(crate) fn enter<I>(core: &Core<I>) -> Option<Holding> {
+        let key = std::ptr::from_ref(core) as usize;
+        HOLDING.with_borrow_mut(|held| {
+            if held.contains(&key) {
+                return None;
+            }
+            held.push(key);
+            Some(Holding(key))
+        })
+    }
+}
+
+impl Drop for Holding {
+    fn drop(&mut self) {
+        HOLDING.with_borrow_mut(|held| {
+            if let Some(at) = held.iter().rposition(|k| *k == self.0) {
+                held.swap_remove(at);
+            }
+        });
     }
 }
 

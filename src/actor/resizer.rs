@@ -176,13 +176,14 @@ impl Resizer {
                 return;
             }
             drop(life);
-            let size = core.size();
             let queued = core.mb.lanes().map(|l| l.queued()).sum();
             let now = dispatched();
             let idle = now == seen && core.mb.in_flight() == 0;
             seen = now;
-            let next = self.next(size, queued, idle);
-            if next != size && grow.resize(core, exec, next).is_err() {
+            // The step is taken from the size read under the resize's
+            // lock: a resize by hand just before is not undone.
+            let step = |size| self.next(size, queued, idle);
+            if grow.resize_by(core, exec, step).is_err() {
                 return;
             }
         }

@@ -312,6 +312,31 @@ impl<I> Core<I> {
         self.leaving.fetch_add(n, Ordering::SeqCst);
     }
 
+    /// Takes back up to `most` removals asked for and not yet taken (the
+    /// instances asked to leave stay): the size grows by as many. Returns
+    /// how many.
+    pub(crate) fn take_back(&self, most: usize) -> usize {
+        let mut life = lock(&self.life);
+        // ORDERING: SeqCst, as in `remove`; an instance may take one at
+        // the same time, so the count is updated as one step.
+        let before = self
+            .leaving
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                Some(n - n.min(most))
+            })
+            .unwrap_or(0);
+        let taken = before.min(most);
+        life.size += taken;
+        taken
+    }
+
+    /// No instance serves nor will: every instance started has finished
+    /// `init`, and none is counted in the size (every `init` failed).
+    pub(crate) fn serves_none(&self) -> bool {
+        let life = lock(&self.life);
+        life.size == 0 && life.inited == life.started
+    }
+
     /// Takes one removal asked for, if any: the caller leaves.
     pub(crate) fn take_leave(&self) -> bool {
         // ORDERING: SeqCst, as in `remove`.

@@ -115,11 +115,12 @@ impl<A: Actor> Stage<A> {
     /// if the factory or `init` failed for a new instance (each such
     /// failure is a [`Fault`] of phase `Init`; the stage serves on).
     ///
-    /// - **Growing**: the factory makes each new instance on this thread,
-    ///   with the lowest index free (the indices of instances gone are
-    ///   taken again, then the next ones); the instance's `init` runs on
-    ///   its own thread before its first perform, and `resize` returns once
-    ///   every new `init` has run.
+    /// - **Growing**: removals asked for and not yet taken are taken back
+    ///   first (those instances stay); then the factory makes each new
+    ///   instance on this thread, with the lowest index free (the indices
+    ///   of instances gone are taken again, then the next ones); the
+    ///   instance's `init` runs on its own thread before its first
+    ///   perform, and `resize` returns once every new `init` has run.
     /// - **Shrinking**: `resize` asks the surplus to leave and returns at
     ///   once. Each leaving instance is whichever instance next finishes
     ///   its letter or waits for one: it finishes the letter it performs
@@ -136,7 +137,11 @@ impl<A: Actor> Stage<A> {
     /// [`ResizeError::NoInstances`] for 0 and
     /// [`ResizeError::OutOfRange`] above [`MAX_INSTANCES`](super::MAX_INSTANCES);
     /// [`ResizeError::Ending`] once the stage's door has closed (`stop`
-    /// or `kill` dispatched, a drain begun, idle) or it has ended. Nothing
+    /// or `kill` dispatched, a drain begun, idle), once it has ended, or
+    /// when adding to a stage none of whose instances serves or will (every
+    /// `init` failed); [`ResizeError::Reentrant`] from the stage's factory,
+    /// or from the `init` of an instance a resize of the stage waits for
+    /// (and its fault sink then), which would wait for itself. Nothing
     /// changes then.
     ///
     /// # Examples

@@ -3,12 +3,14 @@
 //! and removes them (each `destroy` after its last perform), and every
 //! letter is performed exactly once however the stage is resized.
 
-use super::common::quiet_panics;
+use super::common::{Gate, quiet_panics};
 use super::support::{assert_balanced, within};
 use super::workers::{Ev, Job, Worker, shared, workers};
-use priority_executor::actor::{MAX_INSTANCES, Phase, Reason, ResizeError, Stage};
-use std::sync::Arc;
+use priority_executor::actor::{
+    Actor, ActorError, MAX_INSTANCES, Outbox, Phase, Reason, ResizeError, Stage, StageContext,
+};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, OnceLock, Weak, mpsc};
 
 #[test]
 fn letters_are_performed_once_while_instances_come_and_go_under_load() {
@@ -26,16 +28,9 @@ fn letters_are_performed_once_while_instances_come_and_go_under_load() {
             }
         });
         let sizes = [6, 3, 8, 1, 5, 2, 7, 1, 4];
-        let (mut added, mut removed, mut size) = (2, 0, 2);
         for &n in &sizes {
             assert_eq!(stage.resize(n), Ok(n));
             assert_eq!(stage.metrics().instances, n);
-            if n > size {
-                added += n - size;
-            } else {
-                removed += size - n;
-            }
-            size = n;
         }
         producer.join().expect("producer");
         let exit = stage.drain();
@@ -45,14 +40,19 @@ fn letters_are_performed_once_while_instances_come_and_go_under_load() {
         assert_balanced(&exit.metrics);
         shared.assert_each_once();
         let reasons = shared.assert_lives();
+        // A growth takes back the removals not yet taken before it makes
+        // instances, so how many were made depends on the timing.
+        let made = shared.serial.load(Ordering::SeqCst) as usize;
+        // From 2 + 6 (every removal taken back) to 2 + 21 (none).
+        assert!((8..=23).contains(&made));
         assert_eq!(
             reasons.len(),
-            added,
+            made,
             "one init and one destroy per instance made"
         );
         let gone = reasons.iter().filter(|r| **r == Reason::Removed).count();
         let drained = reasons.iter().filter(|r| **r == Reason::Drained).count();
-        assert_eq!((gone, drained), (removed, 4));
+        assert_eq!((gone, drained), (made - 4, 4));
     });
 }
 
@@ -318,4 +318,141 @@ fn resizes_racing_a_stop_or_a_kill_lose_no_letter() {
 fn a_stage_that_keeps_its_factory_is_still_send_and_sync() {
     fn shareable<T: Send + Sync>() {}
     shareable::<Stage<Worker>>();
+}
+
+#[test]
+fn growing_right_after_a_shrink_keeps_the_instances_asked_to_leave() {
+    within("regrow takes removals back", || {
+        let (shared, seen) = shared(0);
+        let stage = workers("regrow", &shared)
+            .instances(4)
+            .spawn()
+            .expect("spawn");
+        let addr = stage.addr();
+        for _ in 0..4 {
+            addr.send(Job::Hold).unwrap();
+        }
+        for _ in 0..4 {
+            seen.held();
+        }
+        // All four are held: none has taken its removal yet.
+        assert_eq!(stage.resize(2), Ok(2));
+        assert_eq!(stage.resize(4), Ok(4));
+        assert_eq!(
+            shared.serial.load(Ordering::SeqCst),
+            4,
+            "the removals are taken back: the factory is not called"
+        );
+        assert_eq!(stage.metrics().instances, 4);
+        shared.gate.open();
+        let exit = stage.drain();
+        assert_eq!((exit.reason, exit.metrics.performed), (Reason::Drained, 4));
+        assert_eq!(exit.metrics.instances, 4);
+        assert_balanced(&exit.metrics);
+        assert_eq!(shared.assert_lives(), vec![Reason::Drained; 4]);
+    });
+}
+
+/// Fails its `init`, and holds its `destroy` on a gate.
+struct Stillborn(Gate);
+
+impl Actor for Stillborn {
+    type In = ();
+    type Out = ();
+    fn init(&mut self, _: &StageContext<'_>) -> Result<(), ActorError> {
+        Err("resize test: init refused".into())
+    }
+    fn perform(&mut self, (): (), _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+        Ok(())
+    }
+    fn destroy(&mut self, _: Reason) {
+        self.0.wait();
+    }
+}
+
+#[test]
+fn a_stage_whose_every_init_failed_is_not_revived_by_a_resize() {
+    within("no revival", || {
+        let gate = Gate::default();
+        let made = Arc::new(AtomicU32::new(0));
+        let (g, m) = (gate.clone(), made.clone());
+        let stage = Stage::builder("stillborn", move |_| {
+            m.fetch_add(1, Ordering::SeqCst);
+            Stillborn(g.clone())
+        })
+        .spawn()
+        .expect("spawn returns once every init ran");
+        // Its only instance is still in `destroy(FailedInit)`.
+        assert_eq!(
+            stage.resize(2),
+            Err(ResizeError::Ending {
+                stage: "stillborn".to_owned()
+            })
+        );
+        assert_eq!(made.load(Ordering::SeqCst), 1, "the factory is not called");
+        gate.open();
+        let exit = stage.join();
+        assert_eq!(exit.reason, Reason::FailedInit);
+        assert_eq!(exit.metrics.instances, 0);
+    });
+}
+
+type Slot = Weak<OnceLock<Stage<Reenter>>>;
+
+/// Resizes its own stage from its `init`, as its factory does.
+struct Reenter {
+    slot: Slot,
+    tx: mpsc::Sender<Result<usize, ResizeError>>,
+}
+
+/// A resize of the stage in `slot`, if it is there yet.
+fn resize_from(slot: &Slot, tx: &mpsc::Sender<Result<usize, ResizeError>>) {
+    if let Some(stage) = slot.upgrade().as_ref().and_then(|s| s.get()) {
+        let _ = tx.send(stage.resize(3));
+    }
+}
+
+impl Actor for Reenter {
+    type In = ();
+    type Out = ();
+    fn init(&mut self, _: &StageContext<'_>) -> Result<(), ActorError> {
+        resize_from(&self.slot, &self.tx);
+        Ok(())
+    }
+    fn perform(&mut self, (): (), _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_resize_from_the_factory_or_a_new_init_of_the_same_stage_is_refused() {
+    within("re-entrant resize", || {
+        let slot: Arc<OnceLock<Stage<Reenter>>> = Arc::new(OnceLock::new());
+        let (tx, rx) = mpsc::channel();
+        let weak = Arc::downgrade(&slot);
+        let stage = Stage::builder("reenter", move |_| {
+            resize_from(&weak, &tx);
+            Reenter {
+                slot: weak.clone(),
+                tx: tx.clone(),
+            }
+        })
+        .spawn()
+        .expect("spawn");
+        assert!(slot.set(stage).is_ok());
+        let stage = slot.get().expect("set");
+        assert_eq!(stage.resize(2), Ok(2));
+        let refused = Err(ResizeError::Reentrant {
+            stage: "reenter".to_owned(),
+        });
+        // The factory's call for instance 1, then its `init`'s.
+        assert_eq!(rx.try_recv(), Ok(refused.clone()));
+        assert_eq!(rx.try_recv(), Ok(refused));
+        assert_eq!(rx.try_recv(), Err(mpsc::TryRecvError::Empty));
+        let stage = Arc::into_inner(slot)
+            .and_then(OnceLock::into_inner)
+            .expect("the only handle");
+        let exit = stage.drain();
+        assert_eq!((exit.reason, exit.metrics.instances), (Reason::Drained, 2));
+    });
 }

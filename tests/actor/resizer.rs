@@ -5,8 +5,11 @@
 
 use super::support::{assert_balanced, within};
 use super::workers::{Job, shared, workers};
-use priority_executor::actor::{Reason, Resizer, SpawnError};
+use priority_executor::actor::{
+    Actor, ActorError, Outbox, Pipeline, Reason, Resizer, SpawnError, Stage,
+};
 use std::sync::atomic::Ordering;
+use std::sync::mpsc;
 use std::time::Duration;
 
 #[test]
@@ -82,5 +85,54 @@ fn a_resizer_checks_its_range_and_starts_the_stage_inside_it() {
             .expect("spawn");
         assert_eq!(stage.metrics().instances, 2);
         assert_eq!(stage.drain().reason, Reason::Drained);
+    });
+}
+
+/// Tells a channel when it is dropped.
+struct OnDrop(mpsc::Sender<()>);
+
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.send(());
+    }
+}
+
+struct Pass;
+
+impl Actor for Pass {
+    type In = u32;
+    type Out = u32;
+    fn perform(&mut self, n: u32, out: &mut Outbox<'_, u32>) -> Result<(), ActorError> {
+        let _ = out.send(n);
+        Ok(())
+    }
+}
+
+#[test]
+fn a_pipeline_drain_returns_once_its_stages_resizers_dropped_their_factory() {
+    within("pipeline resizer joined", || {
+        let (tx, rx) = mpsc::channel();
+        let token = OnDrop(tx);
+        let sized = Stage::builder("sized", move |_| {
+            let _ = &token;
+            Pass
+        })
+        // No check comes before the end: the end itself wakes the checks.
+        .resizer(Resizer::new(1, 2).every(Duration::from_secs(3600)));
+        let pipeline = Pipeline::builder(Stage::builder("first", |_| Pass))
+            .then(sized)
+            .spawn()
+            .expect("spawn");
+        for n in 0..10 {
+            pipeline.addr().send(n).unwrap();
+        }
+        assert_eq!(rx.try_recv(), Err(mpsc::TryRecvError::Empty));
+        let exits = pipeline.drain();
+        assert!(exits.iter().all(|e| e.reason == Reason::Drained));
+        assert_eq!(
+            rx.try_recv(),
+            Ok(()),
+            "the factory is dropped before the drain returns"
+        );
     });
 }
