@@ -5,6 +5,7 @@
 
 use super::actor::{Actor, StageContext};
 use super::addr::{Downstream, Outbox};
+use super::current::Holding;
 use super::current::Serving;
 use super::dispatch::Next;
 use super::idle::Clock;
@@ -13,7 +14,6 @@ use super::letters::{DeadReason, Phase};
 use super::mailbox::KILL_SENT;
 use super::outcome::{count_fault, dead_letter, fault, panicked, send_back};
 use super::reason::Reason;
-use super::resize::Holding;
 use super::shared::Core;
 use super::strategy::{Decision, Strategy};
 use crate::executor::Executor;
@@ -79,7 +79,7 @@ fn run<A: Actor>(core: &Core<A::In>, settings: &Settings<A>, mut actor: A, index
     };
     // Rule 26: a resize may wait for this `init`; one of this stage from
     // here (the `init` or its fault sink) would wait for itself.
-    let holding = Holding::enter(core);
+    let holding = Holding::enter(core.mb.id());
     let ok = match catch_unwind(AssertUnwindSafe(|| actor.init(&ctx))) {
         Ok(Ok(())) => true,
         Ok(Err(error)) => {

@@ -4,6 +4,7 @@
 //! that calls it by the mailbox's depth in `resizer.rs`.
 
 use super::actor::Actor;
+use super::current::Holding;
 use super::error::ResizeError;
 use super::instance::{self, Settings};
 use super::letters::Phase;
@@ -12,7 +13,6 @@ use super::reason::Reason;
 use super::shared::Core;
 use crate::executor::Executor;
 use crate::sync::{Mutex, lock};
-use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -77,7 +77,7 @@ impl<A: Actor> Grow<A> {
         };
         // Rule 26: the factory, or an `init` this resize waits for, that
         // resized the same stage would wait for itself.
-        let Some(entered) = Holding::enter(core) else {
+        let Some(entered) = Holding::enter(core.mb.id()) else {
             return Err(ResizeError::Reentrant {
                 stage: core.mb.name.clone(),
             });
@@ -164,41 +164,6 @@ fn check(n: usize) -> Result<(), ResizeError> {
         });
     }
     Ok(())
-}
-
-thread_local! {
-    /// The stages (by their core's address) whose resize this thread
-    /// holds up: it resizes them (and runs their factory), or runs the
-    /// `init` of one of their instances.
-    static HOLDING: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
-}
-
-/// This thread holds up a resize of a stage until dropped: a resize of
-/// that stage from this thread then would wait for itself.
-pub(crate) struct Holding(usize);
-
-impl Holding {
-    /// `None` if this thread holds up a resize of `core`'s stage already.
-    pub(crate) fn enter<I>(core: &Core<I>) -> Option<Holding> {
-        let key = std::ptr::from_ref(core) as usize;
-        HOLDING.with_borrow_mut(|held| {
-            if held.contains(&key) {
-                return None;
-            }
-            held.push(key);
-            Some(Holding(key))
-        })
-    }
-}
-
-impl Drop for Holding {
-    fn drop(&mut self) {
-        HOLDING.with_borrow_mut(|held| {
-            if let Some(at) = held.iter().rposition(|k| *k == self.0) {
-                held.swap_remove(at);
-            }
-        });
-    }
 }
 
 /// Keeps `size` threads, and up to `running` while jobs run: a thread
