@@ -200,25 +200,18 @@ impl Dashboard {
     pub fn snapshot(&self) -> Snapshot {
         let inner = &self.inner;
         let now = Instant::now();
+        // The rates' window: the longest any sampler covers.
         let mut window = 0f64;
         let executors = inner
             .executors
             .iter()
-            .map(|watched| {
-                let (snapshot, secs) = watched.snapshot(now);
-                window = window.max(secs);
-                snapshot
-            })
+            .map(|watched| widest(&mut window, watched.snapshot(now)))
             .collect();
         #[cfg(feature = "actor")]
         let pipelines = inner
             .pipelines
             .iter()
-            .map(|watched| {
-                let (snapshot, secs) = watched.snapshot(now);
-                window = window.max(secs);
-                snapshot
-            })
+            .map(|watched| widest(&mut window, watched.snapshot(now)))
             .collect();
         #[cfg(not(feature = "actor"))]
         let pipelines = Vec::new();
@@ -317,4 +310,11 @@ impl Watched {
         };
         (snapshot, secs)
     }
+}
+
+/// A snapshot with the span its rates cover: the snapshot, the span
+/// counted into `window` (the longest of them).
+fn widest<T>(window: &mut f64, (snapshot, secs): (T, f64)) -> T {
+    *window = window.max(secs);
+    snapshot
 }
