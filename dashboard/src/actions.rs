@@ -47,13 +47,7 @@ pub(crate) async fn pause(
     Path((executor, priority)): Path<(String, u32)>,
     request: Request,
 ) -> Response {
-    let target = Target::Lane {
-        executor: &executor,
-        priority,
-    };
-    act(&board, Verb::Pause.as_str(), target, &request, || {
-        perform(&board, Verb::Pause, &executor, priority)
-    })
+    on_lane(&board, Verb::Pause, &executor, priority, &request)
 }
 
 /// `POST …/api/executors/{name}/lanes/{priority}/resume`.
@@ -62,12 +56,20 @@ pub(crate) async fn resume(
     Path((executor, priority)): Path<(String, u32)>,
     request: Request,
 ) -> Response {
-    let target = Target::Lane {
-        executor: &executor,
-        priority,
-    };
-    act(&board, Verb::Resume.as_str(), target, &request, || {
-        perform(&board, Verb::Resume, &executor, priority)
+    on_lane(&board, Verb::Resume, &executor, priority, &request)
+}
+
+/// A lane action, checked and logged.
+fn on_lane(
+    board: &Dashboard,
+    verb: Verb,
+    executor: &str,
+    priority: u32,
+    request: &Request,
+) -> Response {
+    let target = Target::Lane { executor, priority };
+    act(board, verb.as_str(), target, request, || {
+        perform(board, verb, executor, priority)
     })
 }
 

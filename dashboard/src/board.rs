@@ -3,7 +3,7 @@
 
 use crate::log::{ActionLog, ActionRecord, now_ms};
 use crate::names::unique_name;
-use crate::sampler::{LaneCounts, Sampler};
+use crate::sampler::{LaneCounts, Sampler, observe_shared};
 use crate::snapshot::{ExecutorSnapshot, LaneSnapshot, SCHEMA_VERSION, Snapshot, ThreadSnapshot};
 use crate::tokens::Actions;
 use priority_executor::{Executor, Metrics};
@@ -248,11 +248,7 @@ impl Watched {
                 waits: l.waits.clone(),
             })
             .collect();
-        let (secs, rates) = self
-            .sampler
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .observe(now, counts);
+        let (secs, rates) = observe_shared(&self.sampler, now, counts);
         let total_weight: u64 = metrics.lanes.iter().map(|l| u64::from(l.weight)).sum();
         let total_dispatched: u64 = rates.iter().map(|r| r.dispatched).sum();
         let ms = |d: Option<Duration>| d.map(|d| d.as_secs_f64() * 1e3);

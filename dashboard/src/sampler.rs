@@ -7,6 +7,7 @@
 
 use priority_executor::WaitTimes;
 use std::collections::VecDeque;
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// How far back rates look.
@@ -58,6 +59,19 @@ pub(crate) struct LaneRates {
     /// The waits recorded in the window: since the oldest sample kept,
     /// however recent; empty with no earlier sample.
     pub(crate) waits: WaitTimes,
+}
+
+/// [`Sampler::observe`] on a sampler that every viewer shares (a
+/// poisoned lock is taken as it is: a sample is a few counts).
+pub(crate) fn observe_shared(
+    sampler: &Mutex<Sampler>,
+    now: Instant,
+    lanes: Vec<LaneCounts>,
+) -> (f64, Vec<LaneRates>) {
+    sampler
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .observe(now, lanes)
 }
 
 impl Sampler {

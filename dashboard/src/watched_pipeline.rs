@@ -2,12 +2,12 @@
 //! monitor per stage, never the stage itself, and the part of the
 //! snapshot it makes.
 
-use crate::sampler::{LaneCounts, Sampler};
+use crate::sampler::{LaneCounts, Sampler, observe_shared};
 use crate::stage_snapshot::{
     DeadLetterSnapshot, FaultSnapshot, MailboxLaneSnapshot, PipelineSnapshot, StageSnapshot,
 };
 use priority_executor::actor::{Phase, StageMonitor};
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 use std::time::Instant;
 
 /// How many of a stage's latest faults and dead letters a snapshot shows.
@@ -41,11 +41,7 @@ impl WatchedPipeline {
             .iter()
             .map(|m| LaneCounts::without_waits(m.performed, m.accepted))
             .collect();
-        let (secs, rates) = self
-            .sampler
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .observe(now, counts);
+        let (secs, rates) = observe_shared(&self.sampler, now, counts);
         let stages: Vec<StageSnapshot> = self
             .stages
             .iter()
