@@ -135,11 +135,13 @@ fn serve<A: Actor>(
     let mut dead = Vec::new();
     let backoff = Backoff::new();
     let mut finished = false;
+    // The lanes' push count, read once idle and before one more dispatch:
+    // a push after that read moves the count, which ends the wait below
+    // (lane rule 13). Not read while letters flow: the counts live on the
+    // senders' cache lines.
+    let mut pushed = None;
     loop {
         let generation = mb.generation();
-        // Read before the dispatch: a push after it moves the count, which
-        // ends the wait below (lane rule 13).
-        let pushed = mb.pushes();
         // Rule 26: a removal is taken between letters. Read after the
         // generation: a removal asked after that read bumps it, which
         // ends the wait below.
@@ -162,6 +164,10 @@ fn serve<A: Actor>(
             }
             Next::Closed(reason) => return reason,
             Next::Empty => {
+                let Some(pushed) = pushed.take() else {
+                    pushed = Some(mb.pushes());
+                    continue;
+                };
                 // Nothing to dispatch: wait for mail pushed since the
                 // dispatch, or a change of phase; not for the length
                 // alone, which counts a slot a sender or a held permit has
