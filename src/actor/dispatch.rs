@@ -30,22 +30,41 @@ impl<M> Mailbox<M> {
         self.lanes().any(Lane::has_reserved)
     }
 
-    /// Entries pushed so far, every lane together (lane rule 13). A sum
-    /// of counts that only rise, so it moves exactly when a push happened.
+    /// Is a permit held whose slot is not filled yet, in any lane (lane
+    /// rule 13)? Then an idle instance reads [`permit_fills`](Self::permit_fills)
+    /// before it looks once more, and waits with [`mail_since`](Self::mail_since).
     #[inline]
-    pub(crate) fn pushes(&self) -> usize {
-        self.lanes()
-            .fold(0, |sum, lane| sum.wrapping_add(lane.pushed()))
+    pub(crate) fn holds_permits(&self) -> bool {
+        self.lanes().any(Lane::holds_permits)
     }
 
-    /// Was an entry pushed since the lanes' push count read `pushed`, and
-    /// is mail still there (not taken by another instance meanwhile)?
-    /// What an instance that found nothing to dispatch waits for (lane
-    /// rule 13). Both are SeqCst loads of counts every push raises with a
-    /// SeqCst read-modify-write before its notify.
+    /// Permits' slots filled so far, every lane together (lane rule 13). A
+    /// sum of counts that only rise, so it moves exactly when a permit's
+    /// push happened.
     #[inline]
-    pub(crate) fn pushed_since(&self, pushed: usize) -> bool {
-        self.pushes() != pushed && self.has_mail()
+    pub(crate) fn permit_fills(&self) -> usize {
+        self.lanes()
+            .fold(0, |sum, lane| sum.wrapping_add(lane.filled()))
+    }
+
+    /// What an instance that found nothing to dispatch waits for (lane
+    /// rule 13). Without `fills` (no permit was held when it looked): mail,
+    /// the length alone, which a sender's slot fills within moments. With
+    /// `fills` (the permits' fill count read before it looked last): a
+    /// permit's push since then with mail still there (not taken by
+    /// another instance meanwhile), or mail in a lane holding no permit,
+    /// or a head entry pushed in a lane holding one. The counts and the
+    /// length are SeqCst loads of counts raised by a SeqCst
+    /// read-modify-write before the notify; the head entry is a peek, so
+    /// a caller waiting with `fills` wakes at a deadline too
+    /// ([`PERMIT_NAP`](super::lane::PERMIT_NAP)).
+    #[inline]
+    pub(crate) fn mail_since(&self, fills: Option<usize>) -> bool {
+        let Some(fills) = fills else {
+            return self.has_mail();
+        };
+        (self.permit_fills() != fills && self.has_mail())
+            || self.lanes().any(Lane::has_mail_past_permits)
     }
 
     #[inline]

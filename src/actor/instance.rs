@@ -9,6 +9,7 @@ use super::current::Holding;
 use super::current::Serving;
 use super::dispatch::Next;
 use super::idle::Clock;
+use super::lane::{PERMIT_NAP, PERMIT_NAP_MAX};
 use super::letter::Letter;
 use super::letters::{DeadReason, Phase};
 use super::mailbox::KILL_SENT;
@@ -25,7 +26,7 @@ use crossbeam_utils::Backoff;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// A retry policy and how to copy a message for the next attempt.
 pub(crate) type Retry<M> = Option<(RetryPolicy, fn(&M) -> M)>;
@@ -135,11 +136,14 @@ fn serve<A: Actor>(
     let mut dead = Vec::new();
     let backoff = Backoff::new();
     let mut finished = false;
-    // The lanes' push count, read once idle and before one more dispatch:
-    // a push after that read moves the count, which ends the wait below
-    // (lane rule 13). Not read while letters flow: the counts live on the
-    // senders' cache lines.
-    let mut pushed = None;
+    // The permits' fill count, read once idle while a permit is held, and
+    // before one more dispatch: a permit's push after that read moves the
+    // count, which ends the wait below (lane rule 13). Not read while
+    // letters flow, nor while no permit is held: the extra dispatch costs
+    // the take lock. While a permit is held the wait also ends at a nap's
+    // end, doubling from `PERMIT_NAP` while nothing comes.
+    let mut fills = None;
+    let mut nap = PERMIT_NAP;
     loop {
         let generation = mb.generation();
         // Rule 26: a removal is taken between letters. Read after the
@@ -161,18 +165,20 @@ fn serve<A: Actor>(
                 process(core, settings, actor, index, letter);
                 finished = true;
                 backoff.reset();
+                nap = PERMIT_NAP;
             }
             Next::Closed(reason) => return reason,
             Next::Empty => {
-                let Some(pushed) = pushed.take() else {
-                    pushed = Some(mb.pushes());
+                if fills.is_none() && mb.holds_permits() {
+                    fills = Some(mb.permit_fills());
                     continue;
-                };
-                // Nothing to dispatch: wait for mail pushed since the
-                // dispatch, or a change of phase; not for the length
-                // alone, which counts a slot a sender or a held permit has
-                // yet to fill (lane rule 13).
-                let changed = || mb.pushed_since(pushed) || mb.generation() != generation;
+                }
+                // Nothing to dispatch: wait for mail (while a permit is
+                // held, not the length alone, which counts the slot a held
+                // permit has yet to fill), or a change of phase (lane rule
+                // 13).
+                let fills = fills.take();
+                let changed = || mb.mail_since(fills) || mb.generation() != generation;
                 // Spin a little before sleeping: a producer that is just
                 // behind costs no wake-up.
                 while !backoff.is_completed() && !changed() {
@@ -182,6 +188,13 @@ fn serve<A: Actor>(
                     continue;
                 }
                 backoff.reset();
+                if fills.is_some() {
+                    // A permit is held: the stage is not idle, and the
+                    // wait ends at the nap's end too (lane rule 13).
+                    mb.ready.wait(Instant::now().checked_add(nap), changed);
+                    nap = (nap * 2).min(PERMIT_NAP_MAX);
+                    continue;
+                }
                 let Some(quiet) = settings.idle_after else {
                     mb.ready.wait(None, changed);
                     continue;

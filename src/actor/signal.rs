@@ -13,8 +13,9 @@
 //!
 //! That needs the condition itself to be made true by a SeqCst write (a
 //! read-modify-write or a store) and read with SeqCst loads: every
-//! caller's is (a lane's `opened`, `taken` and `pushed` counts, the door,
-//! the generation count). No fence is needed, so the hot path pays for none.
+//! caller's is (a lane's `opened`, `taken` and `filled` counts, the door,
+//! the generation count), but for one peek at a head entry that a nap
+//! backs (lane rule 13). No fence is needed, so the hot path pays for none.
 //! (Under loom, which models SeqCst accesses as acquire/release only,
 //! `dekker_fence` states the same order with a SeqCst fence on both sides:
 //! after the waiter's store of the count, and before the notifier's load.

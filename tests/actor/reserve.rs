@@ -87,29 +87,61 @@ fn reporting(ran: &mpsc::Sender<()>) -> Job {
 
 #[test]
 fn ten_thousand_reserves_from_four_tasks_perform_every_letter_exactly_once() {
-    const TASKS: usize = 4;
-    const PER_TASK: usize = 2_500;
+    every_letter_once(4, 0);
+}
+
+/// Plain sends and permits share the lanes: an idle instance waits for a
+/// permit's push, or peeks at the head entry with a nap while a permit is
+/// held (lane rule 13); no letter is lost or run twice either way.
+#[test]
+fn plain_sends_beside_reserves_perform_every_letter_exactly_once() {
+    every_letter_once(2, 2);
+}
+
+/// `tasks` tokio tasks reserve and send, and `threads` threads send
+/// without a permit (blocking while a lane is full), 2,500 letters each,
+/// into two lanes bounded 8 served by 2 instances: each letter is
+/// performed exactly once, and the stage's counts agree.
+fn every_letter_once(tasks: usize, threads: usize) {
+    const PER_SENDER: usize = 2_500;
+    let total = (tasks + threads) * PER_SENDER;
     let stage = stage(2, 8);
-    let runs: Arc<Vec<AtomicU8>> =
-        Arc::new((0..TASKS * PER_TASK).map(|_| AtomicU8::new(0)).collect());
+    let runs: Arc<Vec<AtomicU8>> = Arc::new((0..total).map(|_| AtomicU8::new(0)).collect());
+    let letter = |runs: &Arc<Vec<AtomicU8>>, id: usize| -> (Priority, Job) {
+        let lane = if id.is_multiple_of(3) { HIGH } else { LOW };
+        let runs = Arc::clone(runs);
+        (
+            lane,
+            Box::new(move || {
+                runs[id].fetch_add(1, Ordering::SeqCst);
+            }),
+        )
+    };
+    let senders: Vec<_> = (tasks..tasks + threads)
+        .map(|t| {
+            let (addr, runs) = (stage.addr(), Arc::clone(&runs));
+            std::thread::spawn(move || {
+                for i in 0..PER_SENDER {
+                    let (lane, job) = letter(&runs, t * PER_SENDER + i);
+                    assert!(addr.send_at(job, lane).is_ok(), "accepted");
+                }
+            })
+        })
+        .collect();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .build()
         .unwrap();
     runtime.block_on(async {
-        let tasks: Vec<_> = (0..TASKS)
+        let tasks: Vec<_> = (0..tasks)
             .map(|t| {
                 let (addr, runs) = (stage.addr(), Arc::clone(&runs));
                 tokio::spawn(async move {
-                    for i in 0..PER_TASK {
-                        let id = t * PER_TASK + i;
-                        let lane = if id.is_multiple_of(3) { HIGH } else { LOW };
+                    for i in 0..PER_SENDER {
+                        let (lane, job) = letter(&runs, t * PER_SENDER + i);
                         let permit = addr.reserve(lane).await.unwrap();
                         assert_eq!(permit.priority(), lane);
-                        let runs = Arc::clone(&runs);
-                        permit.send(Box::new(move || {
-                            runs[id].fetch_add(1, Ordering::SeqCst);
-                        }));
+                        permit.send(job);
                     }
                 })
             })
@@ -118,10 +150,13 @@ fn ten_thousand_reserves_from_four_tasks_perform_every_letter_exactly_once() {
             task.await.unwrap();
         }
     });
+    for sender in senders {
+        sender.join().unwrap();
+    }
     let exit = stage.drain();
     assert!(runs.iter().all(|r| r.load(Ordering::SeqCst) == 1));
-    assert_eq!(exit.metrics.performed, (TASKS * PER_TASK) as u64);
-    assert_eq!(exit.metrics.accepted, (TASKS * PER_TASK) as u64);
+    assert_eq!(exit.metrics.performed, total as u64);
+    assert_eq!(exit.metrics.accepted, total as u64);
     assert_eq!(exit.metrics.dead_lettered, 0);
 }
 

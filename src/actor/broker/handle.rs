@@ -5,6 +5,7 @@ use super::ring::Shared;
 use crate::actor::actor::Actor;
 use crate::actor::addr::Addr;
 use crate::actor::error::SpawnError;
+use crate::actor::lane::PERMIT_NAP_MAX;
 use crate::actor::letters::{DeadLetter, Fault};
 use crate::actor::metrics::StageMetrics;
 use crate::actor::reason::Reason;
@@ -288,7 +289,7 @@ impl<A: Actor> Broker<A> {
         let mb = &shared.core.mb;
         loop {
             let seen = mb.generation();
-            let pushed = mb.pushes();
+            let fills = mb.holds_permits().then(|| mb.permit_fills());
             match shared.cycle() {
                 Err(reason) => return reason,
                 Ok(handed) if handed.is_empty() => {
@@ -296,8 +297,11 @@ impl<A: Actor> Broker<A> {
                     let counting =
                         shared.end_after.is_some() && (quiet || shared.consumers().is_empty());
                     if !counting {
+                        // While a permit is held, the wait ends at a nap's
+                        // end too (lane rule 13).
+                        let nap = fills.and_then(|_| Instant::now().checked_add(PERMIT_NAP_MAX));
                         mb.ready
-                            .wait(None, || mb.pushed_since(pushed) || mb.generation() != seen);
+                            .wait(nap, || mb.mail_since(fills) || mb.generation() != seen);
                     }
                 }
                 Ok(_) => {}

@@ -25,6 +25,14 @@ use std::time::Instant;
 /// slot stays unfilled (a permit held, rule 13).
 const SWEEP_NAP: std::time::Duration = std::time::Duration::from_micros(200);
 
+/// How long an idle instance sleeps at first, while a permit is held,
+/// before it looks again (rule 13): a sender's push into a lane holding a
+/// permit is seen by a peek at the head entry, which its notify may miss.
+/// The nap doubles while nothing comes, up to [`PERMIT_NAP_MAX`].
+pub(crate) const PERMIT_NAP: std::time::Duration = std::time::Duration::from_micros(100);
+/// The longest nap of an idle instance while a permit is held (rule 13).
+pub(crate) const PERMIT_NAP_MAX: std::time::Duration = std::time::Duration::from_millis(5);
+
 /// Set in a lane's `opened` once the stage accepts no new message.
 pub(crate) const CLOSED: usize = 1 << (usize::BITS - 1);
 pub(crate) const COUNT: usize = !CLOSED;
@@ -53,10 +61,6 @@ struct Opened {
     count: AtomicUsize,
     /// The last `taken` a sender read (bounded lanes).
     taken_seen: AtomicUsize,
-    /// Entries pushed, raised after each push: what an idle instance
-    /// waits to see move (rules 12 and 13). On the senders' line, which a
-    /// sender holds from its slot.
-    pushed: AtomicUsize,
 }
 
 pub(crate) struct Lane<M> {
@@ -66,11 +70,19 @@ pub(crate) struct Lane<M> {
     store: Store<M>,
     /// Written by senders only (rules 1-3).
     opened: CachePadded<Opened>,
+
     /// Entries popped (dispatched or swept). Written under the take lock
     /// only (rule 4).
     taken: CachePadded<AtomicUsize>,
     /// Entries pushed past the door: control entries and send-backs.
     forced: AtomicU64,
+    /// Permits granted (or being granted) whose slot is not filled yet
+    /// (rule 13). Written on the permits' paths only.
+    held: AtomicUsize,
+    /// Permits' slots filled (a letter, or vacant), raised after each such
+    /// push and before its notify: what an idle instance waits to see move
+    /// while a permit is held (rule 13). A sender's push pays no count.
+    filled: AtomicUsize,
     pub(crate) space: Signal,
 }
 
@@ -84,6 +96,8 @@ impl<M> Lane<M> {
             opened: CachePadded::new(Opened::default()),
             taken: CachePadded::new(AtomicUsize::new(0)),
             forced: AtomicU64::new(0),
+            held: AtomicUsize::new(0),
+            filled: AtomicUsize::new(0),
             space: Signal::default(),
         }
     }
@@ -181,19 +195,15 @@ impl<M> Lane<M> {
     pub(crate) unsafe fn push(&self, ticket: Ticket, entry: Entry<M>) {
         // SAFETY: the caller's.
         unsafe { self.store.push(ticket, entry) };
-        // ORDERING: SeqCst, after the push and before the caller's notify
-        // of the ready signal: the notifier's side of its Dekker pair
-        // (signal.rs) for an instance waiting for a push (rule 13).
-        self.opened.pushed.fetch_add(1, Ordering::SeqCst);
     }
 
-    /// Entries pushed so far (rule 13): an instance that found nothing to
-    /// dispatch waits until this moves.
+    /// Permits' slots filled so far (rule 13): an instance that found
+    /// nothing to dispatch while a permit is held waits until this moves.
     #[inline]
-    pub(crate) fn pushed(&self) -> usize {
+    pub(crate) fn filled(&self) -> usize {
         // ORDERING: SeqCst, the waiter's check of the ready signal's
         // Dekker pair (signal.rs).
-        self.opened.pushed.load(Ordering::SeqCst)
+        self.filled.load(Ordering::SeqCst)
     }
 
     /// Is a run of slots free (rule 9), or the lane closed? What a
@@ -239,20 +249,11 @@ impl<M> Lane<M> {
         place: &mut Place,
         cx: &mut Context<'_>,
     ) -> Poll<Result<Ticket, NoSlot>> {
-        // A permit's slot counts as forced until its letter is pushed,
-        // so `accepted` counts letters only, and never falls.
-        let granted = |outcome: Result<Ticket, NoSlot>| {
-            if outcome.is_ok() {
-                // ORDERING: Relaxed, as in `force_reserve`.
-                self.forced.fetch_add(1, Ordering::Relaxed);
-            }
-            outcome
-        };
         // A newcomer takes a free slot at once only if nobody waits.
         if place.is_new() && self.space.is_quiet() {
-            match self.try_reserve() {
+            match self.try_reserve_permit() {
                 Err(NoSlot::Full) => {}
-                outcome => return Poll::Ready(granted(outcome)),
+                outcome => return Poll::Ready(outcome),
             }
         }
         let mut outcome = Err(NoSlot::Full);
@@ -263,11 +264,33 @@ impl<M> Lane<M> {
                 return true;
             }
             if may_take {
-                outcome = self.try_reserve();
+                outcome = self.try_reserve_permit();
             }
             !matches!(outcome, Err(NoSlot::Full))
         });
-        ready.map(|()| granted(outcome))
+        ready.map(|()| outcome)
+    }
+
+    /// Takes a slot for a permit (rule 13): counted in `held` from before
+    /// the slot is taken until its ticket is pushed, and as forced from
+    /// the grant until its letter is pushed (so `accepted` counts letters
+    /// only, and never falls).
+    fn try_reserve_permit(&self) -> Result<Ticket, NoSlot> {
+        // ORDERING: SeqCst, before the slot's SeqCst read-modify-write of
+        // `opened`: an instance that sees the slot in the length (SeqCst)
+        // sees the hold too, so it never takes a held slot for a sender's
+        // push under way (rule 13).
+        self.held.fetch_add(1, Ordering::SeqCst);
+        let outcome = self.try_reserve();
+        if outcome.is_ok() {
+            // ORDERING: Relaxed, as in `force_reserve`.
+            self.forced.fetch_add(1, Ordering::Relaxed);
+        } else {
+            // ORDERING: SeqCst, as above; a hold for a moment with no slot
+            // only makes an idle instance wait for a push (rule 13).
+            self.held.fetch_sub(1, Ordering::SeqCst);
+        }
+        outcome
     }
 
     /// A future waiting at `place` is dropped (rule 13).
@@ -293,6 +316,18 @@ impl<M> Lane<M> {
         self.forced.fetch_sub(1, Ordering::Relaxed);
         // SAFETY: the caller's.
         unsafe { self.push(ticket, entry) };
+        self.permit_filled();
+    }
+
+    /// After a permit's push (rule 13): `filled` rises, then `held` falls.
+    fn permit_filled(&self) {
+        // ORDERING: SeqCst, after the push and before the caller's notify
+        // of the ready signal: the notifier's side of its Dekker pair
+        // (signal.rs) for an instance waiting for a permit's push.
+        self.filled.fetch_add(1, Ordering::SeqCst);
+        // ORDERING: SeqCst, as in `try_reserve_permit`; after `filled`, so
+        // an instance that sees the hold gone sees the push counted.
+        self.held.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// Fills the slot of a permit dropped unused (rule 13): the reader
@@ -305,6 +340,19 @@ impl<M> Lane<M> {
     pub(crate) unsafe fn push_vacant(&self, ticket: Ticket) {
         // SAFETY: the caller's.
         unsafe { self.push(ticket, Entry::Vacant) };
+        self.permit_filled();
+    }
+
+    /// Is a permit of this lane held, its slot not filled yet (rule 13)?
+    /// Then the length may say mail that no instance can dispatch, and an
+    /// idle instance waits for a permit's push, or for the head entry.
+    #[inline]
+    pub(crate) fn holds_permits(&self) -> bool {
+        // ORDERING: SeqCst, after the caller's SeqCst look at the length:
+        // a permit's slot seen there has its hold seen here
+        // (`try_reserve_permit`). Either answer makes a sound wait; this
+        // one keeps an instance from spinning on a held slot.
+        self.held.load(Ordering::SeqCst) != 0
     }
 
     /// Closes the lane to senders; wakes those blocked on it (refused).
@@ -377,6 +425,20 @@ impl<M> Lane<M> {
     pub(crate) fn has_entries(&self) -> bool {
         // ORDERING: Relaxed, as in `pop`.
         self.store.holds(self.taken.load(Ordering::Relaxed))
+    }
+
+    /// What an idle instance waits for in this lane while a permit is held
+    /// somewhere (rule 13): while none is held here, an entry queued or
+    /// about to be (`has_reserved`); while one is, the head entry pushed
+    /// (a peek: a sender's push into a lane with a held permit may be seen
+    /// a nap late, never lost).
+    #[inline]
+    pub(crate) fn has_mail_past_permits(&self) -> bool {
+        if self.holds_permits() {
+            self.has_entries()
+        } else {
+            self.has_reserved()
+        }
     }
 
     /// Is an entry queued or about to be (a slot is reserved)? What an

@@ -331,14 +331,18 @@ fn a_sender_waiting_for_room_is_woken_by_the_door() {
 /// An instance ending a drain, as `dispatch.rs`'s `next` and `serve`: it
 /// pops while it can; with nothing to pop and the length zero the stage
 /// ends; with a slot taken and not pushed yet it waits on the mailbox's
-/// ready signal (a spin, then a sleep) until the lane's push count has
-/// moved from what it was before the pop and the length says mail, as
-/// every push raises the count and then notifies (rule 13). Returns what
-/// it read.
+/// ready signal (a spin, then a sleep). While no permit is held it waits
+/// for the length to say mail (a sender's push is under way); while one
+/// is, it reads the lane's count of permits' pushes, pops once more, and
+/// waits until the count has moved and the length says mail, as every
+/// permit's push raises the count and then notifies, or until the head
+/// entry is pushed (rule 13). Only permits fill the slots of the models
+/// that hold one, so the wait has no nap here: a lost wake-up is loom's
+/// deadlock. Returns what it read.
 fn drained_by_an_instance(lane: &Lane<u32>, ready: &Signal) -> Vec<u32> {
     let mut read = Vec::new();
+    let mut fills = None;
     loop {
-        let pushed = lane.pushed();
         if let Some(msg) = popped(lane) {
             read.push(msg);
             continue;
@@ -347,10 +351,18 @@ fn drained_by_an_instance(lane: &Lane<u32>, ready: &Signal) -> Vec<u32> {
             // Nothing queued, nothing coming: the stage ends.
             return read;
         }
-        // A slot is taken and its push is under way: wait for the push, a
-        // yield for the spin, then the sleep.
+        if fills.is_none() && lane.holds_permits() {
+            fills = Some(lane.filled());
+            continue;
+        }
+        // A slot is taken and its push is under way, or a permit holds
+        // it: wait for the push, a yield for the spin, then the sleep.
+        let since = fills.take();
         thread::yield_now();
-        ready.wait(None, || lane.pushed() != pushed && lane.has_reserved());
+        ready.wait(None, || match since {
+            None => lane.has_reserved(),
+            Some(f) => (lane.filled() != f && lane.has_reserved()) || lane.has_mail_past_permits(),
+        });
     }
 }
 
