@@ -10,6 +10,9 @@ use std::fmt;
 use std::ops::RangeInclusive;
 use std::sync::Arc;
 
+/// The hop limit unless set (`Strategy::DEFAULT_HOP_LIMIT`).
+const DEFAULT_HOPS: u16 = 100;
+
 type Predicate<M> = Arc<dyn Fn(&M) -> bool + Send + Sync>;
 type TtlOf<M> = Arc<dyn Fn(&M) -> u32 + Send + Sync>;
 
@@ -64,7 +67,8 @@ enum Kind<M> {
 /// ```
 pub struct Strategy<M> {
     kind: Kind<M>,
-    hop_limit: u32,
+    /// At most `u16::MAX`, the range of a letter's count of send-backs.
+    hop_limit: u16,
 }
 
 /// What the strategy decided for one letter.
@@ -89,7 +93,7 @@ impl<M> Strategy<M> {
     ///
     /// assert_eq!(Strategy::<u64>::DEFAULT_HOP_LIMIT, 100);
     /// ```
-    pub const DEFAULT_HOP_LIMIT: u32 = 100;
+    pub const DEFAULT_HOP_LIMIT: u32 = DEFAULT_HOPS as u32;
 
     /// Perform every letter (the default).
     ///
@@ -104,7 +108,7 @@ impl<M> Strategy<M> {
     pub fn always() -> Self {
         Strategy {
             kind: Kind::Always,
-            hop_limit: Self::DEFAULT_HOP_LIMIT,
+            hop_limit: DEFAULT_HOPS,
         }
     }
 
@@ -125,7 +129,7 @@ impl<M> Strategy<M> {
                 holds: Arc::new(holds),
                 after,
             },
-            hop_limit: Self::DEFAULT_HOP_LIMIT,
+            hop_limit: DEFAULT_HOPS,
         }
     }
 
@@ -155,7 +159,7 @@ impl<M> Strategy<M> {
                 step: Priority::LOW.0,
                 copy: M::clone,
             },
-            hop_limit: Self::DEFAULT_HOP_LIMIT,
+            hop_limit: DEFAULT_HOPS,
         }
     }
 
@@ -197,26 +201,27 @@ impl<M> Strategy<M> {
                 max: *range.end(),
                 ttl_of: Arc::new(ttl_of),
             },
-            hop_limit: Self::DEFAULT_HOP_LIMIT,
+            hop_limit: DEFAULT_HOPS,
         }
     }
 
     /// A letter that would be sent back more than `hops` times becomes a
     /// dead letter (`HopLimit`), at the priority it was last queued at.
     /// Default [`DEFAULT_HOP_LIMIT`](Strategy::DEFAULT_HOP_LIMIT) (100);
-    /// `hop_limit(0)` sends nothing back.
+    /// `hop_limit(0)` sends nothing back. At most 65,535: a larger limit
+    /// counts as 65,535.
     ///
     /// # Examples
     ///
     /// See [`Strategy`].
     pub fn hop_limit(mut self, hops: u32) -> Self {
-        self.hop_limit = hops;
+        self.hop_limit = u16::try_from(hops).unwrap_or(u16::MAX);
         self
     }
 
     /// The hop limit.
     pub(crate) fn hops(&self) -> u32 {
-        self.hop_limit
+        self.hop_limit.into()
     }
 
     /// Does it perform every letter (no decision to make)?
@@ -237,7 +242,7 @@ impl<M> Strategy<M> {
         match &self.kind {
             Kind::Always => Decision::Perform,
             Kind::Predicate { holds, after } => {
-                if letter.predicate_runs >= *after || holds(&letter.msg) {
+                if u32::from(letter.predicate_runs) >= *after || holds(&letter.msg) {
                     Decision::Perform
                 } else {
                     letter.predicate_runs = letter.predicate_runs.saturating_add(1);
@@ -298,7 +303,7 @@ impl<M> Strategy<M> {
     }
 
     /// May a letter sent back `sent_back` times so far go back once more?
-    pub(crate) fn may_send_back(&self, sent_back: u32) -> bool {
+    pub(crate) fn may_send_back(&self, sent_back: u16) -> bool {
         sent_back < self.hop_limit
     }
 }
@@ -323,5 +328,23 @@ impl<M> fmt::Debug for Strategy<M> {
             .field("kind", &kind)
             .field("hop_limit", &self.hop_limit)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Strategy;
+
+    /// A letter counts its send-backs in a `u16`, so a hop limit above
+    /// `u16::MAX` counts as `u16::MAX`, and a letter at that count goes
+    /// back no more: it can never circulate past its count's range.
+    #[test]
+    fn a_hop_limit_past_the_letters_count_is_capped_at_it() {
+        let strategy = Strategy::<u64>::always().hop_limit(100_000);
+        assert_eq!(strategy.hops(), u32::from(u16::MAX));
+        assert!(strategy.may_send_back(u16::MAX - 1));
+        assert!(!strategy.may_send_back(u16::MAX));
+        let default = Strategy::<u64>::always();
+        assert_eq!(default.hops(), Strategy::<u64>::DEFAULT_HOP_LIMIT);
     }
 }
