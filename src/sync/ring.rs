@@ -33,6 +33,11 @@ use super::cell::UnsafeCell;
 use super::spin_hint;
 use std::mem::MaybeUninit;
 
+/// Aligned to 32 bytes, so a slot of 32 bytes or less (a small message
+/// and its stamp) never lies across two cache lines: the writer of one
+/// slot and the reader of its neighbour then share no line more than the
+/// slots' own sizes make them.
+#[repr(align(32))]
 struct Slot<T> {
     stamp: AtomicUsize,
     value: UnsafeCell<MaybeUninit<T>>,
