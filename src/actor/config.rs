@@ -67,7 +67,8 @@ pub(crate) struct LaneSpec {
 /// A bounded lane of up to 65 536 entries allocates its slots when the
 /// lane is made (declared lanes with the stage, others on first use):
 /// its capacity, rounded up to a power of two, times the size of a queued
-/// message plus 24 bytes or so. Larger bounded lanes, and unbounded ones,
+/// message plus 24 bytes, rounded up to a multiple of 32 (32 bytes for a
+/// `u64` message, 64 for a `String`). Larger bounded lanes, and unbounded ones,
 /// grow as they fill. A bounded capacity is 1 to
 /// [`MAX_CAPACITY`]: `spawn` refuses others with a `SpawnError` naming the
 /// lane.

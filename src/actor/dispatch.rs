@@ -123,6 +123,14 @@ impl<M> Mailbox<M> {
                 }
                 None => {
                     self.let_go(take.phase, &mut finished);
+                    if let Some(p) = above {
+                        // Letters sent back at or below a stop being
+                        // served are never dispatched: turned away now,
+                        // not after the last perform, so the length an
+                        // idle instance waits on counts only what will
+                        // be served (rule 8).
+                        self.sweep(&mut take, Some(p), DeadReason::Stopped, dead);
+                    }
                     let end = match take.phase {
                         Phase::Draining => Reason::Drained,
                         Phase::Stopping(_) => Reason::Stopped,

@@ -121,6 +121,8 @@ mod signal;
 mod stage;
 mod strategy;
 mod take;
+#[cfg(all(test, not(loom)))]
+mod wait_tests;
 
 pub use actor::{Actor, ActorError, StageContext};
 pub use addr::{Addr, Outbox};

@@ -118,7 +118,9 @@ impl<M> Strategy<M> {
     /// each such send-back); else send it back (same priority). Under the default
     /// hop limit, a letter that would be sent back a 101st time (`after`
     /// above 100 and `holds` never true) becomes a dead letter
-    /// (`HopLimit`); raise [`hop_limit`](Strategy::hop_limit) with `after`.
+    /// (`HopLimit`); raise [`hop_limit`](Strategy::hop_limit) with `after`
+    /// (both count up to 65,535: an `after` above that is reached by the
+    /// hop limit first).
     ///
     /// # Examples
     ///

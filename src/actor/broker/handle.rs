@@ -294,14 +294,24 @@ impl<A: Actor> Broker<A> {
                 Err(reason) => return reason,
                 Ok(handed) if handed.is_empty() => {
                     let quiet = mb.in_flight() == 0 && !mb.has_mail();
-                    let counting =
-                        shared.end_after.is_some() && (quiet || shared.consumers().is_empty());
+                    let lonely = shared.consumers().is_empty();
+                    let counting = shared.end_after.is_some() && (quiet || lonely);
                     if !counting {
                         // While a permit is held, the wait ends at a nap's
                         // end too (lane rule 13).
                         let nap = fills.and_then(|_| Instant::now().checked_add(PERMIT_NAP_MAX));
-                        mb.ready
-                            .wait(nap, || mb.mail_since(fills) || mb.generation() != seen);
+                        // With no consumer (none can register while the
+                        // driver runs `join`), letters are no reason to
+                        // cycle; a stop, kill or drain is (`interrupt`
+                        // raises its flag, SeqCst, then notifies).
+                        mb.ready.wait(nap, || {
+                            let news = if lonely {
+                                mb.interrupts() != 0
+                            } else {
+                                mb.mail_since(fills)
+                            };
+                            news || mb.generation() != seen
+                        });
                     }
                 }
                 Ok(_) => {}
@@ -352,5 +362,20 @@ impl<A: Actor> fmt::Debug for Broker<A> {
             .field("consumers", &self.shared.consumers())
             .field("finished", &self.shared.finished())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+impl<A: Actor> Broker<A> {
+    /// Threads waiting on the broker's mailbox (its driver, in `join`).
+    pub(crate) fn waiting(&self) -> usize {
+        self.shared.core.mb.ready.waiting()
+    }
+
+    /// A view of that count that outlives the broker, for a test that
+    /// hands the broker to `join` on another thread.
+    pub(crate) fn waiting_probe(&self) -> impl Fn() -> usize + Send + 'static {
+        let shared = Arc::clone(&self.shared);
+        move || shared.core.mb.ready.waiting()
     }
 }

@@ -242,8 +242,9 @@ impl<M> Lane<M> {
 
     /// Takes a slot for a permit, for the future at `place`, or puts it in
     /// line on `space` to be woken when a slot frees or the lane closes
-    /// (rule 13). The ticket is pushed with [`push`](Lane::push) or
-    /// [`push_vacant`](Lane::push_vacant).
+    /// (rule 13). The ticket is pushed with [`push_permit`](Lane::push_permit)
+    /// or [`push_vacant`](Lane::push_vacant), never with `push` (which
+    /// would leave the permit counted in `held` and `forced`).
     pub(crate) fn poll_reserve(
         &self,
         place: &mut Place,
@@ -420,7 +421,9 @@ impl<M> Lane<M> {
     }
 
     /// Is an entry queued, ready to pop (a peek at the store itself)?
-    /// Under the take lock, as `pop`.
+    /// Under the take lock, as `pop`, or as a hint in an idle instance's
+    /// wait while a permit is held (rule 13): a stale `taken` only makes
+    /// it answer no.
     #[inline]
     pub(crate) fn has_entries(&self) -> bool {
         // ORDERING: Relaxed, as in `pop`.
