@@ -365,7 +365,7 @@ impl<A: Actor> fmt::Debug for Broker<A> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 impl<A: Actor> Broker<A> {
     /// Threads waiting on the broker's mailbox (its driver, in `join`).
     pub(crate) fn waiting(&self) -> usize {
