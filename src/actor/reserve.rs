@@ -181,6 +181,12 @@ impl<M> fmt::Debug for Reserving<M> {
 /// A slot held in a stage's mailbox lane, from [`Addr::reserve`]: queues
 /// one message there without waiting, or, dropped unused, gives the slot
 /// back.
+///
+/// Hold it briefly. Until it is used or dropped, the letters sent to its
+/// lane after it wait behind it, a drain, stop or kill waits for it, and
+/// the stage's idle instances look for mail at short intervals (a nap of
+/// at most 5 ms) rather than only when woken. A permit leaked with
+/// [`std::mem::forget`] keeps all of that for the stage's life.
 #[must_use = "a permit holds a slot of the lane until it is used or dropped"]
 pub struct SendPermit<M> {
     mb: Arc<Mailbox<M>>,
