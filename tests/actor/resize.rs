@@ -5,7 +5,7 @@
 
 use super::common::{Gate, quiet_panics};
 use super::support::{assert_balanced, within};
-use super::workers::{Ev, Job, Worker, shared, workers};
+use super::workers::{Ev, Job, Worker, all_held, shared, workers};
 use priority_executor::actor::{
     Actor, ActorError, MAX_INSTANCES, Outbox, Phase, Reason, ResizeError, Stage, StageContext,
 };
@@ -111,17 +111,8 @@ fn removing_down_to_one_while_letters_are_queued_still_drains_them_all() {
     within("resize to one with a backlog", || {
         const LETTERS: u32 = 1000;
         let (shared, seen) = shared(LETTERS);
-        let stage = workers("backlog", &shared)
-            .instances(4)
-            .spawn()
-            .expect("spawn");
+        let stage = all_held("backlog", &shared, &seen, 4);
         let addr = stage.addr();
-        for _ in 0..4 {
-            addr.send(Job::Hold).unwrap();
-        }
-        for _ in 0..4 {
-            seen.held();
-        }
         for id in 0..LETTERS {
             addr.send(Job::Work(id)).unwrap();
         }
@@ -324,17 +315,7 @@ fn a_stage_that_keeps_its_factory_is_still_send_and_sync() {
 fn growing_right_after_a_shrink_keeps_the_instances_asked_to_leave() {
     within("regrow takes removals back", || {
         let (shared, seen) = shared(0);
-        let stage = workers("regrow", &shared)
-            .instances(4)
-            .spawn()
-            .expect("spawn");
-        let addr = stage.addr();
-        for _ in 0..4 {
-            addr.send(Job::Hold).unwrap();
-        }
-        for _ in 0..4 {
-            seen.held();
-        }
+        let stage = all_held("regrow", &shared, &seen, 4);
         // All four are held: none has taken its removal yet.
         assert_eq!(stage.resize(2), Ok(2));
         assert_eq!(stage.resize(4), Ok(4));

@@ -202,3 +202,17 @@ pub fn workers(name: &str, shared: &Arc<Shared>) -> StageBuilder<Worker> {
         }
     })
 }
+
+/// A stage of `n` workers, each held in a `Job::Hold` perform until the
+/// gate opens; returns once all `n` are inside.
+pub fn all_held(name: &str, shared: &Arc<Shared>, seen: &Seen, n: usize) -> Stage<Worker> {
+    let stage = workers(name, shared).instances(n).spawn().expect("spawn");
+    let addr = stage.addr();
+    for _ in 0..n {
+        addr.send(Job::Hold).unwrap();
+    }
+    for _ in 0..n {
+        seen.held();
+    }
+    stage
+}
