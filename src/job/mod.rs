@@ -13,3 +13,5 @@ pub(crate) mod task;
 pub use error::JobError;
 pub use handle::{JobHandle, PendingJob};
 pub use options::{Attempt, JobOptions, RetryPolicy};
+#[cfg(any(feature = "actor", feature = "esb"))]
+pub use options::SendOptions;

@@ -1,9 +1,15 @@
-//! Per-job settings: a deadline, and retries with backoff.
+//! Per-submission settings: how long to wait for room, a deadline, a
+//! priority in place of the message's own, and retries with backoff.
 
+use crate::pool::Wait;
 use crate::priority::Priority;
 use std::time::{Duration, Instant};
 
-/// Options of one job: a deadline after which it is not started.
+/// Options of one job: how long to wait for room in a full lane, and a
+/// deadline after which it is not started.
+///
+/// Without options, [`Executor::enqueue`](crate::Executor::enqueue) waits
+/// for room as long as it takes and the job never expires.
 ///
 /// # Examples
 ///
@@ -20,10 +26,11 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct JobOptions {
     pub(crate) deadline: Option<Instant>,
+    pub(crate) wait: Option<Duration>,
 }
 
 impl JobOptions {
-    /// No deadline.
+    /// No deadline, and a full lane is waited on for as long as it takes.
     ///
     /// # Examples
     ///
@@ -59,6 +66,109 @@ impl JobOptions {
             Some(deadline) => self.deadline(deadline),
             None => self,
         }
+    }
+
+    /// Waits at most `timeout` for room in a full lane, then refuses the
+    /// job ([`EnqueueError::Full`](crate::EnqueueError::Full), the job
+    /// handed back). `Duration::ZERO` never blocks (a `try_` call).
+    ///
+    /// Only a lane whose policy blocks ever waits; the others follow their
+    /// policy at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, EnqueueError, Executor, JobOptions, Priority};
+    /// use std::sync::mpsc;
+    /// use std::time::Duration;
+    ///
+    /// let exec = Executor::builder()
+    ///     .core_threads(1)
+    ///     .max_threads(1)
+    ///     .lane(Priority(1), Capacity::Bounded(1))
+    ///     .build()?;
+    /// let (started_tx, started) = mpsc::channel();
+    /// let (release, gate) = mpsc::channel::<()>();
+    /// exec.enqueue(Priority(1), move || {
+    ///     started_tx.send(()).unwrap();
+    ///     gate.recv().ok();
+    /// })?;
+    /// started.recv()?; // the worker is busy, the lane empty
+    /// let no_wait = JobOptions::new().wait_at_most(Duration::ZERO);
+    /// exec.enqueue_with(Priority(1), || (), no_wait)?; // fills the lane
+    /// let err = exec.enqueue_with(Priority(1), || (), no_wait).unwrap_err();
+    /// assert!(matches!(err, EnqueueError::Full { .. }));
+    /// release.send(())?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn wait_at_most(mut self, timeout: Duration) -> Self {
+        self.wait = Some(timeout);
+        self
+    }
+
+    /// How a full lane is waited on, from the moment of the call.
+    pub(crate) fn wait_mode(&self) -> Wait {
+        Wait::from_limit(self.wait)
+    }
+}
+
+/// Options of one message whose priority travels with it (an actor's
+/// letter, an ESB message run through a sequence): a priority in place of
+/// the one its generator or rules would give, and how long to wait for
+/// room in a full lane.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{Priority, SendOptions};
+/// use std::time::Duration;
+///
+/// let urgent = SendOptions::new().priority(Priority(10)).wait_at_most(Duration::ZERO);
+/// assert_ne!(urgent, SendOptions::new());
+/// ```
+#[cfg(any(feature = "actor", feature = "esb"))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SendOptions {
+    pub(crate) priority: Option<Priority>,
+    pub(crate) wait: Option<Duration>,
+}
+
+#[cfg(any(feature = "actor", feature = "esb"))]
+impl SendOptions {
+    /// The message's own priority, and a full lane waited on for as long
+    /// as it takes.
+    ///
+    /// # Examples
+    ///
+    /// See [`SendOptions`].
+    pub fn new() -> Self {
+        SendOptions::default()
+    }
+
+    /// Sends at `priority`, in place of the one the message would get.
+    ///
+    /// # Examples
+    ///
+    /// See [`SendOptions`].
+    pub fn priority(mut self, priority: Priority) -> Self {
+        self.priority = Some(priority);
+        self
+    }
+
+    /// Waits at most `timeout` for room in a full lane, then refuses the
+    /// message (handed back in the error). `Duration::ZERO` never blocks.
+    ///
+    /// # Examples
+    ///
+    /// See [`SendOptions`].
+    pub fn wait_at_most(mut self, timeout: Duration) -> Self {
+        self.wait = Some(timeout);
+        self
+    }
+
+    /// How a full lane is waited on, from the moment of the call.
+    pub(crate) fn wait_mode(&self) -> Wait {
+        Wait::from_limit(self.wait)
     }
 }
 

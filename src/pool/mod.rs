@@ -69,6 +69,16 @@ impl Wait {
             None => Wait::Forever,
         }
     }
+
+    /// Waiting as an option says: as long as it takes (`None`), never
+    /// (zero), or at most the time given.
+    pub(crate) fn from_limit(limit: Option<Duration>) -> Wait {
+        match limit {
+            None => Wait::Forever,
+            Some(timeout) if timeout.is_zero() => Wait::No,
+            Some(timeout) => Wait::at_most(timeout),
+        }
+    }
 }
 
 pub(crate) struct Shared {
