@@ -8,7 +8,7 @@
 //!
 //! Run with `cargo run --example visa`.
 
-use priority_executor::{Executors, Message, Priority, Rules};
+use priority_executor::{Executors, Message, Priority, Rules, SendOptions};
 use std::error::Error;
 use std::io;
 use std::sync::mpsc;
@@ -97,11 +97,11 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut maintenance = Vec::new();
     loop {
         let before = executor.metrics().threads.live;
-        maintenance.push(executors.enqueue_sequence_at(
+        maintenance.push(executors.enqueue_sequence_with(
             EXECUTOR,
             "maintenance",
             Message::new(),
-            lanes[0],
+            SendOptions::new().priority(lanes[0]),
         )?);
         if executor.metrics().threads.live == before {
             break; // at max_threads: this one waits in its lane

@@ -157,15 +157,17 @@ fn stack_note(stack_size: Option<usize>) -> String {
 /// ```
 #[non_exhaustive]
 pub enum EnqueueError<F> {
-    /// The lane was full: [`try_enqueue`](crate::Executor::try_enqueue), or
-    /// [`enqueue_timeout`](crate::Executor::enqueue_timeout) ran out of time.
+    /// The lane was still full when the wait of
+    /// [`JobOptions::wait_at_most`](crate::JobOptions::wait_at_most) ran out
+    /// (at once for `Duration::ZERO`), or its policy is to reject.
     ///
     /// # Examples
     ///
     /// A shut-down executor refuses with [`ShutDown`](EnqueueError::ShutDown), not `Full`:
     ///
     /// ```
-    /// use priority_executor::{Capacity, EnqueueError, Executor, Priority};
+    /// use priority_executor::{Capacity, EnqueueError, Executor, JobOptions, Priority};
+    /// use std::time::Duration;
     ///
     /// let exec = Executor::builder()
     ///     .core_threads(0)
@@ -175,7 +177,8 @@ pub enum EnqueueError<F> {
     ///     .unwrap();
     /// let pending = exec.shutdown_now(); // nothing runs from here on
     /// assert!(pending.is_empty());
-    /// let err = exec.try_enqueue(Priority(1), || ()).unwrap_err();
+    /// let no_wait = JobOptions::new().wait_at_most(Duration::ZERO);
+    /// let err = exec.enqueue_with(Priority(1), || (), no_wait).unwrap_err();
     /// assert!(!matches!(err, EnqueueError::Full { .. }));
     /// ```
     Full {
@@ -419,9 +422,11 @@ impl<F, T> fmt::Display for BatchError<F, T> {
 
 impl<F, T> std::error::Error for BatchError<F, T> {}
 
-/// [`Executor::shutdown_timeout`](crate::Executor::shutdown_timeout) ran out
-/// of time. The workers go on draining in the background; nothing is
-/// dropped.
+/// A wait with a timeout ran out of time:
+/// [`Executor::shutdown_timeout`](crate::Executor::shutdown_timeout) (the
+/// workers go on draining in the background; nothing is dropped),
+/// [`Executor::await_termination`](crate::Executor::await_termination) or
+/// [`Executor::wait_idle_timeout`](crate::Executor::wait_idle_timeout).
 ///
 /// # Examples
 ///
@@ -429,10 +434,10 @@ impl<F, T> std::error::Error for BatchError<F, T> {}
 /// use priority_executor::TimedOut;
 ///
 /// let t = TimedOut { queued: 3, running: 1 };
-/// assert_eq!(t.to_string(), "shutdown timed out with 3 jobs queued and 1 running");
+/// assert_eq!(t.to_string(), "timed out with 3 jobs queued and 1 running");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("shutdown timed out with {queued} jobs queued and {running} running")]
+#[error("timed out with {queued} jobs queued and {running} running")]
 pub struct TimedOut {
     /// Jobs still queued when the time ran out.
     pub queued: usize,

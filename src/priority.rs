@@ -67,11 +67,13 @@ impl fmt::Display for Priority {
 /// How many jobs a lane may hold while they wait for a worker.
 ///
 /// A bounded lane gives backpressure: [`Executor::enqueue`] blocks
-/// while the lane is full, [`Executor::try_enqueue`] hands the job
+/// while the lane is full; [`Executor::enqueue_with`] with
+/// [`JobOptions::wait_at_most`] waits at most a time, then hands the job
 /// back.
 ///
 /// [`Executor::enqueue`]: crate::Executor::enqueue
-/// [`Executor::try_enqueue`]: crate::Executor::try_enqueue
+/// [`Executor::enqueue_with`]: crate::Executor::enqueue_with
+/// [`JobOptions::wait_at_most`]: crate::JobOptions::wait_at_most
 ///
 /// # Examples
 ///

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use priority_executor::{EnqueueError, Executor, JobHandle, Priority};
+use priority_executor::{EnqueueError, Executor, JobHandle, JobOptions, Priority};
 
 use crate::progress::Bars;
 use crate::timeline::{Class, Live, Timeline};
@@ -69,7 +69,11 @@ impl<'a> PriorityTarget<'a> {
 
 impl Target for PriorityTarget<'_> {
     fn offer(&self, class: Class, job: Job) -> Result<Offer, String> {
-        match self.executor.try_enqueue(self.priority(class), job) {
+        match self.executor.enqueue_with(
+            self.priority(class),
+            job,
+            JobOptions::new().wait_at_most(Duration::ZERO),
+        ) {
             Ok(handle) => {
                 self.keep(handle);
                 Ok(Offer::Taken)

@@ -1,6 +1,6 @@
 //! Drives executors with an arbitrary script: executors built from random
 //! lanes, capacities and thread settings (invalid ones too), then a
-//! sequence of enqueue / try_enqueue / enqueue_timeout / enqueue_batch at
+//! sequence of enqueue (blocking, not waiting, waiting at most a time) / enqueue_batch at
 //! random priorities (unknown ones included), jobs that panic, jobs that
 //! hold a worker until released (so lanes fill up), cancels, futures that
 //! stay pending until the script wakes them (or never), waits for idle,
@@ -33,7 +33,7 @@ use check::{Fate, Job, Kind, Run};
 use common::{Guard, PANIC_MESSAGE, step};
 use helper::{Command, Helper, Resize};
 use libfuzzer_sys::fuzz_target;
-use priority_executor::{BuildError, Capacity, Executor, LaneConfig, Priority};
+use priority_executor::{BuildError, Capacity, Executor, JobOptions, LaneConfig, Priority};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -222,8 +222,16 @@ fn run_session(s: &Session) {
                     (how, _) => how,
                 };
                 let result = match how {
-                    How::Try => exec.try_enqueue(priority, job),
-                    How::Timeout => exec.enqueue_timeout(priority, job, Duration::from_micros(100)),
+                    How::Try => exec.enqueue_with(
+                        priority,
+                        job,
+                        JobOptions::new().wait_at_most(Duration::ZERO),
+                    ),
+                    How::Timeout => exec.enqueue_with(
+                        priority,
+                        job,
+                        JobOptions::new().wait_at_most(Duration::from_micros(100)),
+                    ),
                     How::Blocking => exec.enqueue(priority, job),
                 };
                 let fate = match result {
@@ -250,7 +258,11 @@ fn run_session(s: &Session) {
                     guard.called();
                     let _ = rx.recv();
                 };
-                match exec.try_enqueue(run.lane_of(priority), job) {
+                match exec.enqueue_with(
+                    run.lane_of(priority),
+                    job,
+                    JobOptions::new().wait_at_most(Duration::ZERO),
+                ) {
                     Ok(handle) => {
                         holds.push(tx);
                         run.jobs
@@ -322,7 +334,7 @@ fn run_session(s: &Session) {
                     run.check_idle();
                 } else {
                     step("wait_idle_timeout");
-                    let idle = exec.wait_idle_timeout(Duration::from_millis(1));
+                    let idle = exec.wait_idle_timeout(Duration::from_millis(1)).is_ok();
                     // A held job is queued or running: never idle.
                     assert!(holds.is_empty() || !idle, "idle with a job held");
                     if idle {

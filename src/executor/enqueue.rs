@@ -1,5 +1,6 @@
-//! The enqueue family of [`Executor`]: one job, with a deadline, a
-//! retry policy or a value to hand back, a batch, or a future.
+//! The enqueue family of [`Executor`]: one job (with options: how long
+//! to wait for room, a deadline), a job with a retry policy, a value to
+//! hand back if refused, a batch, or a future.
 
 use super::Executor;
 use crate::error::{BatchError, EnqueueError};
@@ -10,7 +11,6 @@ use crate::priority::Priority;
 use crate::sync::Arc;
 use std::fmt;
 use std::future::Future;
-use std::time::Duration;
 
 impl Executor {
     /// Queues `job` in the lane of `priority` and returns a handle to its
@@ -34,94 +34,19 @@ impl Executor {
         self.shared.submit(priority, job, None, Wait::Forever, once)
     }
 
-    /// Like [`enqueue`](Executor::enqueue), but never blocks.
-    ///
-    /// # Errors
-    ///
-    /// As [`enqueue`](Executor::enqueue), and [`EnqueueError::Full`] if the
-    /// lane is full.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Capacity, EnqueueError, Executor, Priority};
-    /// use std::sync::mpsc;
-    ///
-    /// let exec = Executor::builder()
-    ///     .core_threads(1)
-    ///     .max_threads(1)
-    ///     .lane(Priority(1), Capacity::Bounded(1))
-    ///     .build()
-    ///     .unwrap();
-    /// let (started_tx, started) = mpsc::channel();
-    /// let (release, gate) = mpsc::channel::<()>();
-    /// exec.enqueue(Priority(1), move || {
-    ///     started_tx.send(()).unwrap();
-    ///     gate.recv().ok();
-    /// })
-    /// .unwrap();
-    /// started.recv().unwrap(); // the worker is busy, the lane empty
-    /// exec.try_enqueue(Priority(1), || ()).unwrap(); // fills the lane
-    /// let err = exec.try_enqueue(Priority(1), || ()).unwrap_err();
-    /// assert!(matches!(err, EnqueueError::Full { .. }));
-    /// release.send(()).unwrap();
-    /// ```
-    pub fn try_enqueue<F, T>(
-        &self,
-        priority: Priority,
-        job: F,
-    ) -> Result<JobHandle<T>, EnqueueError<F>>
-    where
-        F: FnOnce() -> T + Send + 'static,
-        T: Send + 'static,
-    {
-        self.shared.submit(priority, job, None, Wait::No, once)
-    }
-
-    /// Like [`enqueue`](Executor::enqueue), but waits at most `timeout` for
-    /// a slot in a full lane.
-    ///
-    /// # Errors
-    ///
-    /// As [`try_enqueue`](Executor::try_enqueue); `Full` once the time has
-    /// run out.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Capacity, Executor, Priority};
-    /// use std::time::Duration;
-    ///
-    /// let exec = Executor::builder().lane(Priority(1), Capacity::Bounded(8)).build().unwrap();
-    /// let handle = exec
-    ///     .enqueue_timeout(Priority(1), || 1, Duration::from_millis(100))
-    ///     .unwrap();
-    /// assert_eq!(handle.join(), Ok(1));
-    /// ```
-    pub fn enqueue_timeout<F, T>(
-        &self,
-        priority: Priority,
-        job: F,
-        timeout: Duration,
-    ) -> Result<JobHandle<T>, EnqueueError<F>>
-    where
-        F: FnOnce() -> T + Send + 'static,
-        T: Send + 'static,
-    {
-        self.shared
-            .submit(priority, job, None, Wait::at_most(timeout), once)
-    }
-
-    /// Like [`enqueue`](Executor::enqueue), with per-job options: a
-    /// deadline or time to live after which the job is not started (its
-    /// handle resolves [`JobError::Expired`](crate::JobError::Expired), the
-    /// lane counts it, and the executor's
+    /// Like [`enqueue`](Executor::enqueue), with per-job options: how
+    /// long to wait for room in a full lane
+    /// ([`wait_at_most`](JobOptions::wait_at_most); zero never blocks),
+    /// and a deadline or time to live after which the job is not started
+    /// (its handle resolves [`JobError::Expired`](crate::JobError::Expired),
+    /// the lane counts it, and the executor's
     /// [`on_expired`](crate::ExecutorBuilder::on_expired) hook hears of it).
     /// Expired jobs are dropped at dispatch, so they never hold up a lane.
     ///
     /// # Errors
     ///
-    /// As [`enqueue`](Executor::enqueue).
+    /// As [`enqueue`](Executor::enqueue), and [`EnqueueError::Full`] when
+    /// the lane is still full once the options' wait is over.
     ///
     /// # Examples
     ///
@@ -137,7 +62,7 @@ impl Executor {
         T: Send + 'static,
     {
         self.shared
-            .submit(priority, job, options.deadline, Wait::Forever, once)
+            .submit(priority, job, options.deadline, options.wait_mode(), once)
     }
 
     /// Queues a job that may fail and be tried again: `job` returns
@@ -173,120 +98,40 @@ impl Executor {
     }
 
     /// Queues `run(value)` in the lane of `priority`: like
-    /// [`enqueue`](Executor::enqueue), but a refused job hands back
+    /// [`enqueue_with`](Executor::enqueue_with), but a refused job hands back
     /// `value` itself rather than a closure, which is opaque. A caller that
     /// must get its data back from a refusal (a message to redeliver, say)
     /// then needs no shared slot to recover it from. `run` is a function,
     /// not a closure, so that nothing but `value` is lost when the job is
     /// refused; a closure that captures nothing coerces to one.
     ///
+    /// With options that never wait (`wait_at_most(Duration::ZERO)`) this
+    /// suits callers that must not block and must get their data back,
+    /// such as an async server queueing a request.
+    ///
     /// # Errors
     ///
-    /// As [`enqueue`](Executor::enqueue); the error holds `value`
-    /// ([`EnqueueError::into_inner`]).
+    /// As [`enqueue_with`](Executor::enqueue_with); the error holds
+    /// `value` ([`EnqueueError::into_inner`]).
     ///
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Capacity, EnqueueError, Executor, Priority};
+    /// use priority_executor::{Capacity, EnqueueError, Executor, JobOptions, Priority};
+    /// use std::time::Duration;
     ///
-    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build()?;
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Bounded(4)).build()?;
     /// let length = |form: String| form.len();
-    /// let handle = exec.enqueue_value(Priority(1), "visa".to_owned(), length).unwrap();
+    /// let options = JobOptions::new().wait_at_most(Duration::ZERO).ttl(Duration::from_secs(60));
+    /// let handle = exec.enqueue_value(Priority(1), "visa".to_owned(), length, options).unwrap();
     /// assert_eq!(handle.join(), Ok(4));
     ///
-    /// let err = exec.enqueue_value(Priority(9), "form".to_owned(), length).unwrap_err();
+    /// let err = exec.enqueue_value(Priority(9), "form".to_owned(), length, options).unwrap_err();
     /// assert!(matches!(err, EnqueueError::UnknownPriority { .. }));
     /// assert_eq!(err.into_inner(), "form"); // the value, not a closure
     /// # Ok::<(), priority_executor::BuildError>(())
     /// ```
     pub fn enqueue_value<V, T>(
-        &self,
-        priority: Priority,
-        value: V,
-        run: fn(V) -> T,
-    ) -> Result<JobHandle<T>, EnqueueError<V>>
-    where
-        V: Send + 'static,
-        T: Send + 'static,
-    {
-        self.shared
-            .submit(priority, value, None, Wait::Forever, move |value| Call {
-                value: Some(value),
-                run,
-            })
-    }
-
-    /// Like [`enqueue_value`](Executor::enqueue_value), but never
-    /// blocks.
-    ///
-    /// # Errors
-    ///
-    /// As [`try_enqueue`](Executor::try_enqueue); the error holds
-    /// `value`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Capacity, EnqueueError, Executor, Priority};
-    ///
-    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build()?;
-    /// let _pending = exec.shutdown_now();
-    /// let err = exec.try_enqueue_value(Priority(1), vec![1, 2, 3], |v: Vec<i32>| v.len()).unwrap_err();
-    /// assert!(matches!(err, EnqueueError::ShutDown { .. }));
-    /// assert_eq!(err.into_inner(), [1, 2, 3]);
-    /// # Ok::<(), priority_executor::BuildError>(())
-    /// ```
-    pub fn try_enqueue_value<V, T>(
-        &self,
-        priority: Priority,
-        value: V,
-        run: fn(V) -> T,
-    ) -> Result<JobHandle<T>, EnqueueError<V>>
-    where
-        V: Send + 'static,
-        T: Send + 'static,
-    {
-        self.shared
-            .submit(priority, value, None, Wait::No, move |value| Call {
-                value: Some(value),
-                run,
-            })
-    }
-
-    /// Like [`try_enqueue_value`](Executor::try_enqueue_value), with
-    /// per-job options as [`enqueue_with`](Executor::enqueue_with)
-    /// takes them: never blocks, hands `value` back if refused, and a job
-    /// whose deadline passes before a worker starts it is not run (its
-    /// handle resolves [`JobError::Expired`](crate::JobError::Expired)).
-    /// For callers that must not block and must get their data back, such
-    /// as an async server queueing a request.
-    ///
-    /// # Errors
-    ///
-    /// As [`try_enqueue`](Executor::try_enqueue); the error holds
-    /// `value`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use priority_executor::{Capacity, Executor, JobOptions, Priority};
-    /// use std::time::Duration;
-    ///
-    /// let exec = Executor::builder().lane(Priority(1), Capacity::Bounded(4)).build()?;
-    /// let options = JobOptions::new().ttl(Duration::from_secs(60));
-    /// let handle = exec
-    ///     .try_enqueue_value_with(Priority(1), "visa".to_owned(), |form: String| form.len(), options)
-    ///     .unwrap();
-    /// assert_eq!(handle.join(), Ok(4));
-    ///
-    /// let err = exec
-    ///     .try_enqueue_value_with(Priority(2), "form".to_owned(), |form: String| form.len(), options)
-    ///     .unwrap_err();
-    /// assert_eq!(err.into_inner(), "form");
-    /// # Ok::<(), priority_executor::BuildError>(())
-    /// ```
-    pub fn try_enqueue_value_with<V, T>(
         &self,
         priority: Priority,
         value: V,
@@ -297,12 +142,11 @@ impl Executor {
         V: Send + 'static,
         T: Send + 'static,
     {
+        let wait = options.wait_mode();
         self.shared
-            .submit(priority, value, options.deadline, Wait::No, move |value| {
-                Call {
-                    value: Some(value),
-                    run,
-                }
+            .submit(priority, value, options.deadline, wait, move |value| Call {
+                value: Some(value),
+                run,
             })
     }
 

@@ -78,7 +78,12 @@ impl Executor {
     }
 
     /// Like [`wait_idle`](Executor::wait_idle), but waits at most
-    /// `timeout`. Returns whether the executor was idle (or terminated).
+    /// `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// [`TimedOut`], with the jobs still queued and running, if the
+    /// executor was not idle (nor terminated) in time.
     ///
     /// # Examples
     ///
@@ -90,13 +95,27 @@ impl Executor {
     /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
     /// let (release, gate) = mpsc::channel::<()>();
     /// let job = exec.enqueue(Priority(1), move || gate.recv().ok()).unwrap();
-    /// assert!(!exec.wait_idle_timeout(Duration::from_millis(10))); // the job waits
+    /// let busy = exec.wait_idle_timeout(Duration::from_millis(10)).unwrap_err();
+    /// assert_eq!(busy.running, 1); // the job waits for the gate
     /// release.send(()).unwrap();
-    /// assert!(exec.wait_idle_timeout(Duration::from_secs(30)));
+    /// assert!(exec.wait_idle_timeout(Duration::from_secs(30)).is_ok());
     /// assert!(job.is_finished());
     /// ```
-    pub fn wait_idle_timeout(&self, timeout: Duration) -> bool {
-        self.shared.wait_idle_timeout(timeout)
+    pub fn wait_idle_timeout(&self, timeout: Duration) -> Result<(), TimedOut> {
+        if self.shared.wait_idle_timeout(timeout) {
+            Ok(())
+        } else {
+            Err(self.timed_out())
+        }
+    }
+
+    /// What is left when a wait runs out of time.
+    fn timed_out(&self) -> TimedOut {
+        let m = self.metrics();
+        TimedOut {
+            queued: m.queued(),
+            running: m.threads.busy,
+        }
     }
 
     /// A snapshot of the counters, per lane and for the threads: relaxed
@@ -236,11 +255,7 @@ impl Executor {
             Ok(())
         } else {
             self.shared.detach();
-            let m = self.metrics();
-            Err(TimedOut {
-                queued: m.queued(),
-                running: m.threads.busy,
-            })
+            Err(self.timed_out())
         }
     }
 
@@ -283,9 +298,13 @@ impl Executor {
 
     /// After [`shutdown_now`](Executor::shutdown_now), waits up to
     /// `timeout` for the jobs still running to finish and every worker to
-    /// exit (Java's `awaitTermination`). Returns whether they all did;
-    /// returns `false` at once if shutdown has not begun, since workers of
-    /// a running executor do not exit.
+    /// exit (Java's `awaitTermination`).
+    ///
+    /// # Errors
+    ///
+    /// [`TimedOut`], with the jobs still queued and running, if they did
+    /// not all finish in time; at once if shutdown has not begun, since
+    /// the workers of a running executor do not exit.
     ///
     /// # Examples
     ///
@@ -295,15 +314,16 @@ impl Executor {
     ///
     /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build().unwrap();
     /// let _detached = exec.enqueue(Priority(1), || ());
-    /// assert!(!exec.await_termination(Duration::from_secs(1)));
+    /// assert!(exec.await_termination(Duration::from_secs(1)).is_err()); // not shut down
     /// let _pending = exec.shutdown_now();
-    /// assert!(exec.await_termination(Duration::from_secs(30)));
+    /// assert!(exec.await_termination(Duration::from_secs(30)).is_ok());
     /// assert_eq!(exec.metrics().threads.live, 0);
     /// ```
-    pub fn await_termination(&self, timeout: Duration) -> bool {
-        if !self.shared.is_closed() {
-            return false;
+    pub fn await_termination(&self, timeout: Duration) -> Result<(), TimedOut> {
+        if self.shared.is_closed() && self.shared.wait_exited(deadline_after(timeout)) {
+            Ok(())
+        } else {
+            Err(self.timed_out())
         }
-        self.shared.wait_exited(deadline_after(timeout))
     }
 }

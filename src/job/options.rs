@@ -68,12 +68,14 @@ impl JobOptions {
         }
     }
 
-    /// Waits at most `timeout` for room in a full lane, then refuses the
-    /// job ([`EnqueueError::Full`](crate::EnqueueError::Full), the job
-    /// handed back). `Duration::ZERO` never blocks (a `try_` call).
+    /// Waits at most `timeout` for room in a full lane whose policy
+    /// blocks, then refuses the job
+    /// ([`EnqueueError::Full`](crate::EnqueueError::Full), the job handed
+    /// back); the other policies act at once, as without options.
     ///
-    /// Only a lane whose policy blocks ever waits; the others follow their
-    /// policy at once.
+    /// `Duration::ZERO` never blocks, never runs the job inline and never
+    /// pushes another job out: a full lane refuses it under every policy
+    /// (what other pools call `try_execute` or `try_send`).
     ///
     /// # Examples
     ///
@@ -109,6 +111,15 @@ impl JobOptions {
     /// How a full lane is waited on, from the moment of the call.
     pub(crate) fn wait_mode(&self) -> Wait {
         Wait::from_limit(self.wait)
+    }
+
+    /// A message's options as a job's: the same wait, no deadline.
+    #[cfg(feature = "esb")]
+    pub(crate) fn from_send(options: &SendOptions) -> JobOptions {
+        JobOptions {
+            deadline: None,
+            wait: options.wait,
+        }
     }
 }
 
@@ -167,6 +178,7 @@ impl SendOptions {
     }
 
     /// How a full lane is waited on, from the moment of the call.
+    #[cfg(feature = "actor")]
     pub(crate) fn wait_mode(&self) -> Wait {
         Wait::from_limit(self.wait)
     }

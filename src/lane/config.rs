@@ -234,7 +234,9 @@ impl MaxRunning {
 /// policies, without a silent discard: whatever is refused or pushed out is
 /// handed back).
 ///
-/// `try_enqueue` never blocks and never runs a job inline: it returns
+/// A submission that does not wait
+/// ([`JobOptions::wait_at_most`](crate::JobOptions::wait_at_most) with
+/// `Duration::ZERO`) never blocks and never runs a job inline: it returns
 /// [`EnqueueError::Full`](crate::EnqueueError::Full) under every policy.
 ///
 /// # Examples

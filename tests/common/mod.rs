@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests: gates and latches, never sleeps.
 #![allow(dead_code)]
 
-use priority_executor::{Executor, LaneConfig, Priority};
+use priority_executor::{Executor, JobOptions, LaneConfig, Priority};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
@@ -18,6 +18,16 @@ pub fn single_worker(lanes: &[(u32, u32)], picker: priority_executor::Picker) ->
         b = b.lane_config(LaneConfig::new(Priority(p)).weight(w));
     }
     b.build().expect("valid test executor")
+}
+
+/// Options that never wait for room: a full lane refuses the job at once.
+pub fn no_wait() -> JobOptions {
+    JobOptions::new().wait_at_most(Duration::ZERO)
+}
+
+/// Options that wait at most `timeout` for room in a full lane.
+pub fn wait_at_most(timeout: Duration) -> JobOptions {
+    JobOptions::new().wait_at_most(timeout)
 }
 
 /// Occupies one worker until the returned sender is dropped or sent to.

@@ -53,7 +53,10 @@ fn every_job_runs_exactly_once_under_several_producers() {
         for job in pending {
             job.run();
         }
-        assert!(exec.await_termination(std::time::Duration::from_secs(60)));
+        assert!(
+            exec.await_termination(std::time::Duration::from_secs(60))
+                .is_ok()
+        );
         let m = exec.metrics();
         drop(exec);
         m

@@ -1,7 +1,8 @@
 //! A full bounded lane blocks `enqueue` until a worker frees a slot;
-//! `try_enqueue` and `enqueue_timeout` hand the job back instead.
+//! options that wait at most a time (or not at all) hand the job back instead.
 
 use crate::common::{hold_worker, within};
+use crate::common::{no_wait, wait_at_most};
 use priority_executor::{Capacity, EnqueueError, Executor, Priority};
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -22,7 +23,9 @@ fn full_lane_blocks_enqueue_until_a_slot_frees() {
     let exec = Arc::new(one_worker(2));
     let gate = hold_worker(&exec, Priority(1));
     for i in 0..2 {
-        let _detached = exec.try_enqueue(Priority(10), move || i).unwrap();
+        let _detached = exec
+            .enqueue_with(Priority(10), move || i, no_wait())
+            .unwrap();
     }
     // The lane is full: a producer thread blocks in enqueue.
     let (done_tx, done) = mpsc::channel();
@@ -52,8 +55,10 @@ fn full_lane_blocks_enqueue_until_a_slot_frees() {
 fn try_enqueue_hands_back_the_job_when_full() {
     let exec = one_worker(1);
     let gate = hold_worker(&exec, Priority(1));
-    let _first = exec.try_enqueue(Priority(10), || 0).unwrap();
-    let err = exec.try_enqueue(Priority(10), || 7).unwrap_err();
+    let _first = exec.enqueue_with(Priority(10), || 0, no_wait()).unwrap();
+    let err = exec
+        .enqueue_with(Priority(10), || 7, no_wait())
+        .unwrap_err();
     assert!(matches!(err, EnqueueError::Full { .. }));
     assert_eq!(err.to_string(), "lane 10 is full (capacity 1)");
     assert_eq!(err.into_inner()(), 7);
@@ -65,16 +70,16 @@ fn try_enqueue_hands_back_the_job_when_full() {
 fn enqueue_timeout_gives_up_with_the_job() {
     let exec = one_worker(1);
     let gate = hold_worker(&exec, Priority(1));
-    let _first = exec.try_enqueue(Priority(10), || 0).unwrap();
+    let _first = exec.enqueue_with(Priority(10), || 0, no_wait()).unwrap();
     let err = exec
-        .enqueue_timeout(Priority(10), || 9, Duration::from_millis(20))
+        .enqueue_with(Priority(10), || 9, wait_at_most(Duration::from_millis(20)))
         .unwrap_err();
     assert!(matches!(err, EnqueueError::Full { .. }));
     assert_eq!(err.into_inner()(), 9);
     drop(gate);
     // With a slot free it goes in.
     let h = exec
-        .enqueue_timeout(Priority(10), || 10, Duration::from_secs(30))
+        .enqueue_with(Priority(10), || 10, wait_at_most(Duration::from_secs(30)))
         .unwrap();
     assert_eq!(h.join(), Ok(10));
 }
@@ -83,7 +88,7 @@ fn enqueue_timeout_gives_up_with_the_job() {
 fn shutdown_wakes_a_blocked_producer_with_its_job() {
     let exec = Arc::new(one_worker(1));
     let gate = hold_worker(&exec, Priority(1));
-    let _first = exec.try_enqueue(Priority(10), || 0).unwrap();
+    let _first = exec.enqueue_with(Priority(10), || 0, no_wait()).unwrap();
     let (blocked_tx, blocked) = mpsc::channel();
     let producer = {
         let exec = exec.clone();

@@ -5,6 +5,7 @@
 //! was, with the jobs it yielded before queued.
 
 use crate::common::{hold_worker, quiet_panics, watchdog};
+use crate::common::{no_wait, wait_at_most};
 use priority_executor::{Capacity, Executor, LaneConfig, Priority, RejectionPolicy};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -57,7 +58,7 @@ fn panic_after(before: usize) {
         // lane takes 4 jobs and refuses the fifth.
         let gate = hold_worker(&e, HIGH);
         let fits = (0..5)
-            .take_while(|_| e.try_enqueue(P, || ()).is_ok())
+            .take_while(|_| e.enqueue_with(P, || (), no_wait()).is_ok())
             .count();
         drop(gate);
         (ran, fits)
@@ -140,7 +141,8 @@ fn an_iterator_enqueueing_into_the_same_bounded_lane_finds_room() {
                 3 => {
                     // The lane holds the batch's two jobs: room comes only
                     // once the worker has run them.
-                    let queued = handle.enqueue_timeout(P, || "inner", Duration::from_secs(10));
+                    let queued =
+                        handle.enqueue_with(P, || "inner", wait_at_most(Duration::from_secs(10)));
                     inner = Some(queued.map_err(|e| e.to_string()));
                     None
                 }

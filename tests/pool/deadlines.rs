@@ -3,6 +3,7 @@
 //! expired jobs does not stall the others.
 
 use crate::common::hold_worker;
+use crate::common::no_wait;
 use priority_executor::{Capacity, EnqueueError, Executor, JobError, JobOptions, Priority};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -82,20 +83,22 @@ fn try_enqueue_value_with_expires_and_hands_the_value_back_when_full() {
         .unwrap();
     let gate = hold_worker(&exec, Priority(1));
     let doomed = exec
-        .try_enqueue_value_with(
+        .enqueue_value(
             Priority(1),
             String::from("late"),
             |s: String| s.len(),
-            JobOptions::new().deadline(Instant::now()),
+            JobOptions::new()
+                .deadline(Instant::now())
+                .wait_at_most(Duration::ZERO),
         )
         .unwrap();
     // The lane (capacity 1) is full now: refused at once, value handed back.
     let err = exec
-        .try_enqueue_value_with(
+        .enqueue_value(
             Priority(1),
             String::from("kept"),
             |s: String| s.len(),
-            JobOptions::new(),
+            no_wait(),
         )
         .unwrap_err();
     assert!(matches!(err, EnqueueError::Full { .. }));

@@ -6,6 +6,7 @@
 //! scenario every guard must have been dropped once: not zero times (a
 //! leak, or a job still held somewhere) and not twice.
 
+use crate::common::{no_wait, wait_at_most};
 use priority_executor::{Capacity, EnqueueError, Executor, JobError, Priority};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -179,13 +180,19 @@ fn refused_jobs_are_returned_and_dropped_once() {
     let (exec, release) = held_executor(Capacity::Bounded(1));
     let _queued = exec.enqueue(HIGH, drops.job(0, false)).unwrap();
 
-    // Full, from try_enqueue and from enqueue_timeout: dropped with the error.
-    let full = exec.try_enqueue(HIGH, drops.job(1, false)).unwrap_err();
+    // Full, with no wait and with a wait that ran out: dropped with the error.
+    let full = exec
+        .enqueue_with(HIGH, drops.job(1, false), no_wait())
+        .unwrap_err();
     assert!(matches!(full, EnqueueError::Full { .. }));
     drop(full);
     assert_eq!(drops.of(1), 1);
     let full = exec
-        .enqueue_timeout(HIGH, drops.job(2, false), Duration::from_millis(1))
+        .enqueue_with(
+            HIGH,
+            drops.job(2, false),
+            wait_at_most(Duration::from_millis(1)),
+        )
         .unwrap_err();
     assert!(matches!(full, EnqueueError::Full { .. }));
     // Returned, then called: the guard goes with the call.
@@ -218,7 +225,10 @@ fn refused_jobs_are_returned_and_dropped_once() {
     assert_eq!(drops.of(0), 1);
 
     // After shutdown: refused at once, from every entry point.
-    drop(exec.try_enqueue(LOW, drops.job(5, false)).unwrap_err());
+    drop(
+        exec.enqueue_with(LOW, drops.job(5, false), no_wait())
+            .unwrap_err(),
+    );
     drop(exec.enqueue(LOW, drops.job(6, false)).unwrap_err());
 
     drop(release);

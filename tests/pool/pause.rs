@@ -2,6 +2,7 @@
 //! and its turns pass to the other lanes at their weights; a resume runs
 //! what waited, in order, each job once.
 
+use crate::common::no_wait;
 use crate::common::{hold_worker, single_worker, wait_until, watchdog};
 use priority_executor::{
     Capacity, EnqueueError, Executor, LaneConfig, PauseError, Picker, Priority,
@@ -81,9 +82,12 @@ fn a_paused_lane_keeps_its_capacity() {
         .unwrap();
     exec.pause_lane(Priority(1)).unwrap();
     let handles: Vec<_> = (0..3)
-        .map(|i| exec.try_enqueue(Priority(1), move || i).unwrap())
+        .map(|i| {
+            exec.enqueue_with(Priority(1), move || i, no_wait())
+                .unwrap()
+        })
         .collect();
-    match exec.try_enqueue(Priority(1), || 3) {
+    match exec.enqueue_with(Priority(1), || 3, no_wait()) {
         Err(EnqueueError::Full { capacity: 3, .. }) => {}
         other => panic!("a full paused lane must refuse: {:?}", other.map(|_| ())),
     }

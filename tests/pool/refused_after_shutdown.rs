@@ -4,6 +4,7 @@
 //! metrics, and in a bounded lane it kept the slot, so the next refusal
 //! said `Full` (and counted a rejection) instead of `ShutDown`.
 
+use crate::common::{no_wait, wait_at_most};
 use priority_executor::{Capacity, EnqueueError, Executor, Priority};
 
 const HIGH: Priority = Priority(2);
@@ -30,7 +31,7 @@ fn refused_after_shutdown_now_leaves_no_phantom_queued_job() {
             EnqueueError::ShutDown { .. }
         ));
         assert!(matches!(
-            exec.try_enqueue(LOW, || ()).unwrap_err(),
+            exec.enqueue_with(LOW, || (), no_wait()).unwrap_err(),
             EnqueueError::ShutDown { .. }
         ));
     }
@@ -47,13 +48,17 @@ fn refused_after_shutdown_now_says_shut_down_not_full() {
     let exec = executor(Capacity::Bounded(1));
     assert!(exec.shutdown_now().is_empty());
     for attempt in 0..3 {
-        let err = exec.try_enqueue(HIGH, || ()).unwrap_err();
+        let err = exec.enqueue_with(HIGH, || (), no_wait()).unwrap_err();
         assert!(
             matches!(err, EnqueueError::ShutDown { .. }),
             "attempt {attempt}: {err:?}"
         );
         let err = exec
-            .enqueue_timeout(LOW, || (), std::time::Duration::from_millis(1))
+            .enqueue_with(
+                LOW,
+                || (),
+                wait_at_most(std::time::Duration::from_millis(1)),
+            )
             .unwrap_err();
         assert!(
             matches!(err, EnqueueError::ShutDown { .. }),

@@ -3,6 +3,7 @@
 //! refused or pushed out is handed back, never dropped silently.
 
 use crate::common::hold_worker;
+use crate::common::no_wait;
 use priority_executor::{
     Capacity, EnqueueError, Executor, JobError, LaneConfig, Priority, RejectionPolicy,
 };
@@ -50,9 +51,10 @@ fn caller_runs_runs_the_job_on_the_producer() {
     assert_eq!(h.join(), Ok(true));
     let lane = e.metrics().lane(Priority(1)).unwrap().clone();
     assert_eq!((lane.caller_ran, lane.submitted, lane.completed), (1, 3, 1));
-    // try_enqueue never runs a job inline.
+    // A submission that does not wait never runs a job inline.
     assert!(matches!(
-        e.try_enqueue(Priority(1), || false).unwrap_err(),
+        e.enqueue_with(Priority(1), || false, no_wait())
+            .unwrap_err(),
         EnqueueError::Full { .. }
     ));
     drop(gate);

@@ -1,5 +1,6 @@
 //! A priority with no lane: the job comes back with an error that says so.
 
+use crate::common::{no_wait, wait_at_most};
 use priority_executor::{Capacity, EnqueueError, Executor, Priority};
 
 #[test]
@@ -26,10 +27,15 @@ fn unknown_priority_hands_the_job_back() {
     }
     assert_eq!(err.into_inner()(), "visa #42");
     assert!(matches!(
-        exec.try_enqueue(Priority(0), || ()).unwrap_err(),
+        exec.enqueue_with(Priority(0), || (), no_wait())
+            .unwrap_err(),
         EnqueueError::UnknownPriority { .. }
     ));
-    let timed = exec.enqueue_timeout(Priority(11), || (), std::time::Duration::from_millis(1));
+    let timed = exec.enqueue_with(
+        Priority(11),
+        || (),
+        wait_at_most(std::time::Duration::from_millis(1)),
+    );
     assert!(matches!(
         timed.unwrap_err(),
         EnqueueError::UnknownPriority { .. }

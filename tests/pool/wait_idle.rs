@@ -36,7 +36,7 @@ fn waiters_on_many_threads_return_once_every_job_has_run() {
         });
     }
     // Jobs are blocked on the gate: not idle, whatever the time limit.
-    assert!(!e.wait_idle_timeout(Duration::from_millis(20)));
+    assert!(e.wait_idle_timeout(Duration::from_millis(20)).is_err());
     let waiters: Vec<_> = (0..8)
         .map(|_| {
             let (e, done) = (e.clone(), Arc::clone(&done));
@@ -53,7 +53,7 @@ fn waiters_on_many_threads_return_once_every_job_has_run() {
     // Idle is not shut down: the executor takes more work.
     assert!(!e.is_shut_down());
     assert_eq!(e.enqueue(P, || 5).unwrap().join(), Ok(5));
-    assert!(e.wait_idle_timeout(Duration::from_secs(30)));
+    assert!(e.wait_idle_timeout(Duration::from_secs(30)).is_ok());
 }
 
 #[test]
@@ -108,15 +108,15 @@ fn after_shutdown_now_only_the_running_jobs_are_waited_for() {
     let pending = e.shutdown_now();
     assert_eq!(pending.len(), 1);
     assert!(
-        !e.wait_idle_timeout(Duration::from_millis(10)),
+        e.wait_idle_timeout(Duration::from_millis(10)).is_err(),
         "the held job runs"
     );
     drop(release);
-    assert!(e.wait_idle_timeout(Duration::from_secs(30)));
+    assert!(e.wait_idle_timeout(Duration::from_secs(30)).is_ok());
     drop(pending);
     assert!(queued.join().is_err());
     // Terminated: returns at once.
-    assert!(e.await_termination(Duration::from_secs(30)));
+    assert!(e.await_termination(Duration::from_secs(30)).is_ok());
     e.wait_idle();
 }
 
@@ -208,7 +208,7 @@ fn every_waiter_of_an_idle_moment_returns_though_the_next_wave_has_begun() {
             // public API says when a thread is inside it, so give them this
             // wait (the pool is held busy, so it reports busy) to get there.
             // A waiter arriving later would rightly wait for the next wave.
-            assert!(!e.wait_idle_timeout(Duration::from_millis(100)));
+            assert!(e.wait_idle_timeout(Duration::from_millis(100)).is_err());
             this_wave.open();
             let mut returned: Vec<usize> = (0..WAITERS)
                 .map(|_| {

@@ -5,12 +5,13 @@
 use crate::common::Gate;
 use crate::sequence_faults::Rejected;
 use priority_executor::{
-    Executors, Message, Priority, SequenceError, SequenceFailure, SequenceMetrics,
+    Executors, Message, Priority, SendOptions, SequenceError, SequenceFailure, SequenceMetrics,
 };
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 pub(crate) const VISA: &str = r#"
 [executors.visa]
@@ -239,7 +240,12 @@ fn unknown_executor_sequence_or_priority_hands_the_message_back() {
     assert_eq!(err.message().property("id"), Some("2"));
 
     let err = executors
-        .enqueue_sequence_at("visa", "submit", message(&[("id", "3")]), Priority(7))
+        .enqueue_sequence_with(
+            "visa",
+            "submit",
+            message(&[("id", "3")]),
+            SendOptions::new().priority(Priority(7)),
+        )
         .unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -394,10 +400,20 @@ fn full_lane_and_shut_down_executor_hand_the_message_back() {
         .expect("queued");
     started_rx.recv().expect("worker held");
     let second = executors
-        .try_enqueue_sequence("e", "count", Message::new())
+        .enqueue_sequence_with(
+            "e",
+            "count",
+            Message::new(),
+            SendOptions::new().wait_at_most(Duration::ZERO),
+        )
         .expect("room for one");
     let err = executors
-        .try_enqueue_sequence("e", "count", Message::new().with_body("third"))
+        .enqueue_sequence_with(
+            "e",
+            "count",
+            Message::new().with_body("third"),
+            SendOptions::new().wait_at_most(Duration::ZERO),
+        )
         .unwrap_err();
     assert!(matches!(
         err,

@@ -1,5 +1,5 @@
 //! Stress: many producers, random lanes and capacities, a random mix of
-//! `try_enqueue`, `enqueue_timeout` and blocking `enqueue`, panicking jobs,
+//! submissions that never wait, wait at most a time, or block, panicking jobs,
 //! jobs cancelled through their handles as the workers take them, lanes
 //! paused and resumed at random, and a `shutdown_now` at a random moment.
 //!
@@ -23,7 +23,9 @@ mod support;
 mod actors;
 
 use common::quiet_panics;
-use priority_executor::{Capacity, EnqueueError, Executor, JobError, JobHandle, Priority};
+use priority_executor::{
+    Capacity, EnqueueError, Executor, JobError, JobHandle, JobOptions, Priority,
+};
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
@@ -236,11 +238,16 @@ fn round(seed: u64, round_no: usize, totals: &mut Totals) {
                         };
                         let job = ledger.job(id, rng.chance(1, 10));
                         let result = match rng.range(0, 2) {
-                            0 => exec.try_enqueue(priority, job),
-                            1 => exec.enqueue_timeout(
+                            0 => exec.enqueue_with(
                                 priority,
                                 job,
-                                Duration::from_micros(rng.range(0, 500) as u64),
+                                JobOptions::new().wait_at_most(Duration::ZERO),
+                            ),
+                            1 => exec.enqueue_with(
+                                priority,
+                                job,
+                                JobOptions::new()
+                                    .wait_at_most(Duration::from_micros(rng.range(0, 500) as u64)),
                             ),
                             _ => exec.enqueue(priority, job),
                         };

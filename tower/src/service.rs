@@ -17,6 +17,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 use tower::{Layer, Service};
 
 /// The response body: the handler's bytes, or the layer's own short
@@ -33,8 +34,8 @@ pub type ResponseFuture =
 ///
 /// For each request: the priority is taken from the request's head, the
 /// body is read (up to the layer's limit), and the handler is queued with
-/// [`try_enqueue_value_with`](priority_executor::Executor::try_enqueue_value_with),
-/// which never blocks; the response future then awaits the job's handle.
+/// [`enqueue_value`](priority_executor::Executor::enqueue_value), with
+/// options that never wait for room; the response future then awaits the job's handle.
 /// Each request ends in one [`Outcome`], counted:
 ///
 /// | outcome | answer |
@@ -211,14 +212,13 @@ fn enqueue<H: BlockingHandler>(
     queued: Queued<H>,
     options: JobOptions,
 ) -> Result<JobHandle<Response<Bytes>>, EnqueueError<Queued<H>>> {
+    let options = options.wait_at_most(Duration::ZERO);
     match &layer.target {
         Target::One { executor, .. } => {
-            executor.try_enqueue_value_with(priority, queued, handler::run::<H>, options)
+            executor.enqueue_value(priority, queued, handler::run::<H>, options)
         }
         Target::Registry { executors, name } => match executors.get(name) {
-            Ok(executor) => {
-                executor.try_enqueue_value_with(priority, queued, handler::run::<H>, options)
-            }
+            Ok(executor) => executor.enqueue_value(priority, queued, handler::run::<H>, options),
             Err(_) => Err(EnqueueError::ShutDown {
                 priority,
                 job: queued,

@@ -12,11 +12,11 @@ use crate::metrics::Counters;
 use lapin::message::Delivery;
 use lapin::options::BasicNackOptions;
 use lapin::{Acker, Channel, ConnectionStatus};
-use priority_executor::{EnqueueError, Permit};
+use priority_executor::{EnqueueError, JobOptions, Permit};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 /// The session loop's state.
@@ -187,7 +187,11 @@ impl State {
         };
         let queued = match permit {
             Some(permit) => permit.enqueue(job),
-            None => self.ctx.executor.try_enqueue(lane, job),
+            None => self.ctx.executor.enqueue_with(
+                lane,
+                job,
+                JobOptions::new().wait_at_most(Duration::ZERO),
+            ),
         };
         match queued {
             Ok(handle) => {

@@ -6,12 +6,15 @@ use crate::batch::{self, Shape};
 use crate::common::{Guard, Record, is_deliberate};
 use crate::futures::{self, Pending};
 use crate::helper::{Command, Helper};
-use priority_executor::{Capacity, EnqueueError, Executor, JobError, JobHandle, Priority};
+use priority_executor::{
+    Capacity, EnqueueError, Executor, JobError, JobHandle, JobOptions, Priority,
+};
 use std::cell::RefCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 pub enum Fate {
     Accepted(JobHandle<()>),
@@ -277,7 +280,11 @@ impl Run {
             exec.shutdown();
             assert!(exec.is_shut_down());
         };
-        match self.exec().try_enqueue(priority, job) {
+        match self.exec().enqueue_with(
+            priority,
+            job,
+            JobOptions::new().wait_at_most(Duration::ZERO),
+        ) {
             Ok(handle) => {
                 self.may_be_closed = true;
                 self.jobs.push(Job::new(

@@ -6,9 +6,10 @@ use crate::check::{Fate, Kind, Run};
 use crate::common::{self, PANIC_MESSAGE, step};
 use crate::futures;
 use crate::helper::Helper;
-use priority_executor::{EnqueueError, Executor, JobError};
+use priority_executor::{EnqueueError, Executor, JobError, JobOptions};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{Ordering, fence};
+use std::time::Duration;
 
 impl Run {
     pub fn end(
@@ -176,7 +177,8 @@ impl Run {
                     EnqueueError::ShutDown { .. }
                 ));
                 assert!(matches!(
-                    exec.try_enqueue(p, || ()).unwrap_err(),
+                    exec.enqueue_with(p, || (), JobOptions::new().wait_at_most(Duration::ZERO))
+                        .unwrap_err(),
                     EnqueueError::ShutDown { .. }
                 ));
             }

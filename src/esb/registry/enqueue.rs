@@ -3,15 +3,8 @@
 
 use super::Executors;
 use crate::esb::sequence::{SequenceHandle, SequenceJob};
-use crate::{EnqueueError, Message, Priority, SequenceError};
+use crate::{EnqueueError, JobOptions, Message, SendOptions, SequenceError};
 use std::sync::Arc;
-
-/// Blocking or not, when the lane is full.
-#[derive(Clone, Copy)]
-enum Mode {
-    Block,
-    Try,
-}
 
 impl Executors {
     /// Queues `message` to run through `sequence` on `executor`, at the
@@ -36,56 +29,45 @@ impl Executors {
         sequence: &str,
         message: Message,
     ) -> Result<SequenceHandle, SequenceError> {
-        self.submit(executor, sequence, message, None, Mode::Block)
+        self.submit(executor, sequence, message, SendOptions::new())
     }
 
-    /// Queues `message` at `priority`, bypassing the rules (the hook still
-    /// runs and may change it), like Synapse's `<enqueue priority="10"/>`.
-    ///
-    /// # Errors
-    ///
-    /// As [`enqueue_sequence`](Executors::enqueue_sequence).
-    ///
-    /// # Examples
-    ///
-    /// See [`SequenceError`].
-    pub fn enqueue_sequence_at(
-        &self,
-        executor: &str,
-        sequence: &str,
-        message: Message,
-        priority: Priority,
-    ) -> Result<SequenceHandle, SequenceError> {
-        self.submit(executor, sequence, message, Some(priority), Mode::Block)
-    }
-
-    /// As [`enqueue_sequence`](Executors::enqueue_sequence), but a full
-    /// lane refuses the message instead of blocking.
+    /// Like [`enqueue_sequence`](Executors::enqueue_sequence), with
+    /// options: a priority in place of the rules' one (the hook still runs
+    /// and may change it), like Synapse's `<enqueue priority="10"/>`, and
+    /// how long to wait for room in a full lane (zero never blocks).
     ///
     /// # Errors
     ///
     /// As [`enqueue_sequence`](Executors::enqueue_sequence), and
-    /// [`SequenceError::Full`].
+    /// [`SequenceError::Full`] when the lane is still full once the
+    /// options' wait is over.
     ///
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Executors, Message};
+    /// use priority_executor::{Executors, Message, Priority, SendOptions};
+    /// use std::time::Duration;
     ///
-    /// let executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+    /// let toml = "[executors.e]\nlanes = [{ priority = 1 }, { priority = 10 }]\n";
+    /// let executors = Executors::from_toml_str(toml)?;
     /// executors.register_sequence("s", |_m: Message| Ok::<(), std::io::Error>(()));
-    /// let handle = executors.try_enqueue_sequence("e", "s", Message::new())?;
+    /// let urgent = SendOptions::new().priority(Priority(10)).wait_at_most(Duration::ZERO);
+    /// let handle = executors.enqueue_sequence_with("e", "s", Message::new(), urgent)?;
     /// assert!(handle.join()?.is_ok());
+    /// let metrics = executors.get("e")?.metrics();
+    /// assert_eq!(metrics.lane(Priority(10)).map(|lane| lane.completed), Some(1));
     /// executors.shutdown();
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn try_enqueue_sequence(
+    pub fn enqueue_sequence_with(
         &self,
         executor: &str,
         sequence: &str,
         message: Message,
+        options: SendOptions,
     ) -> Result<SequenceHandle, SequenceError> {
-        self.submit(executor, sequence, message, None, Mode::Try)
+        self.submit(executor, sequence, message, options)
     }
 
     fn submit(
@@ -93,8 +75,7 @@ impl Executors {
         executor: &str,
         sequence: &str,
         mut message: Message,
-        priority: Option<Priority>,
-        mode: Mode,
+        options: SendOptions,
     ) -> Result<SequenceHandle, SequenceError> {
         // Looked up in the table as it is now; a reload meanwhile does not
         // wait for this call, and the executor found stays open until the
@@ -117,7 +98,9 @@ impl Executors {
             };
             (Arc::clone(entry), Arc::clone(seq))
         };
-        let mut priority = priority.unwrap_or_else(|| entry.priority_for(&message));
+        let mut priority = options
+            .priority
+            .unwrap_or_else(|| entry.priority_for(&message));
         if let Some(hook) = &entry.hook {
             hook(&mut message, &mut priority);
         }
@@ -133,10 +116,8 @@ impl Executors {
         // Counted before it can run, so `ran` never exceeds `enqueued`.
         seq.counters.accepted();
         let target = &entry.executor;
-        let queued = match mode {
-            Mode::Block => target.enqueue_value(priority, job, SequenceJob::run),
-            Mode::Try => target.try_enqueue_value(priority, job, SequenceJob::run),
-        };
+        let job_options = JobOptions::from_send(&options);
+        let queued = target.enqueue_value(priority, job, SequenceJob::run, job_options);
         queued.map_err(|err| {
             seq.counters.refused();
             let executor = executor.to_owned();

@@ -14,7 +14,7 @@ use std::fmt;
 /// # Examples
 ///
 /// ```
-/// use priority_executor::{Executors, Message, Priority, SequenceError};
+/// use priority_executor::{Executors, Message, Priority, SendOptions, SequenceError};
 ///
 /// let mut executors = Executors::from_toml_str(
 ///     "[executors.visa]\nlanes = [{ priority = 10 }, { priority = 1 }]\n",
@@ -22,7 +22,7 @@ use std::fmt;
 /// executors.register_sequence("submit", |_m: Message| Ok::<(), std::io::Error>(()));
 /// let message = Message::new().with_body("<visa/>");
 /// let err = executors
-///     .enqueue_sequence_at("visa", "submit", message, Priority(5))
+///     .enqueue_sequence_with("visa", "submit", message, SendOptions::new().priority(Priority(5)))
 ///     .unwrap_err();
 /// assert!(matches!(err, SequenceError::UnknownPriority { priority: Priority(5), .. }));
 /// assert_eq!(err.to_string(), "executor \"visa\" has no lane for priority 5 (lanes: 10, 1)");
@@ -76,14 +76,16 @@ pub enum SequenceError {
         message: Message,
     },
     /// The lane was full: from
-    /// [`try_enqueue_sequence`](crate::Executors::try_enqueue_sequence), or
+    /// [`enqueue_sequence_with`](crate::Executors::enqueue_sequence_with)
+    /// with a wait that ran out, or
     /// a lane whose `when_full` policy is `"reject"`.
     ///
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Executors, Message, SequenceError};
+    /// use priority_executor::{Executors, Message, SendOptions, SequenceError};
     /// use std::sync::{mpsc, Mutex};
+    /// use std::time::Duration;
     ///
     /// let mut executors = Executors::from_toml_str(
     ///     "[executors.e]\ncore_threads = 1\nmax_threads = 1\nlanes = [{ priority = 1, capacity = 1 }]\n",
@@ -98,8 +100,9 @@ pub enum SequenceError {
     /// });
     /// let held = executors.enqueue_sequence("e", "hold", Message::new())?;
     /// worker_busy.recv()?; // the worker is busy, the lane empty
-    /// let queued = executors.try_enqueue_sequence("e", "hold", Message::new())?; // fills it
-    /// let err = executors.try_enqueue_sequence("e", "hold", Message::new()).unwrap_err();
+    /// let no_wait = SendOptions::new().wait_at_most(Duration::ZERO);
+    /// let queued = executors.enqueue_sequence_with("e", "hold", Message::new(), no_wait)?; // fills it
+    /// let err = executors.enqueue_sequence_with("e", "hold", Message::new(), no_wait).unwrap_err();
     /// assert!(matches!(err, SequenceError::Full { .. }));
     /// assert_eq!(err.to_string(), "executor \"e\": lane 1 is full");
     /// drop((release, held, queued)); // the gate opens

@@ -134,7 +134,7 @@ fn capped_lane_still_runs(exec: &Owned<Executor>, worker: String) {
     });
     assert_eq!(outcome, Ok(Some(worker)), "ran, on the same worker");
     assert_eq!(exec.shutdown_now().len(), 0);
-    assert!(exec.await_termination(LIMIT), "the worker exited");
+    assert!(exec.await_termination(LIMIT).is_ok(), "the worker exited");
     let metrics = exec.metrics();
     assert_eq!(metrics.lane(P).expect("lane").running, Some(0));
     assert_eq!(metrics.threads.live, 0);

@@ -176,7 +176,7 @@ mod item1 {
         let handle = exec
             .enqueue(P, move || {
                 let pending = inner.shutdown_now();
-                let terminated = inner.await_termination(Duration::from_secs(3600));
+                let terminated = inner.await_termination(Duration::from_secs(3600)).is_ok();
                 (pending.len(), terminated)
             })
             .expect("accepted");
@@ -187,7 +187,7 @@ mod item1 {
         );
         assert_eq!(outcome, Ok((0, true)));
         assert!(
-            exec.await_termination(LIMIT),
+            exec.await_termination(LIMIT).is_ok(),
             "the job's own worker exited too"
         );
         assert_eq!(exec.metrics().threads.live, 0);
@@ -241,7 +241,7 @@ mod item3 {
                 message: "attempt 1 failed".into()
             })
         );
-        assert!(exec.await_termination(LIMIT), "the worker exited");
+        assert!(exec.await_termination(LIMIT).is_ok(), "the worker exited");
         let metrics = exec.metrics();
         let lane = metrics.lane(P).expect("lane");
         assert_eq!(
