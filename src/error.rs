@@ -445,17 +445,72 @@ pub struct TimedOut {
     pub running: usize,
 }
 
-/// [`Executor::lane_priority`](crate::Executor::lane_priority) found no lane of this name.
-/// Its message lists the names there are.
+/// A name that names nothing: no lane of an executor
+/// ([`Executor::lane_priority`](crate::Executor::lane_priority)), no
+/// executor or no registered sequence of a registry. Its message lists the
+/// names there are.
 ///
 /// # Examples
 ///
-/// See [`LaneConfig::name`](crate::LaneConfig::name).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("no lane named {name:?} (lanes: {})", lanes.join(", "))]
-pub struct UnknownLane {
-    /// The name asked for.
-    pub name: String,
-    /// The names of the executor's lanes, highest priority first.
-    pub lanes: Vec<String>,
+/// ```
+/// use priority_executor::{Capacity, Executor, LaneConfig, Priority};
+///
+/// let exec = Executor::builder()
+///     .lane_config(LaneConfig::new(Priority(10)).name("interactive"))
+///     .lane_config(LaneConfig::new(Priority(1)).name("batch"))
+///     .lane(Priority(0), Capacity::Unbounded)
+///     .build()?;
+/// let err = exec.lane_priority("bulk").unwrap_err();
+/// assert_eq!(err.to_string(), "no lane named \"bulk\" (lanes: interactive, batch)");
+/// assert_eq!(err.name(), "bulk");
+/// assert_eq!(err.known(), ["interactive", "batch"]);
+/// # Ok::<(), priority_executor::BuildError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownName {
+    what: &'static str,
+    name: String,
+    known: Vec<String>,
 }
+
+impl UnknownName {
+    pub(crate) fn new(what: &'static str, name: &str, known: Vec<String>) -> Self {
+        UnknownName {
+            what,
+            name: name.to_owned(),
+            known,
+        }
+    }
+
+    /// The name that was not found.
+    ///
+    /// # Examples
+    ///
+    /// See [`UnknownName`].
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The names there are: executors and sequences sorted, lanes highest
+    /// priority first (unnamed lanes are not listed).
+    ///
+    /// # Examples
+    ///
+    /// See [`UnknownName`].
+    pub fn known(&self) -> &[String] {
+        &self.known
+    }
+}
+
+impl fmt::Display for UnknownName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let known = List(&self.known);
+        write!(
+            f,
+            "no {} named {:?} ({}s: {known})",
+            self.what, self.name, self.what
+        )
+    }
+}
+
+impl std::error::Error for UnknownName {}

@@ -157,7 +157,7 @@ pub mod guide;
 struct ReadmeDoctests;
 
 pub use builder::ExecutorBuilder;
-pub use error::{BatchError, BuildError, EnqueueError, TimedOut, UnknownLane};
+pub use error::{BatchError, BuildError, EnqueueError, TimedOut, UnknownName};
 pub use executor::{Executor, ExecutorConfig, PauseError, Permit, Reserve};
 pub use hooks::{DeadJob, ExpiredJob, JobInfo, JobOutcome};
 #[cfg(any(feature = "actor", feature = "esb"))]
@@ -227,6 +227,4 @@ pub use esb::registry::{Executors, ExecutorsBuilder, Reload};
 #[cfg(feature = "esb")]
 pub use esb::rules::Rules;
 #[cfg(feature = "esb")]
-pub use esb::sequence::{
-    SequenceError, SequenceFailure, SequenceHandle, SequenceMetrics, UnknownName,
-};
+pub use esb::sequence::{SequenceError, SequenceFailure, SequenceHandle, SequenceMetrics};

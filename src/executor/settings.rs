@@ -2,7 +2,7 @@
 
 use super::Executor;
 use super::ExecutorConfig;
-use crate::error::{BuildError, UnknownLane};
+use crate::error::{BuildError, UnknownName};
 use crate::priority::Priority;
 use std::time::Duration;
 
@@ -33,21 +33,21 @@ impl Executor {
     ///
     /// # Errors
     ///
-    /// [`UnknownLane`], listing the names there are, if no lane has this
+    /// [`UnknownName`], listing the names there are, if no lane has this
     /// name.
     ///
     /// # Examples
     ///
     /// See [`LaneConfig::name`](crate::LaneConfig::name).
-    pub fn lane_priority(&self, name: &str) -> Result<Priority, UnknownLane> {
+    pub fn lane_priority(&self, name: &str) -> Result<Priority, UnknownName> {
         let lanes = &self.shared.lane_configs;
         lanes
             .iter()
             .find(|l| l.name.as_deref() == Some(name))
             .map(|l| l.priority)
-            .ok_or_else(|| UnknownLane {
-                name: name.to_owned(),
-                lanes: lanes.iter().filter_map(|l| l.name.clone()).collect(),
+            .ok_or_else(|| {
+                let known = lanes.iter().filter_map(|l| l.name.clone()).collect();
+                UnknownName::new("lane", name, known)
             })
     }
 

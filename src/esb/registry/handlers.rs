@@ -3,7 +3,8 @@
 //! be called on a shared registry, from a sequence too.
 
 use super::{Executors, HookFn, Table};
-use crate::esb::sequence::{FaultFn, Sequence, SequenceFailure, SequenceFn, UnknownName};
+use crate::UnknownName;
+use crate::esb::sequence::{FaultFn, Sequence, SequenceFailure, SequenceFn};
 use crate::{Message, Priority};
 use std::error::Error;
 use std::sync::Arc;

@@ -16,7 +16,7 @@ mod error;
 mod failure;
 mod metrics;
 
-pub use error::{SequenceError, UnknownName};
+pub use error::SequenceError;
 pub use failure::SequenceFailure;
 pub use metrics::SequenceMetrics;
 
