@@ -8,7 +8,7 @@
 //!
 //! Run with `cargo run --example visa`.
 
-use priority_executor::{Executors, Message, Priority, Rules, SendOptions};
+use priority_executor::{Message, Priority, Registry, Rules, SendOptions};
 use std::error::Error;
 use std::io;
 use std::sync::mpsc;
@@ -50,7 +50,7 @@ impl Drop for OpenOnDrop {
 
 fn main() -> Result<(), Box<dyn Error>> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/executors.toml");
-    let executors = Executors::from_path(path)?;
+    let executors = Registry::from_path(path)?;
     let rules = executors.rules(EXECUTOR);
     let rules = rules.as_deref().map_or("none", Rules::name);
     let lanes = executors

@@ -97,7 +97,7 @@
 //! layer is opt-in:
 //!
 //! - `esb`: executors declared in `executors.toml` and looked up
-//!   by name (`Executors`), messages, rules that give them a priority,
+//!   by name (`Registry`), messages, rules that give them a priority,
 //!   and named sequences.
 //! - `actor`: `priority_executor::actor`, above (no extra dependency).
 //! - `metrics` (off): counters, gauges and histograms per executor and lane
@@ -223,7 +223,7 @@ pub use esb::config_error::{ConfigError, ConfigErrorKind};
 #[cfg(feature = "esb")]
 pub use esb::message::Message;
 #[cfg(feature = "esb")]
-pub use esb::registry::{Executors, ExecutorsBuilder, Reload};
+pub use esb::registry::{Registry, RegistryBuilder, Reload};
 #[cfg(feature = "esb")]
 pub use esb::rules::Rules;
 #[cfg(feature = "esb")]

@@ -113,10 +113,10 @@ impl Outgoing {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Executors, Message, Priority};
+    /// use priority_executor::{Registry, Message, Priority};
     /// use priority_executor_amqp::{Outgoing, PriorityTable};
     ///
-    /// let executors = Executors::from_toml_str(r#"
+    /// let executors = Registry::from_toml_str(r#"
     /// [executors.visa]
     /// rules = "visa"
     /// lanes = [{ priority = 10 }, { priority = 1 }]
@@ -136,7 +136,7 @@ impl Outgoing {
     pub fn from_message(
         queue: impl Into<String>,
         message: &priority_executor::Message,
-        executors: &priority_executor::Executors,
+        executors: &priority_executor::Registry,
         executor: &str,
         table: &PriorityTable,
     ) -> Outgoing {

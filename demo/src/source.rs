@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use priority_executor::{Capacity, Executor, Executors, LaneConfig, MaxRunning, Picker, Priority};
+use priority_executor::{Capacity, Executor, LaneConfig, MaxRunning, Picker, Priority, Registry};
 
 use crate::cli::{DEFAULT_EXECUTOR, Options};
 
@@ -37,7 +37,7 @@ fn default_executor(
 /// The executor the flood goes to, and what owns it.
 pub enum Source {
     BuiltIn(Executor),
-    File { executors: Executors, name: String },
+    File { executors: Registry, name: String },
 }
 
 impl Source {
@@ -83,7 +83,7 @@ pub fn executor_for(options: &Options) -> Result<(Source, String), String> {
             "built-in".to_string(),
         ));
     };
-    let executors = Executors::from_path(&path).map_err(|e| e.to_string())?;
+    let executors = Registry::from_path(&path).map_err(|e| e.to_string())?;
     if executors.get(&options.executor).is_err() {
         let names = executors.names();
         let message = format!(
@@ -130,7 +130,7 @@ fn with_overrides(
     picker: Option<Picker>,
     threads: usize,
     reserve: Option<usize>,
-) -> Result<Executors, String> {
+) -> Result<Registry, String> {
     let at = path.display();
     let text = std::fs::read_to_string(path).map_err(|e| format!("{at}: {e}"))?;
     let mut doc: toml::Table = text.parse().map_err(|e| format!("{at}: {e}"))?;
@@ -164,7 +164,7 @@ fn with_overrides(
         lowest.insert("max_running".into(), toml::Value::Integer(cap));
     }
     // Waits recorded per lane, for the dashboard's wait percentiles.
-    Executors::builder()
+    Registry::builder()
         .configure(name, |builder| builder.record_waits(true))
         .load_toml_str(&doc.to_string())
         .map_err(|e| format!("{at} with the command line's threads and picker: {e}"))

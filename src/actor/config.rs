@@ -234,11 +234,11 @@ impl MailboxConfig {
     /// its default (MEDIUM, HIGH, HIGH, as the seed). Lanes, picker and
     /// capacities are set in code on the result.
     ///
-    /// The whole file is checked, as [`Executors::from_path`] checks it; an
+    /// The whole file is checked, as [`Registry::from_path`] checks it; an
     /// error names the file, line, mailbox, setting and value, and a
     /// missing section names the ones the file has.
     ///
-    /// [`Executors::from_path`]: crate::Executors::from_path
+    /// [`Registry::from_path`]: crate::Registry::from_path
     ///
     /// # Examples
     ///
@@ -301,10 +301,10 @@ impl MailboxConfig {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Executors, Priority};
+    /// use priority_executor::{Registry, Priority};
     /// use priority_executor::actor::MailboxConfig;
     ///
-    /// let executors = Executors::from_toml_str(
+    /// let executors = Registry::from_toml_str(
     ///     "[executors.a]\nlanes = [{ priority = 1 }]\n\
     ///      [mailboxes.printer]\npriority.poison-pill = \"low\"\n",
     /// )?;
@@ -315,7 +315,7 @@ impl MailboxConfig {
     /// # Ok::<(), priority_executor::ConfigError>(())
     /// ```
     #[cfg(feature = "esb")]
-    pub fn from_registry(executors: &crate::Executors, name: &str) -> Option<Self> {
+    pub fn from_registry(executors: &crate::Registry, name: &str) -> Option<Self> {
         executors
             .mailbox_spec(name)
             .map(|spec| MailboxConfig::new().with_file(spec))

@@ -8,7 +8,7 @@
 //! - [`config`]: the file's shape, checked and turned into builders;
 //! - [`config_error`]: an error with the file, line, executor and key;
 //! - [`sequence`]: named sequences, their fault handlers and metrics;
-//! - [`registry`]: [`Executors`], the registry, and reloading it.
+//! - [`registry`]: [`Registry`], the registry, and reloading it.
 
 pub(crate) mod config;
 pub(crate) mod config_error;

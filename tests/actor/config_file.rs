@@ -104,7 +104,7 @@ fn the_shipped_file_sets_the_mailbox_example_s_priorities() {
 
 #[test]
 fn a_running_registry_gives_the_mailbox_settings_of_the_file_it_last_loaded() {
-    let executors = priority_executor::Executors::from_toml_str(&format!(
+    let executors = priority_executor::Registry::from_toml_str(&format!(
         "[executors.a]\nlanes = [{{ priority = 1 }}]\n{FILE}"
     ))
     .expect("loads");

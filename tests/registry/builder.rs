@@ -1,9 +1,9 @@
-//! What the code adds to the file's executors (`Executors::builder`):
+//! What the code adds to the file's executors (`Registry::builder`):
 //! builder settings per executor, which executors start, both kept by
 //! reloads; names the file lacks are load errors that list what it has.
 
 use crate::temp_file;
-use priority_executor::{ConfigErrorKind, ExecutorBuilder, Executors, Priority};
+use priority_executor::{ConfigErrorKind, ExecutorBuilder, Priority, Registry};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
@@ -32,7 +32,7 @@ fn named_and_counted(
     }
 }
 
-fn thread_name_on(executors: &Executors, name: &str) -> String {
+fn thread_name_on(executors: &Registry, name: &str) -> String {
     let (tx, rx) = mpsc::channel();
     executors
         .get(name)
@@ -50,7 +50,7 @@ fn thread_name_on(executors: &Executors, name: &str) -> String {
 #[test]
 fn a_file_executor_gets_the_hooks_of_its_configure_function() {
     let ran = Arc::new(AtomicUsize::new(0));
-    let executors = Executors::builder()
+    let executors = Registry::builder()
         .configure("thumbs", named_and_counted(Arc::clone(&ran)))
         .load_toml_str(FILE)
         .unwrap();
@@ -78,7 +78,7 @@ fn a_file_executor_gets_the_hooks_of_its_configure_function() {
 
 #[test]
 fn only_the_executors_named_start() {
-    let executors = Executors::builder()
+    let executors = Registry::builder()
         .only(["reports"])
         .load_toml_str(FILE)
         .unwrap();
@@ -89,7 +89,7 @@ fn only_the_executors_named_start() {
         "no executor named \"thumbs\" (executors: reports)"
     );
     // Names add up across calls.
-    let both = Executors::builder()
+    let both = Registry::builder()
         .only(["reports"])
         .only(vec![String::from("thumbs")])
         .load_toml_str(FILE)
@@ -101,8 +101,8 @@ fn only_the_executors_named_start() {
 fn a_name_the_file_lacks_is_an_error_listing_the_names_it_has() {
     let path = temp_file("builder-missing-name", FILE);
     for builder in [
-        Executors::builder().only(["thumb"]),
-        Executors::builder().configure("thumb", |b| b),
+        Registry::builder().only(["thumb"]),
+        Registry::builder().configure("thumb", |b| b),
     ] {
         let err = builder.load(&path).unwrap_err();
         assert_eq!(err.kind(), ConfigErrorKind::MissingKey);
@@ -120,7 +120,7 @@ fn a_name_the_file_lacks_is_an_error_listing_the_names_it_has() {
 #[test]
 fn a_reload_configures_again_what_it_replaces_and_starts_only_the_named() {
     let ran = Arc::new(AtomicUsize::new(0));
-    let executors = Executors::builder()
+    let executors = Registry::builder()
         .configure("thumbs", named_and_counted(Arc::clone(&ran)))
         .only(["thumbs"])
         .load_toml_str(FILE)
@@ -158,7 +158,7 @@ lanes = [{ priority = 1 }]
 fn a_configure_function_that_panics_reaches_the_caller_and_changes_nothing() {
     let calls = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&calls);
-    let executors = Executors::builder()
+    let executors = Registry::builder()
         .configure("thumbs", move |builder| {
             if counted.fetch_add(1, Ordering::SeqCst) > 0 {
                 panic!("configure: deliberate panic");

@@ -4,11 +4,11 @@
 
 use crate::temp_file;
 use priority_executor::{
-    Capacity, ConfigError, ConfigErrorKind, Executors, Picker, Priority, Rules,
+    Capacity, ConfigError, ConfigErrorKind, Picker, Priority, Registry, Rules,
 };
 
 pub(crate) fn load_err(toml: &str) -> ConfigError {
-    match Executors::from_toml_str(toml) {
+    match Registry::from_toml_str(toml) {
         Ok(executors) => {
             let names: Vec<String> = executors.names();
             executors.shutdown();
@@ -32,7 +32,7 @@ priority = 10
 #[test]
 fn display_names_file_line_column_executor_lane_field_value_and_rule() {
     let path = temp_file("display", VISA_WEIGHT_0);
-    let err = Executors::from_path(&path).unwrap_err();
+    let err = Registry::from_path(&path).unwrap_err();
     assert_eq!(err.path(), Some(path.as_path()));
     assert_eq!(
         err.to_string(),
@@ -316,7 +316,7 @@ fn syntax_error_and_unreadable_file() {
     assert_eq!(err.kind(), ConfigErrorKind::Syntax);
     assert_eq!(err.line(), Some(1));
 
-    let err = Executors::from_path("/no/such/dir/executors.toml").unwrap_err();
+    let err = Registry::from_path("/no/such/dir/executors.toml").unwrap_err();
     assert_eq!(err.kind(), ConfigErrorKind::Io);
     assert_eq!(err.line(), None);
     assert!(
@@ -339,7 +339,7 @@ fn inline_tables_are_placed_as_well_as_headers() {
 #[test]
 fn the_shipped_file_loads() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/executors.toml");
-    let executors = Executors::from_path(path).expect("executors.toml at the repo root loads");
+    let executors = Registry::from_path(path).expect("executors.toml at the repo root loads");
     assert_eq!(executors.names(), ["visa_priority_exec"]);
     assert_eq!(
         executors
@@ -371,7 +371,7 @@ use std::error::Error as _;
 
 #[test]
 fn lane_policies_load_and_their_mistakes_are_placed() {
-    let executors = Executors::from_toml_str(
+    let executors = Registry::from_toml_str(
         "[executors.e]\nmax_threads = 10\n\
          [[executors.e.lanes]]\npriority = 10\n\
          [[executors.e.lanes]]\npriority = 1\ncapacity = 5\nmax_running = \"20%\"\n\
@@ -433,7 +433,7 @@ fn windows_line_endings_and_a_byte_order_mark() {
         (err.line(), err.column(), err.field()),
         (Some(3), Some(10), Some("picker"))
     );
-    let executors = Executors::from_toml_str(&text.replace("fair", "classic")).expect("valid");
+    let executors = Registry::from_toml_str(&text.replace("fair", "classic")).expect("valid");
     executors.shutdown();
 }
 
@@ -443,7 +443,7 @@ fn an_integer_too_large_for_toml_names_its_executor_and_key() {
         "too-large",
         "[executors.x]\ncore_threads = 99999999999999999999\nlanes = [{ priority = 1 }]\n",
     );
-    let err = Executors::from_path(&path).unwrap_err();
+    let err = Registry::from_path(&path).unwrap_err();
     assert_eq!(err.kind(), ConfigErrorKind::InvalidValue);
     assert_eq!(
         (err.line(), err.column(), err.executor(), err.field()),
@@ -511,7 +511,7 @@ fn a_nul_byte_in_an_executor_name_is_refused_at_load_and_placed_at_the_name() {
     let err = load_err("executors.\"a\\u0000b\".lanes = [{ priority = 1 }]\n");
     assert_eq!((err.line(), err.column()), (Some(1), Some(11)));
     let executors =
-        Executors::from_toml_str("[executors.a]\nlanes = [{ priority = 1 }]\n").expect("valid");
+        Registry::from_toml_str("[executors.a]\nlanes = [{ priority = 1 }]\n").expect("valid");
     let err = executors
         .reload_toml_str("[executors.\"a\\u0000b\"]\nlanes = [{ priority = 1 }]\n")
         .unwrap_err();

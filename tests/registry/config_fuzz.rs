@@ -1,11 +1,11 @@
 //! The loader never panics: any text gives either executors or an error
 //! placed at a line and column, in one line of text.
 
-use priority_executor::{ConfigError, ConfigErrorKind, Executors};
+use priority_executor::{ConfigError, ConfigErrorKind, Registry};
 use proptest::prelude::*;
 
 fn check(text: &str) -> Result<(), TestCaseError> {
-    match Executors::from_toml_str(text) {
+    match Registry::from_toml_str(text) {
         Ok(executors) => executors.shutdown(),
         Err(err) => check_error(&err)?,
     }
@@ -140,7 +140,7 @@ fn deeply_nested_conditions_are_refused_not_overflowed() {
         "{ not = ".repeat(depth),
         " }".repeat(depth)
     );
-    let err = Executors::from_toml_str(&text).unwrap_err();
+    let err = Registry::from_toml_str(&text).unwrap_err();
     assert_eq!(err.kind(), ConfigErrorKind::Syntax);
     assert!(err.line().is_some());
 }

@@ -4,7 +4,7 @@
 
 use super::config_errors::load_err;
 use crate::temp_file;
-use priority_executor::{ConfigErrorKind, Executors};
+use priority_executor::{ConfigErrorKind, Registry};
 
 /// The error of `toml` as `(line, column, message)`, the message with no
 /// place.
@@ -149,7 +149,7 @@ weight = 70000
 #[test]
 fn weights_too_large_point_at_the_weight_that_passes_the_limit() {
     let path = temp_file("weight-sum", WEIGHT_70000);
-    let err = Executors::from_path(&path).unwrap_err();
+    let err = Registry::from_path(&path).unwrap_err();
     assert_eq!(err.kind(), ConfigErrorKind::InvalidValue);
     assert_eq!(
         (err.line(), err.column(), err.executor(), err.field()),

@@ -2,13 +2,13 @@
 //! through them loads like one with `[table]` headers, and its mistakes
 //! are placed as well.
 
-use priority_executor::{Capacity, ConfigErrorKind, Executors, Message, Priority};
+use priority_executor::{Capacity, ConfigErrorKind, Message, Priority, Registry};
 use std::io;
 
 #[test]
 fn an_executor_declared_by_dotted_keys_loads() {
     let executors =
-        Executors::from_toml_str("executors.a.lanes = [{priority = 1}]\n").expect("valid TOML");
+        Registry::from_toml_str("executors.a.lanes = [{priority = 1}]\n").expect("valid TOML");
     assert_eq!(executors.names(), ["a"]);
     let a = executors.get("a").expect("declared");
     assert_eq!(
@@ -38,7 +38,7 @@ visa.when = [
 
 #[test]
 fn lanes_and_rules_declared_by_dotted_keys_work() {
-    let executors = Executors::from_toml_str(DOTTED).expect("valid TOML");
+    let executors = Registry::from_toml_str(DOTTED).expect("valid TOML");
     let visa = executors.get("visa").expect("declared");
     assert_eq!(
         visa.config()
@@ -81,7 +81,7 @@ fn lanes_and_rules_declared_by_dotted_keys_work() {
 
 #[test]
 fn a_rule_set_by_dotted_keys_under_its_header_loads() {
-    let executors = Executors::from_toml_str(
+    let executors = Registry::from_toml_str(
         "[executors.e]\nrules = \"r\"\nlanes = [{ priority = 2 }, { priority = 1 }]\n\
          [rules]\nr.default_priority = 1\n\
          r.when = [{ priority = 2, all = [{ header = \"a\", exists = true }] }]\n",
@@ -99,7 +99,7 @@ fn a_rule_set_by_dotted_keys_under_its_header_loads() {
 #[test]
 fn mistakes_in_dotted_keys_are_placed() {
     let err =
-        Executors::from_toml_str("executors.a.lanes = [{priority = 1}]\nexecutors.a.weight = 3\n")
+        Registry::from_toml_str("executors.a.lanes = [{priority = 1}]\nexecutors.a.weight = 3\n")
             .unwrap_err();
     assert_eq!(err.kind(), ConfigErrorKind::UnknownKey);
     assert_eq!(
@@ -108,14 +108,14 @@ fn mistakes_in_dotted_keys_are_placed() {
     );
 
     // No lanes: placed at the executor's name, the only text it has.
-    let err = Executors::from_toml_str("executors.a.core_threads = 3\n").unwrap_err();
+    let err = Registry::from_toml_str("executors.a.core_threads = 3\n").unwrap_err();
     assert_eq!(err.kind(), ConfigErrorKind::MissingKey);
     assert_eq!(
         (err.line(), err.column(), err.executor(), err.field()),
         (Some(1), Some(11), Some("a"), Some("lanes"))
     );
 
-    let err = Executors::from_toml_str("[rules.r]\nwhen = [{ priority = 1, not.header = 3 }]\n")
+    let err = Registry::from_toml_str("[rules.r]\nwhen = [{ priority = 1, not.header = 3 }]\n")
         .unwrap_err();
     assert_eq!(err.kind(), ConfigErrorKind::WrongType);
     assert_eq!(

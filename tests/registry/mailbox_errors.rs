@@ -4,7 +4,7 @@
 
 use crate::config_errors::load_err;
 use crate::temp_file;
-use priority_executor::{ConfigErrorKind, Executors};
+use priority_executor::{ConfigErrorKind, Registry};
 
 const PRINTER_BAD_STOP: &str = r#"# A stage's mailbox with a mistake on line 4.
 [mailboxes.printer]
@@ -16,7 +16,7 @@ priority.kill-pill = 400
 #[test]
 fn mailbox_priority_not_a_level_names_file_line_mailbox_setting_and_value() {
     let path = temp_file("mailbox", PRINTER_BAD_STOP);
-    let err = Executors::from_path(&path).unwrap_err();
+    let err = Registry::from_path(&path).unwrap_err();
     assert_eq!(err.kind(), ConfigErrorKind::InvalidValue);
     assert_eq!(
         (err.mailbox(), err.field(), err.executor()),

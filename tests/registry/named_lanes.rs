@@ -2,7 +2,7 @@
 //! lanes the code needs are checked at load (and at every reload), and a
 //! name given twice or empty is an error at the value.
 
-use priority_executor::{ConfigErrorKind, Executors, Priority};
+use priority_executor::{ConfigErrorKind, Priority, Registry};
 
 const FILE: &str = r#"[executors.thumbs]
 core_threads = 1
@@ -19,7 +19,7 @@ name = "bulk"
 
 #[test]
 fn the_code_finds_a_file_lane_by_its_name() {
-    let executors = Executors::builder()
+    let executors = Registry::builder()
         .require_lanes("thumbs", ["interactive", "bulk"])
         .load_toml_str(FILE)
         .unwrap();
@@ -44,7 +44,7 @@ fn the_code_finds_a_file_lane_by_its_name() {
 #[test]
 fn a_lane_the_code_needs_and_the_file_lacks_fails_the_load_at_the_lanes() {
     let renamed = FILE.replace("\"bulk\"", "\"batch\"");
-    let err = Executors::builder()
+    let err = Registry::builder()
         .require_lanes("thumbs", ["interactive"])
         .require_lanes("thumbs", ["bulk"])
         .load_toml_str(&renamed)
@@ -62,7 +62,7 @@ fn a_lane_the_code_needs_and_the_file_lacks_fails_the_load_at_the_lanes() {
         "{err}"
     );
     // An executor the file lacks is named as such.
-    let err = Executors::builder()
+    let err = Registry::builder()
         .require_lanes("reports", ["bulk"])
         .load_toml_str(FILE)
         .unwrap_err();
@@ -74,7 +74,7 @@ fn a_lane_the_code_needs_and_the_file_lacks_fails_the_load_at_the_lanes() {
 
 #[test]
 fn a_reload_that_drops_a_needed_lane_name_is_refused_and_changes_nothing() {
-    let executors = Executors::builder()
+    let executors = Registry::builder()
         .require_lanes("thumbs", ["bulk"])
         .load_toml_str(FILE)
         .unwrap();
@@ -92,7 +92,7 @@ fn a_reload_that_drops_a_needed_lane_name_is_refused_and_changes_nothing() {
 #[test]
 fn a_lane_name_given_twice_or_empty_is_an_error_at_the_value() {
     let twice = FILE.replace("\"bulk\"", "\"interactive\"");
-    let err = Executors::from_toml_str(&twice).unwrap_err();
+    let err = Registry::from_toml_str(&twice).unwrap_err();
     assert_eq!(err.kind(), ConfigErrorKind::InvalidValue);
     assert_eq!((err.line(), err.column()), (Some(11), Some(8)));
     assert!(
@@ -102,14 +102,14 @@ fn a_lane_name_given_twice_or_empty_is_an_error_at_the_value() {
         "{err}"
     );
     let empty = FILE.replace("\"bulk\"", "\"\"");
-    let err = Executors::from_toml_str(&empty).unwrap_err();
+    let err = Registry::from_toml_str(&empty).unwrap_err();
     assert_eq!((err.line(), err.column()), (Some(11), Some(8)));
     assert!(
         err.detail().contains("a lane's name is a non-empty string"),
         "{err}"
     );
     let number = FILE.replace("\"bulk\"", "7");
-    let err = Executors::from_toml_str(&number).unwrap_err();
+    let err = Registry::from_toml_str(&number).unwrap_err();
     assert_eq!(err.line(), Some(11));
     assert!(err.detail().contains("a string"), "{err}");
 }

@@ -4,7 +4,7 @@
 //! lost.
 
 use crate::common::Gate;
-use priority_executor::{ConfigErrorKind, Executors, Message, Priority};
+use priority_executor::{ConfigErrorKind, Message, Priority, Registry};
 use std::collections::BTreeMap;
 use std::io;
 use std::sync::mpsc;
@@ -54,8 +54,8 @@ type Counts = Arc<Mutex<BTreeMap<String, usize>>>;
 
 /// A registry whose `hold` sequence blocks until the gate opens and whose
 /// `count` sequence counts runs by the message's `to` property.
-fn registry(toml: &str, gate: &Gate) -> (Executors, Counts, mpsc::Receiver<()>) {
-    let executors = Executors::from_toml_str(toml).expect("valid");
+fn registry(toml: &str, gate: &Gate) -> (Registry, Counts, mpsc::Receiver<()>) {
+    let executors = Registry::from_toml_str(toml).expect("valid");
     let held = gate.clone();
     let (started_tx, started_rx) = mpsc::channel();
     let started_tx = Mutex::new(started_tx);
@@ -221,7 +221,7 @@ fn reload_from_a_path_and_shutdown_waits_for_retired_executors() {
     let path = crate::temp_file("reload", BEFORE);
 
     let gate = Gate::default();
-    let executors = Executors::from_path(&path).expect("valid");
+    let executors = Registry::from_path(&path).expect("valid");
     let held = gate.clone();
     let (started_tx, started_rx) = mpsc::channel();
     let started_tx = Mutex::new(started_tx);
@@ -283,7 +283,7 @@ fn reloads_while_producers_run_lose_nothing() {
              lanes = [{{ priority = 2, weight = {weight} }}, {{ priority = 1 }}]\n"
         )
     };
-    let executors = Executors::from_toml_str(&config(1)).expect("valid");
+    let executors = Registry::from_toml_str(&config(1)).expect("valid");
     let ran = Arc::new(AtomicUsize::new(0));
     let count = Arc::clone(&ran);
     executors.register_sequence("count", move |_m: Message| {

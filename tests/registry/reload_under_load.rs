@@ -3,7 +3,7 @@
 //! replaced under them. Nothing waits for the reload, the reload waits for
 //! nothing, and no accepted message is lost.
 //!
-//! With the registry shared as `Arc<RwLock<Executors>>` and a reload taking
+//! With the registry shared as `Arc<RwLock<Registry>>` and a reload taking
 //! `&mut self`, the first scenario deadlocked every time: the producers and
 //! the forwarding sequence held read guards while blocked on full lanes,
 //! the reload waited for the write lock, and std's `RwLock` then queued the
@@ -12,7 +12,7 @@
 //! the step it was stuck at, rather than running into a CI time-out.
 
 use crate::common::Gate;
-use priority_executor::{Executors, Message, Priority, SequenceHandle};
+use priority_executor::{Message, Priority, Registry, SequenceHandle};
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -69,9 +69,9 @@ fn watchdog(name: &str, scenario: impl FnOnce(Step) + Send + 'static) {
 
 /// How the sequences reach the registry they run in: set once it is
 /// shared; weak, so that the registry still drops at the end.
-type Registry = Arc<OnceLock<Weak<Executors>>>;
+type Slot = Arc<OnceLock<Weak<Registry>>>;
 
-fn registry(slot: &Registry) -> Arc<Executors> {
+fn registry(slot: &Slot) -> Arc<Registry> {
     slot.get()
         .and_then(Weak::upgrade)
         .expect("the registry is alive while its sequences run")
@@ -114,8 +114,8 @@ const PRODUCERS: usize = 3;
 /// through the registry, blocking while `f`'s lane is full; `lookup` reads
 /// the registry, after waiting at `gate` if the message says `hold`.
 struct Scenario {
-    slot: Registry,
-    executors: Executors,
+    slot: Slot,
+    executors: Registry,
     lookups: Arc<AtomicUsize>,
     lookup_started: mpsc::Receiver<()>,
     lookup_done: mpsc::Receiver<()>,
@@ -123,8 +123,8 @@ struct Scenario {
 }
 
 fn scenario(gate: &Gate) -> Scenario {
-    let slot: Registry = Arc::default();
-    let executors = Executors::from_toml_str(BEFORE).expect("valid");
+    let slot: Slot = Arc::default();
+    let executors = Registry::from_toml_str(BEFORE).expect("valid");
     let (forward_started_tx, forward_started) = mpsc::channel();
     let forward_started_tx = Mutex::new(forward_started_tx);
     let to_registry = Arc::clone(&slot);
@@ -286,7 +286,7 @@ fn reloads_racing_producers_lose_nothing() {
         )
     };
     watchdog("reloads racing producers", move |step| {
-        let executors = Executors::from_toml_str(&config(60)).expect("valid");
+        let executors = Registry::from_toml_str(&config(60)).expect("valid");
         let ran = Arc::new(AtomicUsize::new(0));
         let count = Arc::clone(&ran);
         executors.register_sequence("count", move |_m: Message| {

@@ -4,7 +4,7 @@
 //! do not exist are errors.
 
 use super::sequences::{VISA, ok};
-use priority_executor::{Executors, JobError, Message, SequenceFailure};
+use priority_executor::{JobError, Message, Registry, SequenceFailure};
 use std::sync::{Arc, Mutex};
 
 /// An error with a fixed text, for runs that fail.
@@ -32,7 +32,7 @@ fn recorder(faults: &Faults, who: &'static str) -> impl Fn(Message, &SequenceFai
 
 #[test]
 fn fault_handlers_receive_the_message_and_the_error() {
-    let executors = Executors::from_toml_str(VISA).expect("valid");
+    let executors = Registry::from_toml_str(VISA).expect("valid");
     executors.register_sequence("reject", |_m: Message| Err(Rejected("missing passport")));
     executors.register_sequence("also-reject", |_m: Message| Err(Rejected("expired")));
     executors.register_sequence("boom", |_m: Message| -> Result<(), Rejected> {
@@ -100,7 +100,7 @@ fn fault_handlers_receive_the_message_and_the_error() {
 
 #[test]
 fn a_panicking_fault_handler_leaves_the_sequence_outcome_in_the_handle() {
-    let executors = Executors::from_toml_str(VISA).expect("valid");
+    let executors = Registry::from_toml_str(VISA).expect("valid");
     executors.register_sequence("reject", |_m: Message| Err(Rejected("missing passport")));
     executors.register_sequence("boom", |_m: Message| -> Result<(), Rejected> {
         panic!("sequence blew up")
@@ -139,7 +139,7 @@ fn a_panicking_fault_handler_leaves_the_sequence_outcome_in_the_handle() {
 
 #[test]
 fn unknown_names_for_fault_handlers_are_errors() {
-    let executors = Executors::from_toml_str(VISA).expect("valid");
+    let executors = Registry::from_toml_str(VISA).expect("valid");
     let err = executors
         .set_sequence_fault_handler("nope", |_m, _f| {})
         .unwrap_err();

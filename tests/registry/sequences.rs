@@ -5,7 +5,7 @@
 use crate::common::Gate;
 use crate::sequence_faults::Rejected;
 use priority_executor::{
-    Executors, Message, Priority, SendOptions, SequenceError, SequenceFailure, SequenceMetrics,
+    Message, Priority, Registry, SendOptions, SequenceError, SequenceFailure, SequenceMetrics,
 };
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -59,7 +59,7 @@ pub(crate) fn ok(_: Message) -> Result<(), io::Error> {
 
 #[test]
 fn rules_give_each_message_its_priority() {
-    let executors = Executors::from_toml_str(VISA).expect("valid");
+    let executors = Registry::from_toml_str(VISA).expect("valid");
     let p = |props: &[(&str, &str)]| executors.priority_for("visa", &message(props));
 
     assert_eq!(p(&[("PRIORITYID", "ABC")]), Some(Priority(10)));
@@ -91,7 +91,7 @@ fn rules_give_each_message_its_priority() {
 
 #[test]
 fn without_default_priority_the_lowest_lane() {
-    let executors = Executors::from_toml_str(
+    let executors = Registry::from_toml_str(
         "[executors.e]\nrules = \"r\"\nlanes = [{ priority = 7 }, { priority = 3 }]\n\
          [rules.r]\n[[rules.r.when]]\npriority = 7\nheader = \"x\"\nexists = true\n",
     )
@@ -109,7 +109,7 @@ fn without_default_priority_the_lowest_lane() {
 
 #[test]
 fn enqueue_sequence_uses_the_rules() {
-    let executors = Executors::from_toml_str(VISA).expect("valid");
+    let executors = Registry::from_toml_str(VISA).expect("valid");
     executors.register_sequence("submit", ok);
     let mut handles = Vec::new();
     for props in [
@@ -141,7 +141,7 @@ fn flood_is_served_ten_to_one() {
     // One worker held by a first job while the flood is queued, as after a
     // maintenance week: then any 11 consecutive runs hold ten ABC and one
     // ordinary application.
-    let executors = Executors::from_toml_str(
+    let executors = Registry::from_toml_str(
         r#"
         [executors.visa]
         core_threads = 1
@@ -209,7 +209,7 @@ fn flood_is_served_ten_to_one() {
 
 #[test]
 fn unknown_executor_sequence_or_priority_hands_the_message_back() {
-    let executors = Executors::from_toml_str(VISA).expect("valid");
+    let executors = Registry::from_toml_str(VISA).expect("valid");
     executors.register_sequence("submit", ok);
 
     let err = executors
@@ -267,7 +267,7 @@ fn unknown_executor_sequence_or_priority_hands_the_message_back() {
 
 #[test]
 fn before_enqueue_hook_changes_priority_and_properties() {
-    let executors = Executors::from_toml_str(VISA).expect("valid");
+    let executors = Registry::from_toml_str(VISA).expect("valid");
     let (tx, rx) = mpsc::channel();
     let tx = Mutex::new(tx);
     executors.register_sequence("submit", move |m: Message| {
@@ -324,7 +324,7 @@ fn before_enqueue_hook_changes_priority_and_properties() {
 
 #[test]
 fn counters_count_every_run_exactly() {
-    let executors = Executors::from_toml_str(
+    let executors = Registry::from_toml_str(
         "[executors.e]\ncore_threads = 2\nmax_threads = 4\nlanes = [{ priority = 2 }, { priority = 1 }]\n",
     )
     .expect("valid");
@@ -375,7 +375,7 @@ fn counters_count_every_run_exactly() {
 
 #[test]
 fn full_lane_and_shut_down_executor_hand_the_message_back() {
-    let executors = Executors::from_toml_str(
+    let executors = Registry::from_toml_str(
         "[executors.e]\ncore_threads = 1\nmax_threads = 1\nlanes = [{ priority = 1, capacity = 1 }]\n",
     )
     .expect("valid");
@@ -447,7 +447,7 @@ fn full_lane_and_shut_down_executor_hand_the_message_back() {
 #[test]
 fn the_registry_and_its_errors_cross_threads() {
     fn send_sync<T: Send + Sync>() {}
-    send_sync::<Executors>();
+    send_sync::<Registry>();
     send_sync::<priority_executor::SequenceError>();
     send_sync::<SequenceFailure>();
     send_sync::<priority_executor::ConfigError>();
@@ -455,7 +455,7 @@ fn the_registry_and_its_errors_cross_threads() {
 
 #[test]
 fn producers_on_many_threads_share_one_registry() {
-    let executors = Executors::from_toml_str(VISA).expect("valid");
+    let executors = Registry::from_toml_str(VISA).expect("valid");
     let ran = Arc::new(AtomicUsize::new(0));
     let count = Arc::clone(&ran);
     executors.register_sequence("count", move |_m: Message| {
@@ -498,7 +498,7 @@ fn producers_on_many_threads_share_one_registry() {
 
 #[test]
 fn a_rejecting_lane_hands_the_message_back_from_the_blocking_call() {
-    let executors = Executors::from_toml_str(
+    let executors = Registry::from_toml_str(
         "[executors.e]\ncore_threads = 1\nmax_threads = 1\n\
          lanes = [{ priority = 1, capacity = 1, when_full = \"reject\" }]\n",
     )

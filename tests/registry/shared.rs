@@ -1,8 +1,8 @@
-//! A registry shared as `Arc<Executors>`: any holder shuts it down through
+//! A registry shared as `Arc<Registry>`: any holder shuts it down through
 //! `&self`, and a name that is not there is an error listing those that
 //! are.
 
-use priority_executor::{Executors, Message, Priority};
+use priority_executor::{Message, Priority, Registry};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -16,7 +16,7 @@ lanes = [{ priority = 1 }]
 
 #[test]
 fn a_shared_registry_is_shut_down_by_any_holder_after_running_what_it_accepted() {
-    let executors = Arc::new(Executors::from_toml_str(FILE).expect("valid file"));
+    let executors = Arc::new(Registry::from_toml_str(FILE).expect("valid file"));
     let ran = Arc::new(AtomicUsize::new(0));
     {
         let ran = ran.clone();
@@ -48,7 +48,7 @@ fn a_shared_registry_is_shut_down_by_any_holder_after_running_what_it_accepted()
 
 #[test]
 fn an_unknown_executor_is_an_error_naming_those_there_are() {
-    let executors = Executors::from_toml_str(FILE).expect("valid file");
+    let executors = Registry::from_toml_str(FILE).expect("valid file");
     let err = executors.get("thumb").expect_err("no such executor");
     assert_eq!(err.name(), "thumb");
     assert_eq!(err.known(), ["mail", "thumbs"]);

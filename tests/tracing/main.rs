@@ -173,11 +173,11 @@ fn a_job_enqueued_outside_any_span_gets_a_root_span() {
 #[cfg(feature = "esb")]
 #[test]
 fn a_sequence_names_itself_in_its_span() {
-    use priority_executor::{Executors, Message};
+    use priority_executor::{Message, Registry};
 
     let spans = spans();
     let executors =
-        Executors::from_toml_str("[executors.traced-esb]\nlanes = [{ priority = 1 }]\n").unwrap();
+        Registry::from_toml_str("[executors.traced-esb]\nlanes = [{ priority = 1 }]\n").unwrap();
     let ran_in = Arc::new(Mutex::new(None));
     let seen = ran_in.clone();
     executors.register_sequence("submit-visa", move |_m: Message| {

@@ -311,7 +311,7 @@ struct Running {
     stop: tokio::sync::oneshot::Sender<()>,
     server: tokio::task::JoinHandle<std::io::Result<()>>,
     runtime: tokio::runtime::Runtime,
-    keep: Option<Arc<priority_executor::Executors>>,
+    keep: Option<Arc<priority_executor::Registry>>,
 }
 
 impl Running {
@@ -319,7 +319,7 @@ impl Running {
     fn start(
         make: impl FnOnce(
             &mut tokio::runtime::Builder,
-        ) -> Result<(Router, Option<Arc<priority_executor::Executors>>), Setup>,
+        ) -> Result<(Router, Option<Arc<priority_executor::Registry>>), Setup>,
     ) -> Result<Running, Setup> {
         let mut builder = tokio::runtime::Builder::new_multi_thread();
         builder.worker_threads(2).enable_all();

@@ -4,7 +4,7 @@
 use crate::counts::{Counters, Counts};
 use crate::headers_to_message;
 use crate::refused::{Refused, RefusedHook};
-use priority_executor::{Executor, Executors, Priority};
+use priority_executor::{Executor, Priority, Registry};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,7 +32,7 @@ pub(crate) enum Target {
     /// A registry's executor, looked up for each request, so that a reload
     /// that replaces it (or its rules) applies to the next request.
     Registry {
-        executors: Arc<Executors>,
+        executors: Arc<Registry>,
         name: Arc<str>,
     },
 }
@@ -109,11 +109,11 @@ pub struct PriorityLayer {
 /// # Examples
 ///
 /// ```
-/// use priority_executor::Executors;
+/// use priority_executor::Registry;
 /// use priority_executor_tower::PriorityLayer;
 /// use std::sync::Arc;
 ///
-/// let executors = Arc::new(Executors::from_toml_str("[executors.visa]\nlanes = [{ priority = 1 }]\n")?);
+/// let executors = Arc::new(Registry::from_toml_str("[executors.visa]\nlanes = [{ priority = 1 }]\n")?);
 /// let err = PriorityLayer::from_registry(executors, "vias").unwrap_err();
 /// assert_eq!(err.to_string(), "no executor named \"vias\" in the registry (executors: visa)");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -175,7 +175,7 @@ impl PriorityLayer {
     /// first value; values that are not UTF-8 are left out). No rule
     /// matching, the rule set's `default_priority`, else the executor's
     /// lowest lane. The executor and its rules are looked up per request,
-    /// so a [`reload`](Executors::reload) applies from the next request on.
+    /// so a [`reload`](Registry::reload) applies from the next request on.
     /// (Before-enqueue hooks of the registry apply to sequences, not here.)
     ///
     /// # Errors
@@ -185,17 +185,17 @@ impl PriorityLayer {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::Executors;
+    /// use priority_executor::Registry;
     /// use priority_executor_tower::PriorityLayer;
     /// use std::sync::Arc;
     ///
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/executors.toml");
-    /// let executors = Arc::new(Executors::from_path(path)?);
+    /// let executors = Arc::new(Registry::from_path(path)?);
     /// let layer = PriorityLayer::from_registry(executors, "visa_priority_exec")?;
     /// # let _ = layer;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn from_registry(executors: Arc<Executors>, name: &str) -> Result<Self, UnknownExecutor> {
+    pub fn from_registry(executors: Arc<Registry>, name: &str) -> Result<Self, UnknownExecutor> {
         if executors.get(name).is_err() {
             return Err(UnknownExecutor {
                 name: name.to_owned(),

@@ -29,7 +29,7 @@
 //! use axum::routing::post_service;
 //! use bytes::Bytes;
 //! use http::{Request, Response};
-//! use priority_executor::Executors;
+//! use priority_executor::Registry;
 //! use priority_executor_tower::PriorityLayer;
 //! use std::sync::Arc;
 //! use tower::Layer;
@@ -40,7 +40,7 @@
 //! }
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! let executors = Arc::new(Executors::from_path("executors.toml")?);
+//! let executors = Arc::new(Registry::from_path("executors.toml")?);
 //! let layer = PriorityLayer::from_registry(executors, "visa_priority_exec")?;
 //! let app = Router::new().route("/visa", post_service(layer.layer(visa)));
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;

@@ -86,10 +86,10 @@ impl Bridge {
     /// See [`Bridge`]. One of an `executors.toml` registry:
     ///
     /// ```no_run
-    /// use priority_executor::Executors;
+    /// use priority_executor::Registry;
     /// use priority_executor_amqp::{Bridge, ConsumerConfig};
     ///
-    /// let executors = Executors::from_path("executors.toml")?;
+    /// let executors = Registry::from_path("executors.toml")?;
     /// let exec = executors.get("visa_priority_exec")?;
     /// let config = ConsumerConfig::new("visa"); // or from [amqp.visa_priority_exec] in the file
     /// let bridge = Bridge::builder("amqp://guest:guest@127.0.0.1:5672/%2f", exec)

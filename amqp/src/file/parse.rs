@@ -282,7 +282,7 @@ declare = false
     #[test]
     fn the_repository_executors_toml_serves_the_registry_and_the_bridge() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../executors.toml");
-        let executors = priority_executor::Executors::from_path(path).expect("the registry");
+        let executors = priority_executor::Registry::from_path(path).expect("the registry");
         let c = ConsumerConfig::from_executors_toml(path, "visa_priority_exec").expect("[amqp]");
         assert_eq!(c.queue(), "visa");
         assert_eq!(c.table().lane_for(Some(10)), Some(Priority(10)));

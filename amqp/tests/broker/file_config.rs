@@ -2,7 +2,7 @@
 //! `[executors.NAME]`, into the registry's executor.
 
 use crate::common::{unique, uri, wait_until};
-use priority_executor::{Executors, Priority};
+use priority_executor::{Priority, Registry};
 use priority_executor_amqp::{Bridge, ConsumerConfig, Outgoing};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -36,7 +36,7 @@ prefetch = 3
     let path = std::env::temp_dir().join(format!("{queue}.toml"));
     std::fs::write(&path, toml).expect("write the file");
     let executors =
-        Executors::from_path(&path).expect("the registry reads the file, [amqp] included");
+        Registry::from_path(&path).expect("the registry reads the file, [amqp] included");
     let config = ConsumerConfig::from_executors_toml(&path, "visa_file").expect("[amqp.visa_file]");
     publisher.declare(&config).expect("declare");
     // 7 maps to lane 10, 2 to lane 1, 10 is unmapped: lane 1, counted.

@@ -4,7 +4,7 @@
 
 use crate::common::{executor, unique, uri, wait_until};
 use priority_executor::actor::Prioritized;
-use priority_executor::{Executors, Message, Priority};
+use priority_executor::{Message, Priority, Registry};
 use priority_executor_amqp::{Bridge, ConsumerConfig, Outgoing, PriorityTable};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -30,7 +30,7 @@ fn prioritized_values_and_ruled_messages_land_in_their_lanes() {
         .max_priority(10)
         .priorities(table.clone());
     publisher.declare(&config).expect("declare");
-    let executors = Executors::from_toml_str(
+    let executors = Registry::from_toml_str(
         r#"
 [executors.visa]
 rules = "visa"

@@ -29,9 +29,9 @@ pub(crate) use issue::Issue;
 /// # Examples
 ///
 /// ```
-/// use priority_executor::{ConfigErrorKind, Executors};
+/// use priority_executor::{ConfigErrorKind, Registry};
 ///
-/// let err = Executors::from_toml_str("[executors.a]\nisFixed = true\n").unwrap_err();
+/// let err = Registry::from_toml_str("[executors.a]\nisFixed = true\n").unwrap_err();
 /// assert_eq!(err.kind(), ConfigErrorKind::UnknownKey);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -58,19 +58,19 @@ pub enum ConfigErrorKind {
 /// Its `Display` is one line: the place, the executor or rule, and what is
 /// wrong with which value and what is allowed, for example
 /// `executors.toml:7:12: executor "visa_priority_exec", lane priority 1: weight = 0 is not allowed (expected a whole number from 1 to 65536)`.
-/// Text loaded with [`Executors::from_toml_str`](crate::Executors::from_toml_str)
+/// Text loaded with [`Registry::from_toml_str`](crate::Registry::from_toml_str)
 /// has no file name and shows `line 7, column 12` instead.
 ///
 /// # Examples
 ///
 /// ```
-/// use priority_executor::{ConfigErrorKind, Executors};
+/// use priority_executor::{ConfigErrorKind, Registry};
 ///
 /// let toml = "[executors.visa]\n\
 ///             [[executors.visa.lanes]]\n\
 ///             priority = 1\n\
 ///             weight = 0\n";
-/// let err = Executors::from_toml_str(toml).unwrap_err();
+/// let err = Registry::from_toml_str(toml).unwrap_err();
 /// assert_eq!(err.kind(), ConfigErrorKind::InvalidValue);
 /// assert_eq!((err.line(), err.column()), (Some(4), Some(10)));
 /// assert_eq!(err.executor(), Some("visa"));
@@ -114,10 +114,10 @@ impl ConfigError {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::Executors;
+    /// use priority_executor::Registry;
     /// use std::path::Path;
     ///
-    /// let err = Executors::from_path("no/such/executors.toml").unwrap_err();
+    /// let err = Registry::from_path("no/such/executors.toml").unwrap_err();
     /// assert_eq!(err.path(), Some(Path::new("no/such/executors.toml")));
     /// ```
     pub fn path(&self) -> Option<&Path> {
@@ -157,10 +157,10 @@ impl ConfigError {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::Executors;
+    /// use priority_executor::Registry;
     ///
     /// let toml = "[rules.visa]\ndefault_priority = -1\n";
-    /// let err = Executors::from_toml_str(toml).unwrap_err();
+    /// let err = Registry::from_toml_str(toml).unwrap_err();
     /// assert_eq!(err.rule(), Some("visa"));
     /// assert_eq!(err.field(), Some("default_priority"));
     /// ```
@@ -174,10 +174,10 @@ impl ConfigError {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::Executors;
+    /// use priority_executor::Registry;
     ///
     /// let toml = "[mailboxes.printer]\npriority.poison-pill = \"highest\"\n";
-    /// let err = Executors::from_toml_str(toml).unwrap_err();
+    /// let err = Registry::from_toml_str(toml).unwrap_err();
     /// assert_eq!(err.mailbox(), Some("printer"));
     /// assert_eq!(err.field(), Some("priority.poison-pill"));
     /// assert!(err.detail().starts_with("priority.poison-pill = \"highest\" is not allowed"));
@@ -202,9 +202,9 @@ impl ConfigError {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::Executors;
+    /// use priority_executor::Registry;
     ///
-    /// let err = Executors::from_toml_str("[executors.a]\npicker = \"fair\"\n").unwrap_err();
+    /// let err = Registry::from_toml_str("[executors.a]\npicker = \"fair\"\n").unwrap_err();
     /// assert_eq!(
     ///     err.detail(),
     ///     "picker = \"fair\" is not a picker (allowed: smooth, classic, strict)"

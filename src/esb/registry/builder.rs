@@ -2,7 +2,7 @@
 //! configure function per executor (the builder's hooks, which a file
 //! cannot hold) and the names to start, when not all.
 
-use super::Executors;
+use super::Registry;
 use crate::esb::config::{self, Plan};
 use crate::{ConfigError, ExecutorBuilder};
 use std::collections::{BTreeMap, BTreeSet};
@@ -18,20 +18,20 @@ pub(crate) type ConfigureFn = Arc<dyn Fn(ExecutorBuilder) -> ExecutorBuilder + S
 /// a file entry's [`ExecutorBuilder`] to code before the executor starts
 /// (for hooks such as `before_execute`, `on_dead_letter`, `thread_name`),
 /// and [`only`] starts just the executors named. Made by
-/// [`Executors::builder`]; [`Executors::from_path`] is this with
+/// [`Registry::builder`]; [`Registry::from_path`] is this with
 /// nothing added.
 ///
 /// What it adds holds for the registry's life: a
-/// [`reload`](Executors::reload) that replaces an executor calls its
+/// [`reload`](Registry::reload) that replaces an executor calls its
 /// configure function again, and starts only the executors named.
 ///
-/// [`configure`]: ExecutorsBuilder::configure
-/// [`only`]: ExecutorsBuilder::only
+/// [`configure`]: RegistryBuilder::configure
+/// [`only`]: RegistryBuilder::only
 ///
 /// # Examples
 ///
 /// ```
-/// use priority_executor::{Executors, Priority};
+/// use priority_executor::{Registry, Priority};
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 /// use std::sync::Arc;
 ///
@@ -43,7 +43,7 @@ pub(crate) type ConfigureFn = Arc<dyn Fn(ExecutorBuilder) -> ExecutorBuilder + S
 /// ";
 /// let started = Arc::new(AtomicUsize::new(0));
 /// let count = Arc::clone(&started);
-/// let executors = Executors::builder()
+/// let executors = Registry::builder()
 ///     .configure("thumbs", move |builder| {
 ///         let count = Arc::clone(&count);
 ///         builder.before_execute(move |_| {
@@ -60,11 +60,11 @@ pub(crate) type ConfigureFn = Arc<dyn Fn(ExecutorBuilder) -> ExecutorBuilder + S
 /// ```
 #[derive(Clone, Default)]
 #[must_use = "a builder does nothing until it loads a file"]
-pub struct ExecutorsBuilder {
+pub struct RegistryBuilder {
     pub(super) options: Options,
 }
 
-/// What an [`ExecutorsBuilder`] gathered, kept by the registry for reloads.
+/// What an [`RegistryBuilder`] gathered, kept by the registry for reloads.
 #[derive(Clone, Default)]
 pub(super) struct Options {
     configure: BTreeMap<String, ConfigureFn>,
@@ -73,7 +73,7 @@ pub(super) struct Options {
     lanes: BTreeMap<String, Vec<String>>,
 }
 
-impl ExecutorsBuilder {
+impl RegistryBuilder {
     /// Gives the executor `name` of the file to `configure` before it
     /// starts: the builder carries the file's settings (name, threads,
     /// lanes, picker), and what `configure` sets on it wins. Called again
@@ -87,7 +87,7 @@ impl ExecutorsBuilder {
     ///
     /// # Examples
     ///
-    /// See [`ExecutorsBuilder`].
+    /// See [`RegistryBuilder`].
     pub fn configure<F>(mut self, name: impl Into<String>, configure: F) -> Self
     where
         F: Fn(ExecutorBuilder) -> ExecutorBuilder + Send + Sync + 'static,
@@ -103,7 +103,7 @@ impl ExecutorsBuilder {
     ///
     /// # Examples
     ///
-    /// See [`ExecutorsBuilder`].
+    /// See [`RegistryBuilder`].
     pub fn only<I>(mut self, names: I) -> Self
     where
         I: IntoIterator,
@@ -125,20 +125,20 @@ impl ExecutorsBuilder {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::Executors;
+    /// use priority_executor::Registry;
     ///
     /// let file = r#"
     /// [executors.thumbs]
     /// lanes = [{ priority = 10, name = "interactive" }, { priority = 1, name = "bulk" }]
     /// "#;
-    /// let executors = Executors::builder()
+    /// let executors = Registry::builder()
     ///     .require_lanes("thumbs", ["interactive", "bulk"])
     ///     .load_toml_str(file)?;
     /// let interactive = executors.get("thumbs")?.lane_priority("interactive")?;
     /// # let _ = interactive;
     /// executors.shutdown();
     ///
-    /// let err = Executors::builder()
+    /// let err = Registry::builder()
     ///     .require_lanes("thumbs", ["batch"])
     ///     .load_toml_str(file)
     ///     .unwrap_err();
@@ -163,7 +163,7 @@ impl ExecutorsBuilder {
     ///
     /// # Errors
     ///
-    /// As [`Executors::from_path`]; and a name given to
+    /// As [`Registry::from_path`]; and a name given to
     /// [`configure`](Self::configure) or [`only`](Self::only) that the file
     /// has no `[executors.NAME]` for is an error of kind
     /// [`MissingKey`](crate::ConfigErrorKind::MissingKey) that lists the
@@ -172,14 +172,14 @@ impl ExecutorsBuilder {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::Executors;
+    /// use priority_executor::Registry;
     ///
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/executors.toml");
-    /// let err = Executors::builder().only(["thumbs"]).load(path).unwrap_err();
+    /// let err = Registry::builder().only(["thumbs"]).load(path).unwrap_err();
     /// assert!(err.to_string().contains("no [executors.thumbs] section"));
     /// ```
-    pub fn load(self, path: impl AsRef<Path>) -> Result<Executors, ConfigError> {
-        Executors::start(config::read(path.as_ref())?, self.options)
+    pub fn load(self, path: impl AsRef<Path>) -> Result<Registry, ConfigError> {
+        Registry::start(config::read(path.as_ref())?, self.options)
     }
 
     /// Loads executors from TOML text with what was added.
@@ -190,9 +190,9 @@ impl ExecutorsBuilder {
     ///
     /// # Examples
     ///
-    /// See [`ExecutorsBuilder`].
-    pub fn load_toml_str(self, toml: &str) -> Result<Executors, ConfigError> {
-        Executors::start(config::parse(toml.to_owned(), None)?, self.options)
+    /// See [`RegistryBuilder`].
+    pub fn load_toml_str(self, toml: &str) -> Result<Registry, ConfigError> {
+        Registry::start(config::parse(toml.to_owned(), None)?, self.options)
     }
 }
 
@@ -222,9 +222,9 @@ impl Options {
     }
 }
 
-impl fmt::Debug for ExecutorsBuilder {
+impl fmt::Debug for RegistryBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ExecutorsBuilder")
+        f.debug_struct("RegistryBuilder")
             .field("configure", &self.options.configure.keys())
             .field("only", &self.options.only)
             .field("lanes", &self.options.lanes)

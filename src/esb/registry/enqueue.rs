@@ -1,15 +1,15 @@
 //! Queueing a message to run through a sequence on an executor: the
 //! rules, then the before-enqueue hook, give its priority.
 
-use super::Executors;
+use super::Registry;
 use crate::esb::sequence::{SequenceHandle, SequenceJob};
 use crate::{EnqueueError, JobOptions, Message, SendOptions, SequenceError};
 use std::sync::Arc;
 
-impl Executors {
+impl Registry {
     /// Queues `message` to run through `sequence` on `executor`, at the
     /// priority the executor's rules give it (see
-    /// [`priority_for`](Executors::priority_for)), after the executor's
+    /// [`priority_for`](Registry::priority_for)), after the executor's
     /// before-enqueue hook. On a full lane, the lane's `when_full` policy
     /// applies: by default it blocks until there is room.
     ///
@@ -22,7 +22,7 @@ impl Executors {
     ///
     /// # Examples
     ///
-    /// See [`Executors`].
+    /// See [`Registry`].
     pub fn enqueue_sequence(
         &self,
         executor: &str,
@@ -32,25 +32,25 @@ impl Executors {
         self.submit(executor, sequence, message, SendOptions::new())
     }
 
-    /// Like [`enqueue_sequence`](Executors::enqueue_sequence), with
+    /// Like [`enqueue_sequence`](Registry::enqueue_sequence), with
     /// options: a priority in place of the rules' one (the hook still runs
     /// and may change it), like Synapse's `<enqueue priority="10"/>`, and
     /// how long to wait for room in a full lane (zero never blocks).
     ///
     /// # Errors
     ///
-    /// As [`enqueue_sequence`](Executors::enqueue_sequence), and
+    /// As [`enqueue_sequence`](Registry::enqueue_sequence), and
     /// [`SequenceError::Full`] when the lane is still full once the
     /// options' wait is over.
     ///
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Executors, Message, Priority, SendOptions};
+    /// use priority_executor::{Registry, Message, Priority, SendOptions};
     /// use std::time::Duration;
     ///
     /// let toml = "[executors.e]\nlanes = [{ priority = 1 }, { priority = 10 }]\n";
-    /// let executors = Executors::from_toml_str(toml)?;
+    /// let executors = Registry::from_toml_str(toml)?;
     /// executors.register_sequence("s", |_m: Message| Ok::<(), std::io::Error>(()));
     /// let urgent = SendOptions::new().priority(Priority(10)).wait_at_most(Duration::ZERO);
     /// let handle = executors.enqueue_sequence_with("e", "s", Message::new(), urgent)?;

@@ -2,23 +2,23 @@
 //! takes `&self`: it changes a copy of the table and swaps it in, so it may
 //! be called on a shared registry, from a sequence too.
 
-use super::{Executors, HookFn, Table};
+use super::{HookFn, Registry, Table};
 use crate::UnknownName;
 use crate::esb::sequence::{FaultFn, Sequence, SequenceFailure, SequenceFn};
 use crate::{Message, Priority};
 use std::error::Error;
 use std::sync::Arc;
 
-impl Executors {
+impl Registry {
     /// Registers the sequence `name`, replacing one of the same name (its
     /// counters and fault handler carry on).
     ///
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Executors, Message};
+    /// use priority_executor::{Registry, Message};
     ///
-    /// let executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+    /// let executors = Registry::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
     /// executors.register_sequence("log", |m: Message| {
     ///     println!("{} bytes", m.body().len());
     ///     Ok::<(), std::io::Error>(())
@@ -60,10 +60,10 @@ impl Executors {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Executors, Message};
+    /// use priority_executor::{Registry, Message};
     /// use std::sync::mpsc;
     ///
-    /// let executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+    /// let executors = Registry::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
     /// executors.register_sequence("submit", |_m: Message| Err(std::fmt::Error));
     /// let (tx, rx) = mpsc::channel();
     /// let tx = std::sync::Mutex::new(tx);
@@ -103,11 +103,11 @@ impl Executors {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Executors, Message};
+    /// use priority_executor::{Registry, Message};
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     /// use std::sync::Arc;
     ///
-    /// let executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+    /// let executors = Registry::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
     /// executors.register_sequence("fail", |_m: Message| Err(std::fmt::Error));
     /// let faults = Arc::new(AtomicUsize::new(0));
     /// let counter = Arc::clone(&faults);
@@ -144,9 +144,9 @@ impl Executors {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Executors, Message, Priority};
+    /// use priority_executor::{Registry, Message, Priority};
     ///
-    /// let executors = Executors::from_toml_str(
+    /// let executors = Registry::from_toml_str(
     ///     "[executors.e]\nlanes = [{ priority = 10 }, { priority = 1 }]\n",
     /// )?;
     /// executors.register_sequence("check", |m: Message| {

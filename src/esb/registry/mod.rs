@@ -18,7 +18,7 @@ mod handlers;
 mod reload;
 mod running;
 
-pub use builder::ExecutorsBuilder;
+pub use builder::RegistryBuilder;
 pub use reload::Reload;
 
 use crate::esb::config::{self, ExecutorSpec, Plan};
@@ -37,18 +37,18 @@ type HookFn = Arc<dyn Fn(&mut Message, &mut Priority) + Send + Sync>;
 /// and the rules that give each message its priority.
 ///
 /// Every method takes `&self`, reloading and registering included: share it
-/// across threads as an `Arc<Executors>`, with no lock around it. Lookups
+/// across threads as an `Arc<Registry>`, with no lock around it. Lookups
 /// and enqueues read the current table of executors; a
-/// [`reload`](Executors::reload) or a registration builds a new table and
+/// [`reload`](Registry::reload) or a registration builds a new table and
 /// swaps it in, so a reader is never blocked by one (see
-/// [`Executors::reload`]).
+/// [`Registry::reload`]).
 ///
 /// # Examples
 ///
 /// ```
-/// use priority_executor::{Executors, Message, Priority};
+/// use priority_executor::{Registry, Message, Priority};
 ///
-/// let executors = Executors::from_toml_str(r#"
+/// let executors = Registry::from_toml_str(r#"
 ///     [executors.visa_priority_exec]
 ///     core_threads = 2
 ///     rules = "visa"
@@ -75,7 +75,7 @@ type HookFn = Arc<dyn Fn(&mut Message, &mut Priority) + Send + Sync>;
 /// executors.shutdown();
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub struct Executors {
+pub struct Registry {
     /// The current table. The lock is held only to clone or swap the `Arc`.
     table: RwLock<Arc<Table>>,
     /// Taken by whoever changes the table (reload, registration), for the
@@ -139,10 +139,10 @@ impl Entry {
     }
 }
 
-impl Executors {
+impl Registry {
     /// Loads `executors.toml` (or any file of its format) and starts every
     /// executor in it. To give them hooks, or to start only some, use
-    /// [`Executors::builder`].
+    /// [`Registry::builder`].
     ///
     /// # Errors
     ///
@@ -152,10 +152,10 @@ impl Executors {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::Executors;
+    /// use priority_executor::Registry;
     ///
     /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/executors.toml");
-    /// let executors = Executors::from_path(path)?;
+    /// let executors = Registry::from_path(path)?;
     /// assert!(executors.get("visa_priority_exec").is_ok());
     /// executors.shutdown();
     /// # Ok::<(), priority_executor::ConfigError>(())
@@ -169,14 +169,14 @@ impl Executors {
     ///
     /// # Errors
     ///
-    /// As [`from_path`](Executors::from_path), without the file.
+    /// As [`from_path`](Registry::from_path), without the file.
     ///
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::Executors;
+    /// use priority_executor::Registry;
     ///
-    /// let executors = Executors::from_toml_str(
+    /// let executors = Registry::from_toml_str(
     ///     "[executors.a]\nlanes = [{ priority = 2 }, { priority = 1 }]\n",
     /// )?;
     /// assert_eq!(executors.names(), ["a"]);
@@ -193,9 +193,9 @@ impl Executors {
     ///
     /// # Examples
     ///
-    /// See [`ExecutorsBuilder`].
-    pub fn builder() -> ExecutorsBuilder {
-        ExecutorsBuilder::default()
+    /// See [`RegistryBuilder`].
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
     }
 
     fn start(mut plan: Plan, options: Options) -> Result<Self, ConfigError> {
@@ -219,7 +219,7 @@ impl Executors {
             mailboxes: plan.mailboxes,
             ..Table::default()
         };
-        Ok(Executors {
+        Ok(Registry {
             table: RwLock::new(Arc::new(table)),
             writer: Mutex::new(()),
             retiring: Mutex::new(Vec::new()),
@@ -228,7 +228,7 @@ impl Executors {
     }
 
     /// The `[mailboxes.NAME]` section of the file last loaded, if it has
-    /// one (read by `Executors::mailbox`, with the actor layer).
+    /// one (read by `Registry::mailbox`, with the actor layer).
     #[cfg_attr(any(not(feature = "actor"), loom), allow(dead_code))]
     pub(crate) fn mailbox_spec(&self, name: &str) -> Option<config::MailboxSpec> {
         self.table().mailboxes.get(name).copied()
@@ -274,9 +274,9 @@ impl Executors {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Executors, Priority};
+    /// use priority_executor::{Registry, Priority};
     ///
-    /// let executors = Executors::from_toml_str("[executors.a]\nlanes = [{ priority = 3 }]\n")?;
+    /// let executors = Registry::from_toml_str("[executors.a]\nlanes = [{ priority = 3 }]\n")?;
     /// let a = executors.get("a")?;
     /// let lanes = a.config().lanes;
     /// assert_eq!((lanes.len(), lanes[0].priority), (1, Priority(3)));
@@ -303,9 +303,9 @@ impl Executors {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::Executors;
+    /// use priority_executor::Registry;
     ///
-    /// let executors = Executors::from_toml_str(
+    /// let executors = Registry::from_toml_str(
     ///     "[executors.b]\nlanes = [{ priority = 1 }]\n[executors.a]\nlanes = [{ priority = 1 }]\n",
     /// )?;
     /// assert_eq!(executors.names(), ["a", "b"]);
@@ -333,9 +333,9 @@ impl Executors {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Executors, Message, Priority};
+    /// use priority_executor::{Registry, Message, Priority};
     ///
-    /// let executors = Executors::from_toml_str(
+    /// let executors = Registry::from_toml_str(
     ///     "[executors.a]\nlanes = [{ priority = 10 }, { priority = 1 }]\n",
     /// )?;
     /// // No rules: the lowest lane.
@@ -362,7 +362,7 @@ impl Executors {
     /// reload finish draining too, whether or not clones of them are still
     /// held. Dropping the registry does the same.
     ///
-    /// It takes `&self`, so a registry shared as `Arc<Executors>` can be
+    /// It takes `&self`, so a registry shared as `Arc<Registry>` can be
     /// shut down by any holder; afterwards every executor refuses new jobs
     /// (`ShutDown`, the job handed back), and calling it again does
     /// nothing more.
@@ -370,11 +370,11 @@ impl Executors {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Executors, Message};
+    /// use priority_executor::{Registry, Message};
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     /// use std::sync::Arc;
     ///
-    /// let executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+    /// let executors = Registry::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
     /// let ran = Arc::new(AtomicUsize::new(0));
     /// let counter = Arc::clone(&ran);
     /// executors.register_sequence("count", move |_m: Message| {
@@ -402,7 +402,7 @@ impl Executors {
     }
 }
 
-impl Drop for Executors {
+impl Drop for Registry {
     fn drop(&mut self) {
         // Users' clones may outlive the registry: each executor is shut
         // down here, in name order, and refuses their jobs afterwards.
@@ -410,7 +410,7 @@ impl Drop for Executors {
     }
 }
 
-impl fmt::Debug for Executors {
+impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let table = self.table();
         let retiring = self
@@ -420,7 +420,7 @@ impl fmt::Debug for Executors {
             .iter()
             .filter(|h| !h.is_finished())
             .count();
-        f.debug_struct("Executors")
+        f.debug_struct("Registry")
             .field("executors", &table.entries.keys().collect::<Vec<_>>())
             .field("rules", &table.rules.keys().collect::<Vec<_>>())
             .field("sequences", &table.sequences)

@@ -1,6 +1,6 @@
 //! Reloading an edited `executors.toml` into a running registry.
 //!
-//! [`Executors::reload`] takes `&self` and never waits for a reader. It
+//! [`Registry::reload`] takes `&self` and never waits for a reader. It
 //! checks and builds everything first, so a file with a mistake changes
 //! nothing. Then an executor whose settings are unchanged keeps running
 //! untouched (its queue included); one whose only changes are
@@ -14,7 +14,7 @@
 //! The new table is swapped in atomically; a sequence that enqueues into
 //! the same registry, or a producer blocked on a full lane, is never
 //! waited for by the reload, and never waits for it. [`Reload::wait`]
-//! waits for the drain; [`Executors::shutdown`] and dropping the registry
+//! waits for the drain; [`Registry::shutdown`] and dropping the registry
 //! shut the retired executors still held down themselves, and wait for
 //! that.
 //!
@@ -23,7 +23,7 @@
 //! one that is removed.
 
 use super::running::{self, Retiring};
-use super::{Entry, Executors, Table};
+use super::{Entry, Registry, Table};
 use crate::ConfigError;
 use crate::esb::config::{self, Plan};
 use crate::pool::{Released, Shared};
@@ -33,7 +33,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, Weak};
 use std::thread;
 
-impl Executors {
+impl Registry {
     /// Applies an edited file to the running registry: executors whose
     /// settings are unchanged keep running, those whose only changes are
     /// thread settings (`core_threads`, `max_threads`, `keep_alive`) keep
@@ -42,7 +42,7 @@ impl Executors {
     /// stop; see [`Reload`]). Checks and builds everything first, so a file
     /// with a mistake changes nothing.
     ///
-    /// It takes `&self`: share the registry as an `Arc<Executors>`, with no
+    /// It takes `&self`: share the registry as an `Arc<Registry>`, with no
     /// lock around it. Enqueues and lookups on other threads go on during
     /// the reload and see either the old executors or the new ones; a
     /// caller that found an executor just before it was retired still
@@ -60,14 +60,14 @@ impl Executors {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::Executors;
+    /// use priority_executor::Registry;
     /// use std::sync::Arc;
     ///
     /// let dir = std::env::temp_dir().join(format!("reload-doc-{}", std::process::id()));
     /// std::fs::create_dir_all(&dir)?;
     /// let path = dir.join("executors.toml");
     /// std::fs::write(&path, "[executors.a]\nlanes = [{ priority = 1 }]\n")?;
-    /// let executors = Arc::new(Executors::from_path(&path)?);
+    /// let executors = Arc::new(Registry::from_path(&path)?);
     ///
     /// std::fs::write(&path, "[executors.b]\nlanes = [{ priority = 1 }]\n")?;
     /// let reloader = Arc::clone(&executors);
@@ -84,18 +84,18 @@ impl Executors {
         self.apply(plan)
     }
 
-    /// As [`reload`](Executors::reload), from TOML text.
+    /// As [`reload`](Registry::reload), from TOML text.
     ///
     /// # Errors
     ///
-    /// As [`reload`](Executors::reload).
+    /// As [`reload`](Registry::reload).
     ///
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::Executors;
+    /// use priority_executor::Registry;
     ///
-    /// let executors = Executors::from_toml_str("[executors.a]\nlanes = [{ priority = 1 }]\n")?;
+    /// let executors = Registry::from_toml_str("[executors.a]\nlanes = [{ priority = 1 }]\n")?;
     /// let reload = executors.reload_toml_str(
     ///     "[executors.a]\nlanes = [{ priority = 1 }]\n[executors.b]\nlanes = [{ priority = 1 }]\n",
     /// )?;
@@ -225,15 +225,15 @@ impl Executors {
 
 // ===== Reload report =====
 
-/// What a [`reload`](Executors::reload) did, by executor name (each list
+/// What a [`reload`](Registry::reload) did, by executor name (each list
 /// sorted), and a way to wait until the retired executors have drained.
 ///
 /// # Examples
 ///
 /// ```
-/// use priority_executor::Executors;
+/// use priority_executor::Registry;
 ///
-/// let executors = Executors::from_toml_str(
+/// let executors = Registry::from_toml_str(
 ///     "[executors.a]\nlanes = [{ priority = 1 }]\n[executors.b]\nlanes = [{ priority = 1 }]\n",
 /// )?;
 /// let reload = executors.reload_toml_str(
@@ -266,9 +266,9 @@ pub struct Reload {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::Executors;
+    /// use priority_executor::Registry;
     ///
-    /// let executors = Executors::from_toml_str(
+    /// let executors = Registry::from_toml_str(
     ///     "[executors.a]\ncore_threads = 1\nmax_threads = 2\nlanes = [{ priority = 1 }]\n",
     /// )?;
     /// let before = executors.get("a").unwrap();
@@ -294,7 +294,7 @@ impl Reload {
     /// Blocks until every executor this reload retired has run all the jobs
     /// it had accepted and stopped its threads. A retired executor drains
     /// once nobody uses it any more: a caller still queueing into it, or a
-    /// clone from [`Executors::get`] held on it, is waited for, so do not
+    /// clone from [`Registry::get`] held on it, is waited for, so do not
     /// call this while holding one.
     ///
     /// # Examples

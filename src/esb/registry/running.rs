@@ -1,6 +1,6 @@
 //! Executors a reload retired, draining once the last of their users lets
 //! go: the registry's table, a caller between looking one up and queueing
-//! into it, or a clone from [`Executors::get`](crate::Executors::get).
+//! into it, or a clone from [`Registry::get`](crate::Registry::get).
 //!
 //! A reload swaps the table without waiting for anyone: a producer that
 //! looked an executor up just before may still be blocked on one of its

@@ -53,14 +53,14 @@ use regex::Regex;
 ///
 /// An executor names its rule set with `rules = "NAME"`; the registry then
 /// uses it to pick each message's priority in
-/// [`Executors::enqueue_sequence`](crate::Executors::enqueue_sequence).
+/// [`Registry::enqueue_sequence`](crate::Registry::enqueue_sequence).
 ///
 /// # Examples
 ///
 /// ```
-/// use priority_executor::{Executors, Message, Priority};
+/// use priority_executor::{Registry, Message, Priority};
 ///
-/// let executors = Executors::from_toml_str(r#"
+/// let executors = Registry::from_toml_str(r#"
 ///     [executors.visa]
 ///     rules = "visa"
 ///     lanes = [{ priority = 10 }, { priority = 1 }]
@@ -112,9 +112,9 @@ impl Rules {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Executors, Rules};
+    /// use priority_executor::{Registry, Rules};
     ///
-    /// let executors = Executors::from_toml_str(
+    /// let executors = Registry::from_toml_str(
     ///     "[executors.e]\nrules = \"r\"\nlanes = [{ priority = 1 }]\n[rules.r]\n",
     /// )?;
     /// assert_eq!(executors.rules("e").as_deref().map(Rules::name), Some("r"));
@@ -131,9 +131,9 @@ impl Rules {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Executors, Priority};
+    /// use priority_executor::{Registry, Priority};
     ///
-    /// let executors = Executors::from_toml_str(
+    /// let executors = Registry::from_toml_str(
     ///     "[executors.e]\nrules = \"r\"\nlanes = [{ priority = 1 }]\n\
     ///      [rules.r]\ndefault_priority = 1\n",
     /// )?;

@@ -14,9 +14,9 @@ use std::fmt;
 /// # Examples
 ///
 /// ```
-/// use priority_executor::{Executors, Message, Priority, SendOptions, SequenceError};
+/// use priority_executor::{Registry, Message, Priority, SendOptions, SequenceError};
 ///
-/// let mut executors = Executors::from_toml_str(
+/// let mut executors = Registry::from_toml_str(
 ///     "[executors.visa]\nlanes = [{ priority = 10 }, { priority = 1 }]\n",
 /// )?;
 /// executors.register_sequence("submit", |_m: Message| Ok::<(), std::io::Error>(()));
@@ -38,9 +38,9 @@ pub enum SequenceError {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Executors, Message, SequenceError};
+    /// use priority_executor::{Registry, Message, SequenceError};
     ///
-    /// let executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+    /// let executors = Registry::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
     /// let err = executors.enqueue_sequence("nope", "s", Message::new()).unwrap_err();
     /// assert!(matches!(err, SequenceError::UnknownExecutor { .. }));
     /// executors.shutdown();
@@ -76,18 +76,18 @@ pub enum SequenceError {
         message: Message,
     },
     /// The lane was full: from
-    /// [`enqueue_sequence_with`](crate::Executors::enqueue_sequence_with)
+    /// [`enqueue_sequence_with`](crate::Registry::enqueue_sequence_with)
     /// with a wait that ran out, or
     /// a lane whose `when_full` policy is `"reject"`.
     ///
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Executors, Message, SendOptions, SequenceError};
+    /// use priority_executor::{Registry, Message, SendOptions, SequenceError};
     /// use std::sync::{mpsc, Mutex};
     /// use std::time::Duration;
     ///
-    /// let mut executors = Executors::from_toml_str(
+    /// let mut executors = Registry::from_toml_str(
     ///     "[executors.e]\ncore_threads = 1\nmax_threads = 1\nlanes = [{ priority = 1, capacity = 1 }]\n",
     /// )?;
     /// let (started, worker_busy) = mpsc::channel();
@@ -122,9 +122,9 @@ pub enum SequenceError {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Executors, Message, SequenceError};
+    /// use priority_executor::{Registry, Message, SequenceError};
     ///
-    /// let mut executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+    /// let mut executors = Registry::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
     /// executors.register_sequence("s", |_m: Message| Ok::<(), std::io::Error>(()));
     /// let _pending = executors.get("e").expect("declared").shutdown_now();
     /// let err = executors.enqueue_sequence("e", "s", Message::new()).unwrap_err();
@@ -147,9 +147,9 @@ impl SequenceError {
     /// # Examples
     ///
     /// ```
-    /// use priority_executor::{Executors, Message, SequenceError};
+    /// use priority_executor::{Registry, Message, SequenceError};
     ///
-    /// let executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+    /// let executors = Registry::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
     /// let message = Message::new().with_property("id", "7");
     /// let err = executors.enqueue_sequence("e", "missing", message).unwrap_err();
     /// assert!(matches!(err, SequenceError::UnknownSequence { .. }));

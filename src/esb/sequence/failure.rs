@@ -13,10 +13,10 @@ use super::BoxError;
 /// # Examples
 ///
 /// ```
-/// use priority_executor::{Executors, Message};
+/// use priority_executor::{Registry, Message};
 /// use std::io;
 ///
-/// let mut executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+/// let mut executors = Registry::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
 /// executors.register_sequence("reject", |_m: Message| {
 ///     Err(io::Error::new(io::ErrorKind::InvalidData, "bad visa form"))
 /// });
@@ -81,8 +81,8 @@ impl SequenceFailure {
     /// # Examples
     ///
     /// ```
-    /// # use priority_executor::{Executors, Message, Priority};
-    /// # let mut executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 3 }]\n")?;
+    /// # use priority_executor::{Registry, Message, Priority};
+    /// # let mut executors = Registry::from_toml_str("[executors.e]\nlanes = [{ priority = 3 }]\n")?;
     /// # executors.register_sequence("fail", |_m: Message| Err(std::fmt::Error));
     /// let failure = executors.enqueue_sequence("e", "fail", Message::new())?.join()?.unwrap_err();
     /// assert_eq!(failure.priority(), Priority(3));
@@ -109,8 +109,8 @@ impl SequenceFailure {
     /// # Examples
     ///
     /// ```
-    /// # use priority_executor::{Executors, Message};
-    /// # let mut executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+    /// # use priority_executor::{Registry, Message};
+    /// # let mut executors = Registry::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
     /// executors.register_sequence("fail", |_m: Message| Err(std::fmt::Error));
     /// let failure = executors.enqueue_sequence("e", "fail", Message::new())?.join()?.unwrap_err();
     /// assert!(failure.into_error().downcast::<std::fmt::Error>().is_ok());

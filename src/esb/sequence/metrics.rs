@@ -13,9 +13,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// # Examples
 ///
 /// ```
-/// use priority_executor::{Executors, Message};
+/// use priority_executor::{Registry, Message};
 ///
-/// let mut executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+/// let mut executors = Registry::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
 /// executors.register_sequence("odd", |m: Message| {
 ///     if m.body().len() % 2 == 1 { Err(std::fmt::Error) } else { Ok(()) }
 /// });

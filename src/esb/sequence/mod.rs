@@ -41,9 +41,9 @@ pub(crate) type FaultFn = Arc<dyn Fn(Message, &SequenceFailure) + Send + Sync>;
 /// # Examples
 ///
 /// ```
-/// use priority_executor::{Executors, Message, SequenceHandle};
+/// use priority_executor::{Registry, Message, SequenceHandle};
 ///
-/// let mut executors = Executors::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
+/// let mut executors = Registry::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
 /// executors.register_sequence("noop", |_m: Message| Ok::<(), std::io::Error>(()));
 /// let handle: SequenceHandle = executors.enqueue_sequence("e", "noop", Message::new())?;
 /// assert!(handle.join().expect("no panic").is_ok());

@@ -45,7 +45,7 @@ fn a_nul_byte_in_a_built_name() {
 fn a_nul_byte_in_a_configured_name() {
     let toml = "[executors.\"a\\u0000b\"]\ncore_threads = 1\nmax_threads = 1\n\
                 lanes = [{ priority = 1 }]\n";
-    let executors = match Executors::from_toml_str(toml) {
+    let executors = match Registry::from_toml_str(toml) {
         Err(err) => {
             assert!(names_the_nul_byte(&err.to_string()), "unclear error: {err}");
             return;

@@ -15,7 +15,7 @@ use priority_executor::{
     RetryPolicy,
 };
 #[cfg(feature = "esb")]
-use priority_executor::{ConfigError, Executors, Message};
+use priority_executor::{ConfigError, Message, Registry};
 use std::future::Future;
 use std::ops::Deref;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -112,8 +112,8 @@ fn worker_name(exec: &Executor, priority: Priority) -> String {
 }
 
 #[cfg(feature = "esb")]
-fn load(toml: &str) -> Result<Owned<Executors>, ConfigError> {
-    Executors::from_toml_str(toml).map(Owned::new)
+fn load(toml: &str) -> Result<Owned<Registry>, ConfigError> {
+    Registry::from_toml_str(toml).map(Owned::new)
 }
 
 // ===== 1. dropping or awaiting the executor from one of its own workers =====

@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 use http::{Request, Response};
-use priority_executor::Executors;
+use priority_executor::Registry;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Instant;
@@ -15,8 +15,8 @@ pub const EXECUTORS_TOML: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/executors
 /// The executor the visa server runs its handler on.
 pub const EXECUTOR: &str = "visa_priority_exec";
 
-pub fn registry() -> Result<Arc<Executors>, priority_executor::ConfigError> {
-    Executors::from_path(EXECUTORS_TOML).map(Arc::new)
+pub fn registry() -> Result<Arc<Registry>, priority_executor::ConfigError> {
+    Registry::from_path(EXECUTORS_TOML).map(Arc::new)
 }
 
 /// Checks an application: `rounds` passes of a hash over the form, as a

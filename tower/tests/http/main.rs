@@ -11,7 +11,7 @@ use axum::routing::post_service;
 use bytes::Bytes;
 use common::{Gate, Http, OpenOnDrop, Server, hold, until};
 use http::{Request, Response, StatusCode};
-use priority_executor::{Capacity, Executor, Executors, Priority};
+use priority_executor::{Capacity, Executor, Priority, Registry};
 use priority_executor_tower::{Outcome, PriorityLayer};
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,7 +62,7 @@ fn app(layer: &PriorityLayer, gate: Gate) -> Router {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_priority_header_picks_the_lane_by_the_registrys_rules() {
-    let executors = Arc::new(Executors::from_toml_str(RULES).expect("valid rules"));
+    let executors = Arc::new(Registry::from_toml_str(RULES).expect("valid rules"));
     let layer = PriorityLayer::from_registry(Arc::clone(&executors), "visa").expect("declared");
     let server = Server::start(app(&layer, Gate::default())).await;
     let http = Http::new();
