@@ -149,8 +149,8 @@ impl ExecutorBuilder {
     /// workers 3 : 1 while both have work. For "the higher lane first,
     /// always", use [`Picker::Strict`](crate::Picker::Strict); for another
     /// share, give the weights with [`lane_config`](Self::lane_config) and
-    /// [`LaneConfig::weight`]. A `Priority(0)` lane needs a weight of its
-    /// own, as a weight of 0 is refused.
+    /// [`LaneConfig::weight`]. A `Priority(0)` lane gets weight 1 (a weight
+    /// of 0 is refused, as it would starve the lane).
     ///
     /// # Examples
     ///

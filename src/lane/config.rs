@@ -50,9 +50,11 @@ use std::time::Duration;
 /// assert_eq!(lane.promote_after, Some(Duration::from_secs(1)));
 /// assert_eq!(lane.when_full, RejectionPolicy::Reject);
 ///
-/// // The defaults: weight = priority, unbounded, no cap, no aging, block.
+/// // The defaults: weight = priority (at least 1), unbounded, no cap,
+/// // no aging, block.
 /// let plain = LaneConfig::new(Priority(7));
 /// assert_eq!(plain.weight, 7);
+/// assert_eq!(LaneConfig::new(Priority(0)).weight, 1);
 /// assert_eq!(plain.capacity, Capacity::Unbounded);
 /// assert_eq!((plain.max_running, plain.promote_after), (None, None));
 /// assert_eq!(plain.when_full, RejectionPolicy::Block);
@@ -85,8 +87,9 @@ pub struct LaneConfig {
 }
 
 impl LaneConfig {
-    /// A lane of this priority: weight = priority, unbounded, no cap, no
-    /// aging, blocking when full.
+    /// A lane of this priority: weight = priority (at least 1, so a
+    /// `Priority(0)` lane shares as a `Priority(1)` lane does), unbounded,
+    /// no cap, no aging, blocking when full.
     ///
     /// # Examples
     ///
@@ -94,7 +97,7 @@ impl LaneConfig {
     pub fn new(priority: Priority) -> Self {
         LaneConfig {
             priority,
-            weight: priority.0,
+            weight: priority.0.max(1),
             capacity: Capacity::Unbounded,
             max_running: None,
             promote_after: None,

@@ -17,13 +17,6 @@ fn each_wrong_setting_has_its_error() {
             "lane 3 is declared twice",
         ),
         (
-            base().lane(Priority(0), Capacity::Unbounded),
-            BuildError::ZeroWeight {
-                priority: Priority(0),
-            },
-            "weight must be at least 1",
-        ),
-        (
             base().lane_config(LaneConfig::new(Priority(4)).weight(0)),
             BuildError::ZeroWeight {
                 priority: Priority(4),
@@ -70,12 +63,13 @@ fn each_wrong_setting_has_its_error() {
 }
 
 #[test]
-fn a_priority_of_zero_is_fine_with_an_explicit_weight() {
-    // Synapse let priority 0 starve everything; here it needs a weight.
+fn a_priority_of_zero_shares_with_weight_one() {
+    // Synapse let priority 0 starve everything; here it gets weight 1.
     let exec = Executor::builder()
-        .lane_config(LaneConfig::new(Priority(0)).weight(1))
+        .lane(Priority(0), Capacity::Unbounded)
         .lane(Priority(1), Capacity::Unbounded)
         .build()
         .unwrap();
+    assert_eq!(exec.config().lanes[1].weight, 1);
     assert_eq!(exec.enqueue(Priority(0), || 0).unwrap().join(), Ok(0));
 }

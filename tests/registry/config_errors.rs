@@ -110,11 +110,12 @@ fn weight_zero() {
 }
 
 #[test]
-fn priority_zero_needs_an_explicit_weight() {
-    let err = load_err("[executors.e]\nlanes = [{ priority = 0 }]\n");
-    assert_eq!(err.kind(), ConfigErrorKind::InvalidValue);
-    assert_eq!((err.line(), err.field()), (Some(2), Some("priority")));
-    assert!(err.detail().contains("needs an explicit weight"), "{err}");
+fn priority_zero_gets_weight_one() {
+    let toml = "[executors.e]\nlanes = [{ priority = 0 }, { priority = 1 }]\n";
+    let registry = Registry::from_toml_str(toml).unwrap();
+    let lanes = registry.get("e").unwrap().config().lanes;
+    assert_eq!((lanes[1].priority, lanes[1].weight), (Priority(0), 1));
+    registry.shutdown();
 }
 
 #[test]

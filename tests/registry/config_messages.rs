@@ -268,17 +268,6 @@ fn a_weight_out_of_range_says_1_to_65536() {
             )
         );
     }
-    assert_eq!(
-        placed("[executors.e]\nlanes = [{ priority = 0 }]\n"),
-        (
-            Some(2),
-            Some(23),
-            "executor \"e\", lane priority 0: priority = 0 needs an explicit weight, a whole \
-             number from 1 to 65536 (a lane's weight defaults to its priority, and weight 0 \
-             is not allowed)"
-                .to_owned()
-        )
-    );
 }
 
 #[test]

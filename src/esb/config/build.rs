@@ -130,22 +130,15 @@ fn build_issue(plan: &ExecutorPlan, err: BuildError) -> Issue {
                 format!("priority = {priority} is declared twice (each priority has one lane)"),
             )
         }
-        BuildError::ZeroWeight { priority } => match lane(*priority) {
-            Some(RawLane {
-                weight: Some(w), ..
-            }) => Issue::invalid(
-                w.span(),
+        BuildError::ZeroWeight { priority } => {
+            let span = lane(*priority)
+                .and_then(|l| l.weight.as_ref())
+                .map_or(table, Spanned::span);
+            Issue::invalid(
+                span,
                 format!("weight = 0 is not allowed (expected {WEIGHT})"),
-            ),
-            Some(l) => Issue::invalid(
-                l.priority.span(),
-                format!(
-                    "priority = {priority} needs an explicit weight, {WEIGHT} (a lane's \
-                     weight defaults to its priority, and weight 0 is not allowed)"
-                ),
-            ),
-            None => Issue::invalid(table, err.to_string()),
-        },
+            )
+        }
         BuildError::ZeroCapacity { priority } => {
             let span = lane(*priority)
                 .and_then(|l| l.capacity.as_ref())
