@@ -20,10 +20,11 @@ use std::fmt;
 ///     .lane_config(LaneConfig::new(Priority(5)).weight(0))
 ///     .build()
 ///     .unwrap_err();
-/// assert_eq!(err, BuildError::ZeroWeight { priority: Priority(5) });
+/// let BuildError::Invalid(invalid) = &err else { panic!("{err}") };
+/// assert_eq!((invalid.lane, invalid.setting), (Some(Priority(5)), "weight"));
 /// assert_eq!(
 ///     err.to_string(),
-///     "lane 5: weight must be at least 1 (got 0; unless set, a lane's weight is its priority number)"
+///     "lane 5: weight = 0 is not allowed (expected at least 1)"
 /// );
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -38,22 +39,6 @@ pub enum BuildError {
         /// The repeated priority.
         priority: Priority,
     },
-    /// A lane's weight is 0, which would starve it (or everything else).
-    #[error(
-        "lane {priority}: weight must be at least 1 (got 0; unless set, a lane's weight is its priority number)"
-    )]
-    ZeroWeight {
-        /// The lane.
-        priority: Priority,
-    },
-    /// A bounded lane of capacity 0 could never accept a job.
-    #[error(
-        "lane {priority}: capacity must be at least 1 (got 0); use Capacity::Unbounded for no limit"
-    )]
-    ZeroCapacity {
-        /// The lane.
-        priority: Priority,
-    },
     /// `core_threads` is larger than `max_threads`.
     #[error("core_threads ({core}) must not exceed max_threads ({max})")]
     CoreExceedsMax {
@@ -62,9 +47,11 @@ pub enum BuildError {
         /// The configured maximum thread count.
         max: usize,
     },
-    /// `max_threads` is 0: no job could ever run.
-    #[error("max_threads must be at least 1 (got 0)")]
-    ZeroMaxThreads,
+    /// A setting has a value it does not allow: a weight, capacity or
+    /// `max_running` of 0, a `max_running` share outside 1 to 100
+    /// percent, a zero `promote_after`, `max_threads` of 0.
+    #[error(transparent)]
+    Invalid(#[from] InvalidSetting),
     /// The weights add up to more than the picker's cycle can hold.
     #[error(
         "lane weights add up to {sum}, more than the limit of {limit}; give the lanes explicit smaller weights with LaneConfig::weight"
@@ -74,27 +61,6 @@ pub enum BuildError {
         sum: u64,
         /// The largest sum accepted.
         limit: u64,
-    },
-    /// A lane's `max_running` is 0 threads: its jobs could never run.
-    #[error("lane {priority}: max_running must be at least 1 thread (got 0)")]
-    ZeroMaxRunning {
-        /// The lane.
-        priority: Priority,
-    },
-    /// A lane's `max_running` share is not between 1 and 100 percent.
-    #[error("lane {priority}: max_running must be 1 to 100 percent of max_threads (got {percent})")]
-    BadMaxRunningPercent {
-        /// The lane.
-        priority: Priority,
-        /// The percentage given.
-        percent: u8,
-    },
-    /// A lane's `promote_after` is zero, which would turn aging into FIFO
-    /// across lanes.
-    #[error("lane {priority}: promote_after must be longer than zero")]
-    ZeroPromoteAfter {
-        /// The lane.
-        priority: Priority,
     },
     /// Two lanes have the same [name](crate::LaneConfig::name).
     #[error("lane name {name:?} is given to two lanes: a lane's name is unique in its executor")]
@@ -126,6 +92,92 @@ pub enum BuildError {
         /// The operating system's error, as text.
         error: String,
     },
+}
+
+/// A setting given a value it does not allow, in the one form every
+/// builder of the crate reports it: the lane it belongs to (if any), the
+/// setting as its builder method (and `executors.toml` key) names it, the
+/// value, and what is allowed.
+///
+/// # Examples
+///
+/// ```
+/// use priority_executor::{BuildError, Executor, Priority};
+///
+/// let err = Executor::builder().max_threads(0).lane(Priority(1), Default::default()).build();
+/// let Err(BuildError::Invalid(invalid)) = err else { panic!("{err:?}") };
+/// assert_eq!((invalid.lane, invalid.setting, invalid.value.as_str()), (None, "max_threads", "0"));
+/// assert_eq!(invalid.to_string(), "max_threads = 0 is not allowed (expected at least 1)");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct InvalidSetting {
+    /// The lane the setting belongs to, or `None` for a setting of the
+    /// whole executor or stage.
+    pub lane: Option<Priority>,
+    /// The setting: `weight`, `capacity`, `max_running`, `promote_after`,
+    /// `max_threads`, `instances`, ...
+    pub setting: &'static str,
+    /// The value given, as text.
+    pub value: String,
+    /// What the setting allows.
+    pub expected: String,
+}
+
+impl InvalidSetting {
+    /// A setting of the whole executor or stage.
+    pub(crate) fn new(
+        setting: &'static str,
+        value: impl fmt::Display,
+        expected: impl Into<String>,
+    ) -> Self {
+        InvalidSetting {
+            lane: None,
+            setting,
+            value: value.to_string(),
+            expected: expected.into(),
+        }
+    }
+
+    /// A setting of one lane.
+    pub(crate) fn of_lane(
+        lane: Priority,
+        setting: &'static str,
+        value: impl fmt::Display,
+        expected: impl Into<String>,
+    ) -> Self {
+        InvalidSetting {
+            lane: Some(lane),
+            ..InvalidSetting::new(setting, value, expected)
+        }
+    }
+}
+
+impl fmt::Display for InvalidSetting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(lane) = self.lane {
+            write!(f, "lane {lane}: ")?;
+        }
+        write!(
+            f,
+            "{} = {} is not allowed (expected {})",
+            self.setting, self.value, self.expected
+        )
+    }
+}
+
+impl std::error::Error for InvalidSetting {}
+
+/// The thread counts' own checks, as [`build`](crate::ExecutorBuilder::build)
+/// and [`set_threads`](crate::Executor::set_threads) make them.
+pub(crate) fn check_threads(core: usize, max: usize) -> Result<(), BuildError> {
+    if max == 0 {
+        return Err(InvalidSetting::new("max_threads", 0, "at least 1").into());
+    }
+    if core > max {
+        return Err(BuildError::CoreExceedsMax { core, max });
+    }
+    Ok(())
 }
 
 fn stack_note(stack_size: Option<usize>) -> String {

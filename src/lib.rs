@@ -157,7 +157,7 @@ pub mod guide;
 struct ReadmeDoctests;
 
 pub use builder::ExecutorBuilder;
-pub use error::{BatchError, BuildError, EnqueueError, TimedOut, UnknownName};
+pub use error::{BatchError, BuildError, EnqueueError, InvalidSetting, TimedOut, UnknownName};
 pub use executor::{Executor, ExecutorConfig, PauseError, Permit, Reserve};
 pub use hooks::{DeadJob, ExpiredJob, JobInfo, JobOutcome};
 #[cfg(any(feature = "actor", feature = "esb"))]

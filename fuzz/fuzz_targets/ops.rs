@@ -171,11 +171,12 @@ fn build(s: &Session) -> Option<Executor> {
             match e {
                 BuildError::NoLanes => assert!(lanes.is_empty()),
                 BuildError::DuplicateLane { priority } => assert!(of(priority).count() > 1),
-                BuildError::ZeroWeight { priority } => assert!(of(priority).any(|l| l.1 % 8 == 0)),
-                BuildError::ZeroCapacity { priority } => {
-                    assert!(of(priority).any(|l| l.2 != 0 && l.2 % 8 == 0))
-                }
-                BuildError::ZeroMaxThreads => assert_eq!(s.max % 5, 0),
+                BuildError::Invalid(invalid) => match (invalid.setting, invalid.lane) {
+                    ("weight", Some(p)) => assert!(of(p).any(|l| l.1 % 8 == 0)),
+                    ("capacity", Some(p)) => assert!(of(p).any(|l| l.2 != 0 && l.2 % 8 == 0)),
+                    ("max_threads", None) => assert_eq!(s.max % 5, 0),
+                    _ => panic!("unexpected invalid setting {invalid}"),
+                },
                 BuildError::CoreExceedsMax { core, max } => assert!(core > max),
                 other => panic!("unexpected build error {other:?}"),
             }

@@ -2,7 +2,7 @@
 //! [`ExecutorBuilder::build`], and the thread settings they resolve.
 
 use super::ExecutorBuilder;
-use crate::error::BuildError;
+use crate::error::{BuildError, InvalidSetting, check_threads};
 use crate::executor::Executor;
 use crate::lane::config::MaxRunning;
 use crate::lane::picker::MAX_CYCLE;
@@ -19,12 +19,7 @@ impl ExecutorBuilder {
             .core_threads
             .unwrap_or_else(|| self.max_threads.map_or(cpus, |max| cpus.min(max)));
         let max = self.max_threads.unwrap_or_else(|| core.max(cpus));
-        if max == 0 {
-            return Err(BuildError::ZeroMaxThreads);
-        }
-        if core > max {
-            return Err(BuildError::CoreExceedsMax { core, max });
-        }
+        check_threads(core, max)?;
         Ok(PoolConfig {
             core,
             max,
@@ -73,26 +68,31 @@ impl ExecutorBuilder {
         }
         for lane in &lanes {
             let priority = lane.priority;
+            let invalid = |setting, value: &dyn std::fmt::Display, expected| {
+                Err(InvalidSetting::of_lane(priority, setting, value, expected).into())
+            };
             if lane.weight == 0 {
-                return Err(BuildError::ZeroWeight { priority });
+                return invalid("weight", &0, "at least 1");
             }
             if lane.capacity == Capacity::Bounded(0) {
-                return Err(BuildError::ZeroCapacity { priority });
+                return invalid(
+                    "capacity",
+                    &0,
+                    "at least 1, or Capacity::Unbounded for no limit",
+                );
             }
             match lane.max_running {
                 Some(MaxRunning::Threads(0)) => {
-                    return Err(BuildError::ZeroMaxRunning { priority });
+                    return invalid("max_running", &"0 threads", "at least 1 thread");
                 }
                 Some(MaxRunning::Percent(p)) if p == 0 || p > 100 => {
-                    return Err(BuildError::BadMaxRunningPercent {
-                        priority,
-                        percent: p,
-                    });
+                    let value = format!("{p}%");
+                    return invalid("max_running", &value, "1 to 100 percent of max_threads");
                 }
                 _ => {}
             }
             if lane.promote_after == Some(std::time::Duration::ZERO) {
-                return Err(BuildError::ZeroPromoteAfter { priority });
+                return invalid("promote_after", &"0s", "longer than zero");
             }
         }
         let mut names: Vec<&str> = lanes.iter().filter_map(|l| l.name.as_deref()).collect();

@@ -70,8 +70,8 @@ impl Executor {
     ///
     /// # Errors
     ///
-    /// [`BuildError::ZeroMaxThreads`](crate::BuildError::ZeroMaxThreads)
-    /// for a max of 0, [`BuildError::CoreExceedsMax`](crate::BuildError::CoreExceedsMax)
+    /// [`BuildError::Invalid`](crate::BuildError::Invalid) for a max of
+    /// 0, [`BuildError::CoreExceedsMax`](crate::BuildError::CoreExceedsMax)
     /// if `core > max`; nothing changes.
     ///
     /// # Examples
@@ -128,7 +128,7 @@ impl Executor {
     ///     .unwrap();
     /// exec.set_threads(2, 8).unwrap();
     /// assert_eq!(exec.config().max_threads, 8);
-    /// assert_eq!(exec.set_threads(2, 0), Err(BuildError::ZeroMaxThreads));
+    /// assert!(matches!(exec.set_threads(2, 0), Err(BuildError::Invalid(_))));
     /// assert_eq!(
     ///     exec.set_threads(2, 1),
     ///     Err(BuildError::CoreExceedsMax { core: 2, max: 1 })

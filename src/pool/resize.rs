@@ -101,12 +101,7 @@ impl Shared {
         core: usize,
         max: usize,
     ) -> Result<(), BuildError> {
-        if max == 0 {
-            return Err(BuildError::ZeroMaxThreads);
-        }
-        if core > max {
-            return Err(BuildError::CoreExceedsMax { core, max });
-        }
+        crate::error::check_threads(core, max)?;
         let settings = self.limits.settings();
         let old_core = self.limits.core.swap(core, Ordering::SeqCst);
         let old_max = self.limits.max.swap(max, Ordering::SeqCst);

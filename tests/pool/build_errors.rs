@@ -1,6 +1,7 @@
 //! Every wrong setting is a `BuildError` naming the setting.
 
-use priority_executor::{BuildError, Capacity, Executor, LaneConfig, Priority};
+use priority_executor::{BuildError, Capacity, Executor, LaneConfig, MaxRunning, Priority};
+use std::time::Duration;
 
 #[test]
 fn each_wrong_setting_has_its_error() {
@@ -17,34 +18,12 @@ fn each_wrong_setting_has_its_error() {
             "lane 3 is declared twice",
         ),
         (
-            base().lane_config(LaneConfig::new(Priority(4)).weight(0)),
-            BuildError::ZeroWeight {
-                priority: Priority(4),
-            },
-            "lane 4: weight",
-        ),
-        (
-            base().lane(Priority(2), Capacity::Bounded(0)),
-            BuildError::ZeroCapacity {
-                priority: Priority(2),
-            },
-            "capacity must be at least 1",
-        ),
-        (
             Executor::builder()
                 .core_threads(3)
                 .max_threads(2)
                 .lane(Priority(1), Capacity::Unbounded),
             BuildError::CoreExceedsMax { core: 3, max: 2 },
             "core_threads (3) must not exceed max_threads (2)",
-        ),
-        (
-            Executor::builder()
-                .core_threads(0)
-                .max_threads(0)
-                .lane(Priority(1), Capacity::Unbounded),
-            BuildError::ZeroMaxThreads,
-            "max_threads must be at least 1",
         ),
         (
             base().lane(Priority(70_000), Capacity::Unbounded),
@@ -59,6 +38,48 @@ fn each_wrong_setting_has_its_error() {
         let err = builder.build().unwrap_err();
         assert_eq!(err, expected);
         assert!(err.to_string().contains(text), "{err}");
+    }
+}
+
+#[test]
+fn each_invalid_value_names_its_lane_setting_and_what_is_allowed() {
+    let base = || Executor::builder().core_threads(1).max_threads(2);
+    let lane = |config: LaneConfig| base().lane_config(config);
+    let cases = [
+        (
+            lane(LaneConfig::new(Priority(4)).weight(0)),
+            "lane 4: weight = 0 is not allowed (expected at least 1)",
+        ),
+        (
+            base().lane(Priority(2), Capacity::Bounded(0)),
+            "lane 2: capacity = 0 is not allowed (expected at least 1, or Capacity::Unbounded \
+             for no limit)",
+        ),
+        (
+            lane(LaneConfig::new(Priority(1)).max_running(MaxRunning::Threads(0))),
+            "lane 1: max_running = 0 threads is not allowed (expected at least 1 thread)",
+        ),
+        (
+            lane(LaneConfig::new(Priority(1)).max_running(MaxRunning::Percent(150))),
+            "lane 1: max_running = 150% is not allowed (expected 1 to 100 percent of \
+             max_threads)",
+        ),
+        (
+            lane(LaneConfig::new(Priority(1)).promote_after(Duration::ZERO)),
+            "lane 1: promote_after = 0s is not allowed (expected longer than zero)",
+        ),
+        (
+            Executor::builder()
+                .core_threads(0)
+                .max_threads(0)
+                .lane(Priority(1), Capacity::Unbounded),
+            "max_threads = 0 is not allowed (expected at least 1)",
+        ),
+    ];
+    for (builder, text) in cases {
+        let err = builder.build().unwrap_err();
+        assert!(matches!(err, BuildError::Invalid(_)), "{err:?}");
+        assert_eq!(err.to_string(), text);
     }
 }
 

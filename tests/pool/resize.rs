@@ -41,7 +41,11 @@ fn bad_sizes_are_refused_with_the_builders_errors_and_change_nothing() {
         e.set_threads(5, 4),
         Err(BuildError::CoreExceedsMax { core: 5, max: 4 })
     );
-    assert_eq!(e.set_threads(2, 0), Err(BuildError::ZeroMaxThreads));
+    let zero = e.set_threads(2, 0).unwrap_err();
+    assert_eq!(
+        zero.to_string(),
+        "max_threads = 0 is not allowed (expected at least 1)"
+    );
     assert_eq!(
         e.set_threads(2, 1),
         Err(BuildError::CoreExceedsMax { core: 2, max: 1 })

@@ -9,6 +9,9 @@ use std::task::Waker;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+/// What `set_threads` says to a max of 0.
+const NO_THREADS: &str = "max_threads = 0 is not allowed (expected at least 1)";
+
 #[derive(Arbitrary, Debug, Clone, Copy)]
 pub enum Resize {
     Threads { core: u8, max: u8 },
@@ -83,11 +86,11 @@ fn apply(exec: &Executor, r: Resize, core: &mut usize, max: &mut usize, max_ever
             // ORDERING: SeqCst, read by the script's checks after they
             // read the pool's thread counts.
             max_ever.fetch_max(m, Ordering::SeqCst);
-            let result = exec.set_threads(c, m);
+            let result = exec.set_threads(c, m).map_err(|e| e.to_string());
             let expected = if m == 0 {
-                Err(BuildError::ZeroMaxThreads)
+                Err(NO_THREADS.to_owned())
             } else if c > m {
-                Err(BuildError::CoreExceedsMax { core: c, max: m })
+                Err(BuildError::CoreExceedsMax { core: c, max: m }.to_string())
             } else {
                 Ok(())
             };
@@ -101,9 +104,9 @@ fn apply(exec: &Executor, r: Resize, core: &mut usize, max: &mut usize, max_ever
         }
         Resize::Core(c) => {
             let c = usize::from(c % 5);
-            let result = exec.set_threads(c, *max);
+            let result = exec.set_threads(c, *max).map_err(|e| e.to_string());
             let expected = if c > *max {
-                Err(BuildError::CoreExceedsMax { core: c, max: *max })
+                Err(BuildError::CoreExceedsMax { core: c, max: *max }.to_string())
             } else {
                 Ok(())
             };
@@ -119,14 +122,15 @@ fn apply(exec: &Executor, r: Resize, core: &mut usize, max: &mut usize, max_ever
             let m = usize::from(m % 6);
             // ORDERING: as above.
             max_ever.fetch_max(m, Ordering::SeqCst);
-            let result = exec.set_threads(*core, m);
+            let result = exec.set_threads(*core, m).map_err(|e| e.to_string());
             let expected = if m == 0 {
-                Err(BuildError::ZeroMaxThreads)
+                Err(NO_THREADS.to_owned())
             } else if *core > m {
                 Err(BuildError::CoreExceedsMax {
                     core: *core,
                     max: m,
-                })
+                }
+                .to_string())
             } else {
                 Ok(())
             };

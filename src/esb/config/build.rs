@@ -1,11 +1,11 @@
 //! From checked settings to a running executor: the builder, and a
 //! builder error placed back at the key that caused it.
 
-use super::document::{MAX_RUNNING, PROMOTE_AFTER, WEIGHT};
-use super::raw::RawLane;
+use super::document::{MAX_RUNNING, POSITIVE, PROMOTE_AFTER, WEIGHT};
+use super::raw::{RawExecutor, RawLane};
 use super::{ExecutorPlan, ExecutorSpec, Plan, Spanned};
 use crate::esb::config_error::{ConfigError, Issue};
-use crate::{BuildError, Executor, ExecutorBuilder, Priority};
+use crate::{BuildError, Executor, ExecutorBuilder, InvalidSetting, MaxRunning, Priority};
 
 impl ExecutorSpec {
     /// Do these settings differ from `other`'s in nothing but what a
@@ -98,15 +98,7 @@ fn build_issue(plan: &ExecutorPlan, err: BuildError) -> Issue {
     let table = plan.raw.span();
     let raw = plan.raw.get_ref();
     let lanes: &[Spanned<RawLane>] = raw.lanes.as_ref().map_or(&[], |l| l.get_ref());
-    let lane = |p: Priority| {
-        lanes
-            .iter()
-            .map(Spanned::get_ref)
-            .find(|l| *l.priority.get_ref() == p.0)
-    };
     let value_span = |value: &Option<Spanned<usize>>| value.as_ref().map(Spanned::span);
-    let lane_key =
-        |p: Priority, key: fn(&RawLane) -> Option<std::ops::Range<usize>>| lane(p).and_then(key);
     let issue = match &err {
         BuildError::NoLanes => match &raw.lanes {
             Some(lanes) => Issue::invalid(
@@ -130,23 +122,8 @@ fn build_issue(plan: &ExecutorPlan, err: BuildError) -> Issue {
                 format!("priority = {priority} is declared twice (each priority has one lane)"),
             )
         }
-        BuildError::ZeroWeight { priority } => {
-            let span = lane(*priority)
-                .and_then(|l| l.weight.as_ref())
-                .map_or(table, Spanned::span);
-            Issue::invalid(
-                span,
-                format!("weight = 0 is not allowed (expected {WEIGHT})"),
-            )
-        }
-        BuildError::ZeroCapacity { priority } => {
-            let span = lane(*priority)
-                .and_then(|l| l.capacity.as_ref())
-                .map_or(table, Spanned::span);
-            Issue::invalid(
-                span,
-                "capacity = 0 is not allowed (capacity must be >= 1; omit it for an unbounded lane)",
-            )
+        BuildError::Invalid(invalid) => {
+            invalid_issue(raw, invalid).unwrap_or_else(|| Issue::invalid(table, err.to_string()))
         }
         BuildError::CoreExceedsMax { core, max } => {
             match (value_span(&raw.core_threads), value_span(&raw.max_threads)) {
@@ -167,10 +144,6 @@ fn build_issue(plan: &ExecutorPlan, err: BuildError) -> Issue {
                 (None, None) => Issue::invalid(table, err.to_string()),
             }
         }
-        BuildError::ZeroMaxThreads => Issue::invalid(
-            value_span(&raw.max_threads).unwrap_or(table),
-            "max_threads = 0 is not allowed (max_threads must be >= 1)",
-        ),
         BuildError::WeightsTooLarge { sum, limit } => weights_too_large(lanes, *limit)
             .unwrap_or_else(|| {
                 Issue::invalid(
@@ -181,27 +154,6 @@ fn build_issue(plan: &ExecutorPlan, err: BuildError) -> Issue {
                     ),
                 )
             }),
-        BuildError::ZeroMaxRunning { priority } => Issue::invalid(
-            lane_key(*priority, |l| l.max_running.as_ref().map(Spanned::span)).unwrap_or(table),
-            format!("max_running = 0 is not allowed (expected {MAX_RUNNING})"),
-        ),
-        BuildError::BadMaxRunningPercent { priority, percent } => Issue::invalid(
-            lane_key(*priority, |l| l.max_running.as_ref().map(Spanned::span)).unwrap_or(table),
-            format!("max_running = \"{percent}%\" is not allowed (expected {MAX_RUNNING})"),
-        ),
-        BuildError::ZeroPromoteAfter { priority } => {
-            match lane(*priority).and_then(|l| l.promote_after.as_ref()) {
-                Some(after) => Issue::invalid(
-                    after.span(),
-                    format!(
-                        "promote_after = {:?} is not allowed (expected {PROMOTE_AFTER}; omit it \
-                         for no aging)",
-                        after.get_ref()
-                    ),
-                ),
-                None => Issue::invalid(table, err.to_string()),
-            }
-        }
         BuildError::DuplicateLaneName { name } => {
             let span = lanes
                 .iter()
@@ -228,6 +180,60 @@ fn build_issue(plan: &ExecutorPlan, err: BuildError) -> Issue {
         ),
     };
     issue.with_source(err)
+}
+
+/// The file's lane of this priority.
+fn raw_lane(raw: &RawExecutor, priority: Priority) -> Option<&RawLane> {
+    let lanes: &[Spanned<RawLane>] = raw.lanes.as_ref().map_or(&[], |l| l.get_ref());
+    lanes
+        .iter()
+        .map(Spanned::get_ref)
+        .find(|l| *l.priority.get_ref() == priority.0)
+}
+
+/// An invalid setting placed at its key in the file, with the value as
+/// the file wrote it and what the file allows; `None` if the file does not
+/// set it (the setting's default is not at fault then).
+fn invalid_issue(raw: &RawExecutor, invalid: &InvalidSetting) -> Option<Issue> {
+    let lane = || raw_lane(raw, invalid.lane?);
+    let (span, value, expected) = match invalid.setting {
+        "max_threads" => {
+            let span = raw.max_threads.as_ref()?.span();
+            (span, invalid.value.clone(), POSITIVE.to_owned())
+        }
+        "weight" => {
+            let span = lane()?.weight.as_ref()?.span();
+            (span, invalid.value.clone(), WEIGHT.to_owned())
+        }
+        "capacity" => {
+            let span = lane()?.capacity.as_ref()?.span();
+            let expected = format!("{POSITIVE}; omit it for an unbounded lane");
+            (span, invalid.value.clone(), expected)
+        }
+        "max_running" => {
+            let max_running = lane()?.max_running.as_ref()?;
+            let value = match max_running.get_ref() {
+                MaxRunning::Threads(n) => n.to_string(),
+                MaxRunning::Percent(p) => format!("\"{p}%\""),
+            };
+            (max_running.span(), value, MAX_RUNNING.to_owned())
+        }
+        "promote_after" => {
+            let after = lane()?.promote_after.as_ref()?;
+            let value = format!("{:?}", after.get_ref());
+            (
+                after.span(),
+                value,
+                format!("{PROMOTE_AFTER}; omit it for no aging"),
+            )
+        }
+        _ => return None,
+    };
+    let setting = invalid.setting;
+    Some(Issue::invalid(
+        span,
+        format!("{setting} = {value} is not allowed (expected {expected})"),
+    ))
 }
 
 /// The lane whose weight, added to those of the lanes declared before it,
