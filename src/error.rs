@@ -514,15 +514,20 @@ pub struct TimedOut {
 ///     .build()?;
 /// let err = exec.lane_priority("bulk").unwrap_err();
 /// assert_eq!(err.to_string(), "no lane named \"bulk\" (lanes: interactive, batch)");
-/// assert_eq!(err.name(), "bulk");
-/// assert_eq!(err.known(), ["interactive", "batch"]);
+/// assert_eq!(err.name, "bulk");
+/// assert_eq!(err.known, ["interactive", "batch"]);
 /// # Ok::<(), priority_executor::BuildError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct UnknownName {
+    /// The name that was not found.
+    pub name: String,
+    /// The names there are: executors and sequences sorted, lanes highest
+    /// priority first (unnamed lanes are not listed).
+    pub known: Vec<String>,
+    /// What was named: `lane`, `executor`, `sequence`.
     what: &'static str,
-    name: String,
-    known: Vec<String>,
 }
 
 impl UnknownName {
@@ -532,25 +537,6 @@ impl UnknownName {
             name: name.to_owned(),
             known,
         }
-    }
-
-    /// The name that was not found.
-    ///
-    /// # Examples
-    ///
-    /// See [`UnknownName`].
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The names there are: executors and sequences sorted, lanes highest
-    /// priority first (unnamed lanes are not listed).
-    ///
-    /// # Examples
-    ///
-    /// See [`UnknownName`].
-    pub fn known(&self) -> &[String] {
-        &self.known
     }
 }
 

@@ -15,8 +15,8 @@ fn a_lane_is_found_by_its_name_and_an_unknown_name_lists_the_names() {
     assert_eq!(exec.lane_priority("batch"), Ok(Priority(1)));
     let err = exec.lane_priority("Batch").unwrap_err();
     // Highest priority first; the unnamed lane is not listed.
-    assert_eq!(err.name(), "Batch");
-    assert_eq!(err.known(), ["interactive", "batch"]);
+    assert_eq!(err.name, "Batch");
+    assert_eq!(err.known, ["interactive", "batch"]);
     assert_eq!(
         err.to_string(),
         "no lane named \"Batch\" (lanes: interactive, batch)"

@@ -83,7 +83,11 @@ fn bad_caps_are_build_errors() {
         .lane_config(LaneConfig::new(Priority(1)).max_running(MaxRunning::Threads(0)))
         .build()
         .unwrap_err();
-    assert!(err.to_string().contains("max_running = 0 threads is not allowed"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("max_running = 0 threads is not allowed"),
+        "{err}"
+    );
     let err = Executor::builder()
         .lane_config(LaneConfig::new(Priority(1)).max_running(MaxRunning::Percent(120)))
         .build()

@@ -32,7 +32,7 @@ fn the_code_finds_a_file_lane_by_its_name() {
         Ok("resized")
     );
     let err = thumbs.lane_priority("batch").unwrap_err();
-    assert_eq!(err.known(), ["interactive", "bulk"]);
+    assert_eq!(err.known, ["interactive", "bulk"]);
     let names: Vec<Option<String>> = thumbs.config().lanes.into_iter().map(|l| l.name).collect();
     assert_eq!(
         names,

@@ -150,6 +150,6 @@ fn unknown_names_for_fault_handlers_are_errors() {
     let err = executors
         .set_executor_fault_handler("nope", |_m, _f| {})
         .unwrap_err();
-    assert_eq!(err.known(), ["visa"]);
+    assert_eq!(err.known, ["visa"]);
     executors.shutdown();
 }

@@ -50,8 +50,8 @@ fn a_shared_registry_is_shut_down_by_any_holder_after_running_what_it_accepted()
 fn an_unknown_executor_is_an_error_naming_those_there_are() {
     let executors = Registry::from_toml_str(FILE).expect("valid file");
     let err = executors.get("thumb").expect_err("no such executor");
-    assert_eq!(err.name(), "thumb");
-    assert_eq!(err.known(), ["mail", "thumbs"]);
+    assert_eq!(err.name, "thumb");
+    assert_eq!(err.known, ["mail", "thumbs"]);
     assert_eq!(
         err.to_string(),
         "no executor named \"thumb\" (executors: mail, thumbs)"
