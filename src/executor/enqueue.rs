@@ -116,12 +116,15 @@ impl Executor {
     /// deadline or time to live after which the job is not started (its
     /// handle resolves [`JobError::Expired`](crate::JobError::Expired), the
     /// lane counts it, and the executor's
-    /// [`on_expired`](crate::ExecutorBuilder::on_expired) hook hears of it).
+    /// [`on_expired`](crate::ExecutorBuilder::on_expired) hook hears of it),
+    /// and how long to wait for room in a full lane
+    /// ([`JobOptions::wait_at_most`]).
     /// Expired jobs are dropped at dispatch, so they never hold up a lane.
     ///
     /// # Errors
     ///
-    /// As [`enqueue`](Executor::enqueue).
+    /// As [`enqueue`](Executor::enqueue), and [`EnqueueError::Full`] if the
+    /// lane is still full once the wait allowed ran out.
     ///
     /// # Examples
     ///
@@ -137,7 +140,7 @@ impl Executor {
         T: Send + 'static,
     {
         self.shared
-            .submit(priority, job, options.deadline, Wait::Forever, once)
+            .submit(priority, job, options.deadline, options.wait_mode(), once)
     }
 
     /// Queues a job that may fail and be tried again: `job` returns
