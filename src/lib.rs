@@ -160,9 +160,9 @@ pub use builder::ExecutorBuilder;
 pub use error::{BatchError, BuildError, EnqueueError, TimedOut, UnknownLane};
 pub use executor::{Executor, ExecutorConfig, PauseError, Permit, Reserve};
 pub use hooks::{DeadJob, ExpiredJob, JobInfo, JobOutcome};
-pub use job::{Attempt, JobError, JobHandle, JobOptions, PendingJob, RetryPolicy};
 #[cfg(any(feature = "actor", feature = "esb"))]
 pub use job::SendOptions;
+pub use job::{Attempt, JobError, JobHandle, JobOptions, PendingJob, RetryPolicy};
 pub use lane::config::{LaneConfig, MaxRunning, RejectionPolicy};
 pub use lane::picker::{Picker, UnknownPicker};
 pub use metrics::{LaneMetrics, Metrics, ThreadMetrics};

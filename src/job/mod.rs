@@ -12,6 +12,6 @@ pub(crate) mod task;
 
 pub use error::JobError;
 pub use handle::{JobHandle, PendingJob};
-pub use options::{Attempt, JobOptions, RetryPolicy};
 #[cfg(any(feature = "actor", feature = "esb"))]
 pub use options::SendOptions;
+pub use options::{Attempt, JobOptions, RetryPolicy};
