@@ -5,21 +5,25 @@ use super::error::{SendError, StageClosed};
 use super::head::Head;
 use super::info::LetterInfo;
 use super::mailbox::Mailbox;
+use crate::SendOptions;
 use crate::pool::Wait;
 use crate::priority::Priority;
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// The address of a stage: cheap to clone, `Send` and `Sync`. Sending
 /// never drops a message: a refused one comes back in the [`SendError`].
 ///
 /// The message's priority comes from the stage's generator, or the
-/// mailbox's default priority; [`send_at`](Addr::send_at) sets it.
+/// mailbox's default priority; [`send_with`](Addr::send_with) and
+/// [`SendOptions::priority`] set it. [`send`](Addr::send) waits for room
+/// in a full lane as long as it takes; [`SendOptions::wait_at_most`] bounds
+/// the wait (`Duration::ZERO`: never blocks).
 ///
 /// # Examples
 ///
 /// ```
+/// use priority_executor::SendOptions;
 /// use priority_executor::actor::{Actor, ActorError, Outbox, Stage};
 /// use std::time::Duration;
 ///
@@ -35,9 +39,11 @@ use std::time::Duration;
 ///
 /// let stage = Stage::builder("count", |_| Count(0)).spawn()?;
 /// let addr = stage.addr();
-/// addr.send(1).unwrap();                                 // blocks while the lane is full
-/// addr.try_send(2).unwrap();                             // never blocks
-/// addr.send_timeout(3, Duration::from_secs(1)).unwrap(); // waits at most 1 s
+/// addr.send(1).unwrap(); // blocks while the lane is full
+/// let no_wait = SendOptions::new().wait_at_most(Duration::ZERO);
+/// addr.send_with(2, no_wait).unwrap(); // never blocks
+/// let a_second = SendOptions::new().wait_at_most(Duration::from_secs(1));
+/// addr.send_with(3, a_second).unwrap(); // waits at most 1 s
 /// let exit = stage.drain();
 /// assert_eq!(exit.metrics.performed, 3);
 /// # Ok::<(), priority_executor::actor::SpawnError>(())
@@ -69,48 +75,24 @@ impl<M> Addr<M> {
         self.mb.send(msg, None, Wait::Forever)
     }
 
-    /// Like [`send`](Addr::send), but never blocks.
+    /// Sends `msg` with `options`: at [`SendOptions::priority`] if set,
+    /// whatever the generator says, and waiting for room in a full lane at
+    /// most [`SendOptions::wait_at_most`] if set (`Duration::ZERO`: not at
+    /// all), else as long as it takes. From one of the stage's own
+    /// instances it never waits, as [`send`](Addr::send).
+    /// `send_with(msg, SendOptions::new())` is `send(msg)`.
     ///
     /// # Errors
     ///
     /// As [`send`](Addr::send), and [`SendError::Full`] if the lane is
-    /// full.
+    /// still full once the wait allowed ran out.
     ///
     /// # Examples
     ///
-    /// See [`Addr`].
+    /// See [`Addr`], and [`SendError::UnknownPriority`] for a priority.
     #[inline]
-    pub fn try_send(&self, msg: M) -> Result<(), SendError<M>> {
-        self.mb.send(msg, None, Wait::No)
-    }
-
-    /// Like [`send`](Addr::send), but waits at most `timeout` for room in
-    /// a full lane (from one of the stage's own instances: not at all).
-    ///
-    /// # Errors
-    ///
-    /// As [`try_send`](Addr::try_send); `Full` once the time ran out.
-    ///
-    /// # Examples
-    ///
-    /// See [`Addr`].
-    pub fn send_timeout(&self, msg: M, timeout: Duration) -> Result<(), SendError<M>> {
-        self.mb.send(msg, None, Wait::at_most(timeout))
-    }
-
-    /// Like [`send`](Addr::send), at `priority` whatever the generator
-    /// says.
-    ///
-    /// # Errors
-    ///
-    /// As [`send`](Addr::send).
-    ///
-    /// # Examples
-    ///
-    /// See [`SendError::UnknownPriority`].
-    #[inline]
-    pub fn send_at(&self, msg: M, priority: Priority) -> Result<(), SendError<M>> {
-        self.mb.send(msg, Some(priority), Wait::Forever)
+    pub fn send_with(&self, msg: M, options: SendOptions) -> Result<(), SendError<M>> {
+        self.mb.send(msg, options.priority, options.wait_mode())
     }
 
     /// Queues a graceful stop (Akka's `PoisonPill`) at the mailbox's stop
