@@ -23,6 +23,7 @@
 use crossbeam_channel::{Receiver, Sender, bounded, select, unbounded};
 use priority_executor::Capacity;
 use priority_executor::Priority;
+use priority_executor::SendOptions;
 use priority_executor::actor::{Actor, ActorError, MailboxConfig, Outbox, Pipeline, Stage};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -341,11 +342,14 @@ fn flood_this_crate() -> (Vec<Duration>, Duration) {
     let addr = stage.addr();
     let start = Instant::now();
     for _ in 0..FLOOD.low {
-        addr.send_at((false, Instant::now()), Priority::LOW)
-            .expect("low accepted");
+        addr.send_with(
+            (false, Instant::now()),
+            SendOptions::new().priority(Priority::LOW),
+        )
+        .expect("low accepted");
     }
     pace(|at| {
-        addr.send_at((true, at), Priority::HIGH)
+        addr.send_with((true, at), SendOptions::new().priority(Priority::HIGH))
             .expect("high accepted")
     });
     stage.drain();

@@ -67,7 +67,11 @@ impl Actor for Printer {
             Message::Hold(release) => {
                 release.lock().map_err(|_| "hold lock")?.recv()?;
             }
-            other => println!("  performed at {:>3}: {}", out.priority().0, other.text()),
+            other => println!(
+                "  performed at {:>3}: {}",
+                out.letter().priority().0,
+                other.text()
+            ),
         }
         Ok(())
     }

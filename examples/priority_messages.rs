@@ -9,10 +9,10 @@
 //!
 //! `cargo run --example priority_messages --features actor`
 
-use priority_executor::Priority;
 use priority_executor::actor::{
     Actor, ActorError, Broker, DeadLetter, LetterInfo, Outbox, Reason, Strategy,
 };
+use priority_executor::{Priority, SendOptions};
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
 use std::time::Duration;
@@ -132,7 +132,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         sent_at,
                         ttl: i % 6,
                     };
-                    if let Err(e) = addr.send_at(m, sent_at) {
+                    if let Err(e) = addr.send_with(m, SendOptions::new().priority(sent_at)) {
                         eprintln!("producer {p}: {e}");
                     }
                 }

@@ -223,6 +223,7 @@ async fn the_window_waits_are_those_since_the_previous_look() {
 #[cfg(feature = "actor")]
 #[tokio::test]
 async fn the_pipelines_have_every_field_with_their_type() {
+    use priority_executor::SendOptions;
     use priority_executor::actor::{Pipeline, Reason, Stage};
     use support::stages::{HOLD, Pass, gated};
 
@@ -235,7 +236,8 @@ async fn the_pipelines_have_every_field_with_their_type() {
     let addr = pipeline.addr();
     addr.send(HOLD).unwrap();
     gate.wait_held();
-    addr.send_at(1, Priority::HIGH).unwrap(); // fails
+    addr.send_with(1, SendOptions::new().priority(Priority::HIGH))
+        .unwrap(); // fails
     for n in [2, 4, 6] {
         addr.send(n).unwrap(); // MEDIUM, the default
     }

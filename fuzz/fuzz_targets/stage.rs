@@ -3,10 +3,10 @@
 //! for other priorities, a picker, stop and kill priorities; a consumer
 //! strategy (predicate, priority threshold, TTL) with a hop limit; retries
 //! with a backoff; instances whose `init` or `destroy` fail; then sends of
-//! every kind (`send`, `try_send`, `send_timeout`, `send_at`) of letters
-//! whose performs fail, panic, wait for the script or send to the stage
-//! itself, `stop` and `kill` in between, and one of the ends: drain, stop,
-//! kill, or dropping the stage.
+//! every kind (`send`, and `send_with` no wait, a timeout or a priority)
+//! of letters whose performs fail, panic, wait for the script or send to
+//! the stage itself, `stop` and `kill` in between, and one of the ends:
+//! drain, stop, kill, or dropping the stage.
 //!
 //! Checked: every letter (the script's and the instances' own) was
 //! performed, dead-lettered, faulted or handed back exactly once, and each

@@ -5,21 +5,25 @@ use super::error::{SendError, StageClosed};
 use super::head::Head;
 use super::info::LetterInfo;
 use super::mailbox::Mailbox;
+use crate::SendOptions;
 use crate::pool::Wait;
 use crate::priority::Priority;
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
 /// The address of a stage: cheap to clone, `Send` and `Sync`. Sending
 /// never drops a message: a refused one comes back in the [`SendError`].
 ///
 /// The message's priority comes from the stage's generator, or the
-/// mailbox's default priority; [`send_at`](Addr::send_at) sets it.
+/// mailbox's default priority; [`send_with`](Addr::send_with) and
+/// [`SendOptions::priority`] set it. [`send`](Addr::send) waits for room
+/// in a full lane as long as it takes; [`SendOptions::wait_at_most`] bounds
+/// the wait (`Duration::ZERO`: never blocks).
 ///
 /// # Examples
 ///
 /// ```
+/// use priority_executor::SendOptions;
 /// use priority_executor::actor::{Actor, ActorError, Outbox, Stage};
 /// use std::time::Duration;
 ///
@@ -35,9 +39,11 @@ use std::time::Duration;
 ///
 /// let stage = Stage::builder("count", |_| Count(0)).spawn()?;
 /// let addr = stage.addr();
-/// addr.send(1).unwrap();                                 // blocks while the lane is full
-/// addr.try_send(2).unwrap();                             // never blocks
-/// addr.send_timeout(3, Duration::from_secs(1)).unwrap(); // waits at most 1 s
+/// addr.send(1).unwrap(); // blocks while the lane is full
+/// let no_wait = SendOptions::new().wait_at_most(Duration::ZERO);
+/// addr.send_with(2, no_wait).unwrap(); // never blocks
+/// let a_second = SendOptions::new().wait_at_most(Duration::from_secs(1));
+/// addr.send_with(3, a_second).unwrap(); // waits at most 1 s
 /// let exit = stage.drain();
 /// assert_eq!(exit.metrics.performed, 3);
 /// # Ok::<(), priority_executor::actor::SpawnError>(())
@@ -69,48 +75,24 @@ impl<M> Addr<M> {
         self.mb.send(msg, None, Wait::Forever)
     }
 
-    /// Like [`send`](Addr::send), but never blocks.
+    /// Sends `msg` with `options`: at [`SendOptions::priority`] if set,
+    /// whatever the generator says, and waiting for room in a full lane at
+    /// most [`SendOptions::wait_at_most`] if set (`Duration::ZERO`: not at
+    /// all), else as long as it takes. From one of the stage's own
+    /// instances it never waits, as [`send`](Addr::send).
+    /// `send_with(msg, SendOptions::new())` is `send(msg)`.
     ///
     /// # Errors
     ///
     /// As [`send`](Addr::send), and [`SendError::Full`] if the lane is
-    /// full.
+    /// still full once the wait allowed ran out.
     ///
     /// # Examples
     ///
-    /// See [`Addr`].
+    /// See [`Addr`], and [`SendError::UnknownPriority`] for a priority.
     #[inline]
-    pub fn try_send(&self, msg: M) -> Result<(), SendError<M>> {
-        self.mb.send(msg, None, Wait::No)
-    }
-
-    /// Like [`send`](Addr::send), but waits at most `timeout` for room in
-    /// a full lane (from one of the stage's own instances: not at all).
-    ///
-    /// # Errors
-    ///
-    /// As [`try_send`](Addr::try_send); `Full` once the time ran out.
-    ///
-    /// # Examples
-    ///
-    /// See [`Addr`].
-    pub fn send_timeout(&self, msg: M, timeout: Duration) -> Result<(), SendError<M>> {
-        self.mb.send(msg, None, Wait::at_most(timeout))
-    }
-
-    /// Like [`send`](Addr::send), at `priority` whatever the generator
-    /// says.
-    ///
-    /// # Errors
-    ///
-    /// As [`send`](Addr::send).
-    ///
-    /// # Examples
-    ///
-    /// See [`SendError::UnknownPriority`].
-    #[inline]
-    pub fn send_at(&self, msg: M, priority: Priority) -> Result<(), SendError<M>> {
-        self.mb.send(msg, Some(priority), Wait::Forever)
+    pub fn send_with(&self, msg: M, options: SendOptions) -> Result<(), SendError<M>> {
+        self.mb.send(msg, options.priority, options.wait_mode())
     }
 
     /// Queues a graceful stop (Akka's `PoisonPill`) at the mailbox's stop
@@ -224,9 +206,9 @@ pub(crate) enum Downstream<O> {
 /// [`StageContext`](super::StageContext).
 ///
 /// Outputs keep the priority of the message being performed unless sent
-/// with [`send_at`](Outbox::send_at). In a pipeline `send` blocks while
-/// the next stage's lane is full: that is how backpressure travels
-/// upstream.
+/// with [`send_with`](Outbox::send_with) and a
+/// [`SendOptions::priority`]. In a pipeline `send` blocks while the next
+/// stage's lane is full: that is how backpressure travels upstream.
 ///
 /// # Examples
 ///
@@ -258,44 +240,74 @@ impl<O> Outbox<'_, O> {
     /// See [`Actor`](super::Actor).
     #[inline]
     pub fn send(&mut self, out: O) -> Result<(), SendError<O>> {
-        if !self.performing
-            && let Downstream::Stage(addr) = self.down
-        {
-            return addr.mb.send(out, None, Wait::Forever);
-        }
-        let priority = self.letter.priority;
-        self.send_at(out, priority)
+        self.send_with(out, SendOptions::new())
     }
 
-    /// Sends an output at `priority`.
+    /// Sends an output with `options`: at [`SendOptions::priority`] if
+    /// set, else at the priority [`send`](Outbox::send) gives it.
+    ///
+    /// To the next stage of a pipeline, a full lane is waited on for at
+    /// most [`SendOptions::wait_at_most`] if set (`Duration::ZERO`: not at
+    /// all), else as long as it takes. An `on_output` sink never waits: it
+    /// is called at once, with the output and its priority, whatever the
+    /// wait allowed; with no downstream the output is dropped at once.
     ///
     /// # Errors
     ///
-    /// As [`send`](Outbox::send).
+    /// As [`send`](Outbox::send), and [`SendError::Full`] if the next
+    /// stage's lane is still full once the wait allowed ran out.
     ///
     /// # Examples
     ///
-    /// See [`Actor`](super::Actor).
+    /// ```
+    /// use priority_executor::{Priority, SendOptions};
+    /// use priority_executor::actor::{Actor, ActorError, Outbox, Stage};
+    ///
+    /// /// Passes even numbers on at their own priority, odd ones raised.
+    /// struct Raise;
+    /// impl Actor for Raise {
+    ///     type In = u32;
+    ///     type Out = u32;
+    ///     fn perform(&mut self, n: u32, out: &mut Outbox<'_, u32>) -> Result<(), ActorError> {
+    ///         let _ = if n % 2 == 0 {
+    ///             out.send(n)
+    ///         } else {
+    ///             let raised = Priority(out.letter().priority().0 + 1);
+    ///             out.send_with(n, SendOptions::new().priority(raised))
+    ///         };
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// let stage = Stage::builder("raise", |_| Raise)
+    ///     .on_output(move |n, priority| tx.send((n, priority)).unwrap())
+    ///     .spawn()?;
+    /// let at = |p| SendOptions::new().priority(p);
+    /// stage.addr().send_with(2, at(Priority::MEDIUM)).unwrap();
+    /// stage.addr().send_with(3, at(Priority::MEDIUM)).unwrap();
+    /// stage.drain();
+    /// let outputs: Vec<_> = rx.try_iter().collect();
+    /// let raised = Priority(Priority::MEDIUM.0 + 1);
+    /// assert_eq!(outputs, [(2, Priority::MEDIUM), (3, raised)]);
+    /// # Ok::<(), priority_executor::actor::SpawnError>(())
+    /// ```
     #[inline]
-    pub fn send_at(&mut self, out: O, priority: Priority) -> Result<(), SendError<O>> {
+    pub fn send_with(&mut self, out: O, options: SendOptions) -> Result<(), SendError<O>> {
+        // Without a priority of its own, an output keeps its input's; from
+        // `init`, where there is no input, the next stage gives it one.
+        let priority = options
+            .priority
+            .or(self.performing.then_some(self.letter.priority));
         match self.down {
-            Downstream::Stage(addr) => addr.mb.send(out, Some(priority), Wait::Forever),
+            Downstream::Stage(addr) => addr.mb.send(out, priority, options.wait_mode()),
+            // A sink is a call, not a lane: nothing to wait for.
             Downstream::Output(f) => {
-                f(out, priority);
+                f(out, priority.unwrap_or(self.letter.priority));
                 Ok(())
             }
             Downstream::Discard => Ok(()),
         }
-    }
-
-    /// The priority of the message being performed (in `init`, this
-    /// stage's default priority).
-    ///
-    /// # Examples
-    ///
-    /// See [`Actor`](super::Actor).
-    pub fn priority(&self) -> Priority {
-        self.letter.priority
     }
 
     /// The control information of the letter being performed (seed

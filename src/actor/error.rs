@@ -43,8 +43,9 @@ pub enum SendError<M> {
         /// The message, unperformed.
         message: M,
     },
-    /// The message's lane was full (`try_send`, or `send_timeout` ran out
-    /// of time).
+    /// The message's lane was full (`send_with` and no wait, or its
+    /// [`wait_at_most`](crate::SendOptions::wait_at_most) ran out of
+    /// time).
     Full {
         /// The lane's priority.
         priority: Priority,
@@ -62,7 +63,7 @@ pub enum SendError<M> {
     /// use priority_executor::actor::{
     ///     Actor, ActorError, MailboxConfig, Outbox, SendError, Stage, Unlisted,
     /// };
-    /// use priority_executor::{Capacity, Priority};
+    /// use priority_executor::{Capacity, Priority, SendOptions};
     ///
     /// struct Sink;
     /// impl Actor for Sink {
@@ -80,7 +81,7 @@ pub enum SendError<M> {
     ///             .unlisted(Unlisted::Refuse),
     ///     )
     ///     .spawn()?;
-    /// let err = stage.addr().send_at(7, Priority(5)).unwrap_err();
+    /// let err = stage.addr().send_with(7, SendOptions::new().priority(Priority(5))).unwrap_err();
     /// assert!(matches!(err, SendError::UnknownPriority { .. }));
     /// assert_eq!(err.to_string(), "no lane for priority 5 (lanes: 300, 200): message handed back");
     /// assert_eq!(err.into_inner(), 7);

@@ -17,7 +17,7 @@ use crate::priority::Priority;
 /// # Examples
 ///
 /// ```
-/// use priority_executor::Priority;
+/// use priority_executor::{Priority, SendOptions};
 /// use priority_executor::actor::{Actor, ActorError, Outbox, Stage, Strategy};
 ///
 /// /// Reports how often each message was turned away before it ran.
@@ -38,7 +38,7 @@ use crate::priority::Priority;
 ///     .strategy(Strategy::predicate(|n: &u32| n % 2 == 0, 2))
 ///     .on_output(move |pair, _| tx.send(pair).unwrap())
 ///     .spawn()?;
-/// stage.addr().send_at(3, Priority::HIGH).unwrap();
+/// stage.addr().send_with(3, SendOptions::new().priority(Priority::HIGH)).unwrap();
 /// stage.drain();
 /// assert_eq!(rx.recv().unwrap(), (3, 2));
 /// # Ok::<(), priority_executor::actor::SpawnError>(())

@@ -17,8 +17,10 @@ use std::task::{Context, Poll};
 impl<M> Addr<M> {
     /// Waits, without blocking a thread, for a free slot in the lane of
     /// `priority`, and returns a [`SendPermit`] that queues one message
-    /// there without waiting: the async form of [`send_at`](Addr::send_at)'s
-    /// backpressure (as tokio's `mpsc::Sender::reserve`). For a
+    /// there without waiting: the async form of the backpressure of
+    /// [`send_with`](Addr::send_with) at a
+    /// [`priority`](crate::SendOptions::priority) (as tokio's
+    /// `mpsc::Sender::reserve`). For a
     /// [`Pipeline`](super::Pipeline), reserve on its
     /// [`addr`](super::Pipeline::addr).
     ///
@@ -243,6 +245,7 @@ impl<M> fmt::Debug for SendPermit<M> {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use crate::SendOptions;
     use crate::actor::{Actor, ActorError, MailboxConfig, Outbox, Stage};
     use crate::priority::{Capacity, Priority};
     use std::sync::mpsc;
@@ -288,7 +291,8 @@ mod tests {
         let Poll::Ready(Ok(permit)) = addr.reserve(Priority(1)).poll_reserve(&mut cx) else {
             panic!("an empty lane has room");
         };
-        addr.send_at(2, Priority(1)).expect("accepted");
+        addr.send_with(2, SendOptions::new().priority(Priority(1)))
+            .expect("accepted");
         until("both instances asleep", || stage.waiting() == 2);
         assert!(
             performed.try_recv().is_err(),

@@ -3,6 +3,7 @@
 //! a letter sent back below a stop being served, letters at a broker with
 //! no consumer. Both once spun, a core each.
 
+use crate::SendOptions;
 use crate::actor::{Actor, ActorError, Broker, MailboxConfig, Outbox, Reason, Stage, Strategy};
 use crate::priority::{Capacity, Priority};
 use std::sync::mpsc;
@@ -87,8 +88,17 @@ fn a_letter_sent_back_below_a_stop_is_turned_away_and_instances_sleep() {
     let (release_a, held) = gate();
     let (release_b, doubted) = gate();
     let (performing_tx, performing) = mpsc::channel();
-    assert!(addr.send_at(Letter::Hold(held, performing_tx), LOW).is_ok());
-    assert!(addr.send_at(Letter::Doubt(doubted), LOW).is_ok());
+    assert!(
+        addr.send_with(
+            Letter::Hold(held, performing_tx),
+            SendOptions::new().priority(LOW)
+        )
+        .is_ok()
+    );
+    assert!(
+        addr.send_with(Letter::Doubt(doubted), SendOptions::new().priority(LOW))
+            .is_ok()
+    );
     judging.recv().expect("B judges the doubted letter");
     // A performs, B judges: the third instance dispatches the stop and
     // sleeps, as both letters are in flight.

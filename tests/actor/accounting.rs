@@ -4,7 +4,8 @@
 
 use super::support::{GATE, Hold, Log, assert_balanced, msg, probes, within};
 use priority_executor::actor::{MailboxConfig, SendError, Unlisted};
-use priority_executor::{Capacity, Priority};
+use priority_executor::{Capacity, Priority, SendOptions};
+use std::time::Duration;
 
 #[test]
 fn every_message_is_accounted_for_performed_faulted_dead_or_handed_back() {
@@ -26,10 +27,12 @@ fn every_message_is_accounted_for_performed_faulted_dead_or_handed_back() {
             .expect("spawn");
         let addr = stage.addr();
         for _ in 0..2 {
-            addr.send_at(msg('G', 0), GATE).unwrap();
+            addr.send_with(msg('G', 0), SendOptions::new().priority(GATE))
+                .unwrap();
             hold.wait_held();
         }
         let (mut full, mut unknown) = (0, 0);
+        let no_wait = SendOptions::new().wait_at_most(Duration::ZERO);
         for i in 0..20 {
             // The first 8 fit: 3 fail, 2 panic, 3 succeed. The rest are full.
             let label = match i {
@@ -37,17 +40,18 @@ fn every_message_is_accounted_for_performed_faulted_dead_or_handed_back() {
                 3..5 => 'P',
                 _ => 'H',
             };
-            if let Err(e) = addr.try_send(msg(label, i)) {
+            if let Err(e) = addr.send_with(msg(label, i), no_wait) {
                 assert!(matches!(e, SendError::Full { .. }));
                 full += 1;
             }
-            if let Err(e) = addr.send_at(msg('x', i), Priority(7)) {
+            if let Err(e) = addr.send_with(msg('x', i), SendOptions::new().priority(Priority(7))) {
                 assert!(matches!(e, SendError::UnknownPriority { .. }));
                 unknown += 1;
             }
         }
         for i in 0..30 {
-            addr.send_at(msg('L', i), Priority::LOW).unwrap(); // dead: below the stop
+            addr.send_with(msg('L', i), SendOptions::new().priority(Priority::LOW))
+                .unwrap(); // dead: below the stop
         }
         addr.stop().unwrap();
         hold.open();
@@ -77,11 +81,13 @@ fn a_message_sent_again_after_a_refusal_is_offered_twice_and_accepted_once() {
             .spawn()
             .expect("spawn");
         let addr = stage.addr();
-        addr.send_at(msg('G', 0), GATE).unwrap();
+        addr.send_with(msg('G', 0), SendOptions::new().priority(GATE))
+            .unwrap();
         hold.wait_held();
-        addr.try_send(msg('H', 1)).unwrap();
-        addr.try_send(msg('H', 2)).unwrap();
-        let refused = addr.try_send(msg('H', 3)).unwrap_err();
+        let no_wait = SendOptions::new().wait_at_most(Duration::ZERO);
+        addr.send_with(msg('H', 1), no_wait).unwrap();
+        addr.send_with(msg('H', 2), no_wait).unwrap();
+        let refused = addr.send_with(msg('H', 3), no_wait).unwrap_err();
         assert!(matches!(refused, SendError::Full { .. }));
         hold.open();
         // The sender keeps its message and sends it again, blocking.
@@ -120,7 +126,10 @@ fn race(end: fn(&priority_executor::actor::Addr<super::support::Msg>)) {
                         midway.wait();
                     }
                     let p = [Priority::LOW, Priority::MEDIUM, Priority::HIGH][(i % 3) as usize];
-                    if addr.send_at(msg('r', t * 10_000 + i), p).is_err() {
+                    if addr
+                        .send_with(msg('r', t * 10_000 + i), SendOptions::new().priority(p))
+                        .is_err()
+                    {
                         refused.fetch_add(1, Ordering::Relaxed);
                     }
                 }

@@ -1,10 +1,11 @@
-//! Backpressure per lane: `send` blocks on a full lane, `try_send` and
-//! `send_timeout` hand the message back, and a full low lane never blocks
-//! a high one (nor, in a pipeline, high-priority output).
+//! Backpressure per lane: `send` blocks on a full lane, `send_with` a
+//! bounded wait (none, or a timeout) hands the message back, and a full
+//! low lane never blocks a high one (nor, in a pipeline, high-priority
+//! output).
 
 use super::support::{GATE, Hold, Log, assert_balanced, held, msg, probes, within};
 use priority_executor::actor::{MailboxConfig, Pipeline, Reason, SendError};
-use priority_executor::{Capacity, Priority};
+use priority_executor::{Capacity, Priority, SendOptions};
 use std::time::Duration;
 
 fn bounded(capacity: usize) -> MailboxConfig {
@@ -25,7 +26,9 @@ fn a_full_lane_refuses_try_send_and_send_timeout_with_the_message() {
         let addr = held(&stage, &hold);
         addr.send(msg('L', 0)).unwrap();
         addr.send(msg('L', 1)).unwrap();
-        let err = addr.try_send(msg('L', 2)).unwrap_err();
+        let err = addr
+            .send_with(msg('L', 2), SendOptions::new().wait_at_most(Duration::ZERO))
+            .unwrap_err();
         assert!(matches!(err, SendError::Full { .. }));
         assert_eq!(
             err.to_string(),
@@ -33,11 +36,15 @@ fn a_full_lane_refuses_try_send_and_send_timeout_with_the_message() {
         );
         assert_eq!(err.into_inner(), msg('L', 2));
         let err = addr
-            .send_timeout(msg('L', 3), Duration::from_millis(1))
+            .send_with(
+                msg('L', 3),
+                SendOptions::new().wait_at_most(Duration::from_millis(1)),
+            )
             .unwrap_err();
         assert_eq!(err.into_inner(), msg('L', 3));
         // The high lane is not full: a full low lane does not block it.
-        addr.send_at(msg('H', 0), Priority::HIGH).unwrap();
+        addr.send_with(msg('H', 0), SendOptions::new().priority(Priority::HIGH))
+            .unwrap();
         hold.open();
         let exit = stage.drain();
         assert_balanced(&exit.metrics);
@@ -58,7 +65,8 @@ fn a_blocked_send_completes_when_room_is_made() {
         let addr = held(&stage, &hold);
         addr.send(msg('L', 0)).unwrap();
         assert!(matches!(
-            addr.try_send(msg('L', 1)).unwrap_err(),
+            addr.send_with(msg('L', 1), SendOptions::new().wait_at_most(Duration::ZERO))
+                .unwrap_err(),
             SendError::Full { .. }
         ));
         let sender = {
@@ -122,10 +130,19 @@ fn a_full_low_lane_downstream_never_blocks_high_priority_output() {
             .expect("spawn");
         // Hold the downstream instance: the gate message passes through up.
         up_hold.open();
-        pipeline.addr().send_at(msg('G', 0), GATE).unwrap();
+        pipeline
+            .addr()
+            .send_with(msg('G', 0), SendOptions::new().priority(GATE))
+            .unwrap();
         down_hold.wait_held();
-        pipeline.addr().send_at(msg('L', 0), Priority::LOW).unwrap(); // fills down's low lane
-        pipeline.addr().send_at(msg('L', 1), Priority::LOW).unwrap(); // one up instance blocks on it
+        pipeline
+            .addr()
+            .send_with(msg('L', 0), SendOptions::new().priority(Priority::LOW))
+            .unwrap(); // fills down's low lane
+        pipeline
+            .addr()
+            .send_with(msg('L', 1), SendOptions::new().priority(Priority::LOW))
+            .unwrap(); // one up instance blocks on it
         let metrics = || pipeline.metrics();
         let low_queued = || {
             metrics()[1]
@@ -139,7 +156,7 @@ fn a_full_low_lane_downstream_never_blocks_high_priority_output() {
         }
         pipeline
             .addr()
-            .send_at(msg('H', 0), Priority::HIGH)
+            .send_with(msg('H', 0), SendOptions::new().priority(Priority::HIGH))
             .unwrap();
         // The other up instance forwards it past the full low lane.
         while metrics()[1]

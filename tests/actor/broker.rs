@@ -4,10 +4,10 @@
 //! inside a batch, and every letter performed exactly once under load.
 
 use super::support::{assert_balanced, within};
-use priority_executor::Priority;
 use priority_executor::actor::{
     Actor, ActorError, Batch, Broker, DeadReason, Outbox, Reason, Strategy,
 };
+use priority_executor::{Priority, SendOptions};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -219,8 +219,14 @@ fn it_ends_after_n_cycles_without_consumers_and_reports_its_letters() {
         let broker = manual(4).end_after(2).spawn().unwrap();
         let a = broker.register(consumer(&log), Strategy::always()).unwrap();
         assert!(broker.unregister(a));
-        broker.addr().send_at(1, Priority::HIGH).unwrap();
-        broker.addr().send_at(2, Priority::LOW).unwrap();
+        broker
+            .addr()
+            .send_with(1, SendOptions::new().priority(Priority::HIGH))
+            .unwrap();
+        broker
+            .addr()
+            .send_with(2, SendOptions::new().priority(Priority::LOW))
+            .unwrap();
         assert_eq!(broker.tick(), Ok(vec![]));
         // A consumer registering in time resets the count...
         let b = broker.register(consumer(&log), Strategy::always()).unwrap();
@@ -294,7 +300,8 @@ fn under_load_with_consumers_coming_and_going_every_letter_is_performed_once() {
                 std::thread::spawn(move || {
                     for n in p * EACH..(p + 1) * EACH {
                         let priority = Priority(100 + (n % 3) as u32 * 100);
-                        addr.send_at(n, priority).unwrap();
+                        addr.send_with(n, SendOptions::new().priority(priority))
+                            .unwrap();
                     }
                 })
             })
@@ -402,7 +409,10 @@ fn stop_and_a_consumers_drain_end_the_broker_as_they_end_a_stage() {
         broker
             .register(Edge { fail_init: false }, Strategy::always())
             .unwrap();
-        broker.addr().send_at(1, Priority::LOW).unwrap();
+        broker
+            .addr()
+            .send_with(1, SendOptions::new().priority(Priority::LOW))
+            .unwrap();
         broker.addr().stop().unwrap(); // HIGH: ahead of the LOW letter
         let exit = broker.join();
         assert_eq!(exit.reason, Reason::Stopped);

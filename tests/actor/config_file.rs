@@ -3,8 +3,8 @@
 //! `priority.default`, `priority.poison-pill`, `priority.kill-pill`).
 
 use super::support::{Event, Hold, Log, assert_balanced, held, msg, probes, within};
-use priority_executor::Priority;
 use priority_executor::actor::{MailboxConfig, Reason};
+use priority_executor::{Priority, SendOptions};
 
 const FILE: &str = r#"
 [mailboxes.graceful]
@@ -28,7 +28,8 @@ fn a_stop_at_the_files_poison_pill_priority_waits_for_unmarked_messages_at_its_d
         for i in 0..20 {
             addr.send(msg('D', i)).unwrap(); // no priority: the file's default
         }
-        addr.send_at(msg('M', 0), Priority::MEDIUM).unwrap();
+        addr.send_with(msg('M', 0), SendOptions::new().priority(Priority::MEDIUM))
+            .unwrap();
         addr.stop().unwrap(); // at LOW, behind the 20 sent before it
         hold.open();
         let exit = stage.join();

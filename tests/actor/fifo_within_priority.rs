@@ -3,8 +3,8 @@
 //! of one priority are performed in send order.
 
 use super::support::{Hold, Log, assert_balanced, held, msg, probes, within};
-use priority_executor::Priority;
 use priority_executor::actor::{Actor, ActorError, Outbox, Stage};
+use priority_executor::{Priority, SendOptions};
 use std::sync::{Arc, Mutex};
 
 #[test]
@@ -14,7 +14,8 @@ fn five_hundred_messages_of_one_priority_keep_their_send_order() {
         let stage = probes("fifo", &log, &hold).spawn().expect("spawn");
         let addr = held(&stage, &hold);
         for i in 0..500 {
-            addr.send_at(msg('M', i), Priority::MEDIUM).unwrap();
+            addr.send_with(msg('M', i), SendOptions::new().priority(Priority::MEDIUM))
+                .unwrap();
         }
         hold.open();
         let exit = stage.drain();
@@ -45,7 +46,8 @@ fn anchor_equal_priorities_keep_send_order_over_100k_sends() {
             .expect("spawn");
         let addr = stage.addr();
         for n in 0..100_000u32 {
-            addr.send_at(n, Priority::HIGH).unwrap();
+            addr.send_with(n, SendOptions::new().priority(Priority::HIGH))
+                .unwrap();
         }
         let exit = stage.drain();
         assert_balanced(&exit.metrics);

@@ -4,7 +4,7 @@
 //! dispatched, behind only the message already running.
 
 use super::support::{Hold, Log, assert_balanced, held, msg, probes, within};
-use priority_executor::Priority;
+use priority_executor::{Priority, SendOptions};
 
 #[test]
 fn anchor_a_high_message_sent_into_a_low_backlog_starts_next() {
@@ -13,9 +13,11 @@ fn anchor_a_high_message_sent_into_a_low_backlog_starts_next() {
         let stage = probes("backlog", &log, &hold).spawn().expect("spawn");
         let addr = held(&stage, &hold); // the message already running
         for i in 0..4000 {
-            addr.send_at(msg('L', i), Priority::LOW).unwrap();
+            addr.send_with(msg('L', i), SendOptions::new().priority(Priority::LOW))
+                .unwrap();
         }
-        addr.send_at(msg('H', 0), Priority::HIGH).unwrap();
+        addr.send_with(msg('H', 0), SendOptions::new().priority(Priority::HIGH))
+            .unwrap();
         hold.open();
         let exit = stage.drain();
         assert_balanced(&exit.metrics);

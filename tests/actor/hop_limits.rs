@@ -3,10 +3,10 @@
 //! queued at.
 
 use super::support::assert_balanced;
-use priority_executor::Priority;
 use priority_executor::actor::{
     Actor, ActorError, DeadLetter, DeadReason, Outbox, Stage, Strategy,
 };
+use priority_executor::{Priority, SendOptions};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -38,7 +38,10 @@ fn run(
             .on_dead_letter(move |d| tx.send(d).expect("dead letter"))
             .spawn()
             .expect("spawn");
-        stage.addr().send_at(7, priority).expect("accepted");
+        stage
+            .addr()
+            .send_with(7, SendOptions::new().priority(priority))
+            .expect("accepted");
         let exit = stage.drain();
         assert_balanced(&exit.metrics);
         (dead.try_iter().collect(), exit.metrics.sent_back)

@@ -3,8 +3,8 @@
 //! the last.
 
 use super::support::{Event, Hold, Log, assert_balanced, msg, probes, within};
-use priority_executor::Priority;
 use priority_executor::actor::{Actor, ActorError, Outbox, Reason, Stage};
+use priority_executor::{Priority, SendOptions};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -18,7 +18,8 @@ fn init_four_times_before_any_perform_and_destroy_four_times_after_the_last() {
             .expect("spawn");
         let addr = stage.addr();
         for i in 0..2000 {
-            addr.send_at(msg('M', i), Priority::MEDIUM).unwrap();
+            addr.send_with(msg('M', i), SendOptions::new().priority(Priority::MEDIUM))
+                .unwrap();
         }
         let exit = stage.drain();
         assert_eq!(exit.reason, Reason::Drained);

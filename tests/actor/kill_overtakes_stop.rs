@@ -3,8 +3,8 @@
 //! order.
 
 use super::support::{Event, Hold, Log, assert_balanced, held, msg, probes, within};
-use priority_executor::Priority;
 use priority_executor::actor::{DeadReason, MailboxConfig, Reason};
+use priority_executor::{Priority, SendOptions};
 
 #[test]
 fn a_kill_overtakes_a_queued_stop_of_lower_priority() {
@@ -20,7 +20,8 @@ fn a_kill_overtakes_a_queued_stop_of_lower_priority() {
             .expect("spawn");
         let addr = held(&stage, &hold);
         for i in 0..100 {
-            addr.send_at(msg('M', i), Priority::MEDIUM).unwrap();
+            addr.send_with(msg('M', i), SendOptions::new().priority(Priority::MEDIUM))
+                .unwrap();
         }
         addr.stop().unwrap(); // LOW: would run after the 100
         addr.kill().unwrap(); // URGENT: runs next
@@ -44,8 +45,10 @@ fn killed_letters_come_back_in_fifo_order_highest_lane_first() {
         let stage = probes("kill-order", &log, &hold).spawn().expect("spawn");
         let addr = held(&stage, &hold);
         for i in 0..50 {
-            addr.send_at(msg('L', i), Priority::LOW).unwrap();
-            addr.send_at(msg('M', i), Priority::MEDIUM).unwrap();
+            addr.send_with(msg('L', i), SendOptions::new().priority(Priority::LOW))
+                .unwrap();
+            addr.send_with(msg('M', i), SendOptions::new().priority(Priority::MEDIUM))
+                .unwrap();
         }
         addr.kill().unwrap(); // HIGH, the seed's default
         hold.open();

@@ -4,10 +4,10 @@
 //! with the priority it was queued at.
 
 use super::support::{assert_balanced, within};
-use priority_executor::Priority;
 use priority_executor::actor::{
     Actor, ActorError, DeadLetter, DeadReason, LetterInfo, Outbox, Stage, Strategy,
 };
+use priority_executor::{Priority, SendOptions};
 use std::sync::mpsc;
 
 /// Hands each message on with the information its perform read; fails
@@ -47,7 +47,10 @@ fn run(
             .spawn()
             .unwrap();
         for (n, p) in sends {
-            stage.addr().send_at(n, p).unwrap();
+            stage
+                .addr()
+                .send_with(n, SendOptions::new().priority(p))
+                .unwrap();
         }
         let exit = stage.drain();
         assert_balanced(&exit.metrics);

@@ -3,8 +3,8 @@
 //! everything accepted before the stage ends.
 
 use super::support::{Hold, Log, assert_balanced, held, msg, probes, within};
-use priority_executor::Priority;
 use priority_executor::actor::{DeadReason, Phase, Pipeline, Reason};
+use priority_executor::{Priority, SendOptions};
 
 #[test]
 fn a_monitor_shows_faults_and_dead_letters_without_taking_them() {
@@ -13,9 +13,11 @@ fn a_monitor_shows_faults_and_dead_letters_without_taking_them() {
         let stage = probes("watched", &log, &hold).spawn().expect("spawn");
         let monitor = stage.monitor();
         let addr = held(&stage, &hold);
-        addr.send_at(msg('E', 1), Priority::HIGH).unwrap();
+        addr.send_with(msg('E', 1), SendOptions::new().priority(Priority::HIGH))
+            .unwrap();
         for i in 0..3 {
-            addr.send_at(msg('M', i), Priority::LOW).unwrap();
+            addr.send_with(msg('M', i), SendOptions::new().priority(Priority::LOW))
+                .unwrap();
         }
         addr.kill().unwrap(); // HIGH, behind the failing letter
         assert_eq!(monitor.metrics().queued, 5);

@@ -7,7 +7,7 @@ use super::common::within;
 use priority_executor::actor::{
     Actor, ActorError, Addr, MailboxConfig, Outbox, Pipeline, Reason, SendError, Stage,
 };
-use priority_executor::{Capacity, Priority};
+use priority_executor::{Capacity, Priority, SendOptions};
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::Duration;
 
@@ -38,7 +38,7 @@ impl Actor for SelfSender {
                 };
                 self.sends.send(outcome)?;
             }
-            let late = me.send_timeout(3, Duration::from_secs(60));
+            let late = me.send_with(3, SendOptions::new().wait_at_most(Duration::from_secs(60)));
             let outcome = match late {
                 Ok(()) => Ok(3),
                 Err(SendError::Full { message, .. }) => Err((message, true)),

@@ -4,8 +4,8 @@
 //! message.
 
 use super::support::{assert_balanced, within};
-use priority_executor::Priority;
 use priority_executor::actor::{Actor, ActorError, Outbox, Pipeline, Reason, SendError, Stage};
+use priority_executor::{Priority, SendOptions};
 use std::sync::{Arc, Mutex};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,7 +69,10 @@ fn every_message_reaches_the_sink_and_stages_end_in_order() {
             } else {
                 Priority::LOW
             };
-            pipeline.addr().send_at(n * 10, p).unwrap();
+            pipeline
+                .addr()
+                .send_with(n * 10, SendOptions::new().priority(p))
+                .unwrap();
         }
         let exits = pipeline.drain();
         assert_eq!(exits.len(), 3);

@@ -7,7 +7,7 @@ use priority_executor::actor::{
     Actor, ActorError, MailboxConfig, Outbox, Prioritized, PriorityGenerator, SendError,
     SpawnError, Stage, Unlisted,
 };
-use priority_executor::{Capacity, Picker, Priority};
+use priority_executor::{Capacity, Picker, Priority, SendOptions};
 use std::sync::{Arc, Mutex};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +48,7 @@ impl Actor for Record {
         self.seen
             .lock()
             .map_err(|_| "poisoned")?
-            .push((c, out.priority()));
+            .push((c, out.letter().priority()));
         Ok(())
     }
 }
@@ -145,9 +145,12 @@ fn unlisted_priorities_go_to_the_nearest_lane_below_or_are_refused_naming_the_la
             .spawn()
             .expect("spawn");
         let addr = nearest.addr();
-        addr.send_at(msg('a', 0), Priority(250)).unwrap(); // -> LOW (nearest below)
-        addr.send_at(msg('b', 0), Priority(5)).unwrap(); // -> LOW (none below: the lowest)
-        addr.send_at(msg('c', 0), Priority(9999)).unwrap(); // -> HIGH
+        addr.send_with(msg('a', 0), SendOptions::new().priority(Priority(250)))
+            .unwrap(); // -> LOW (nearest below)
+        addr.send_with(msg('b', 0), SendOptions::new().priority(Priority(5)))
+            .unwrap(); // -> LOW (none below: the lowest)
+        addr.send_with(msg('c', 0), SendOptions::new().priority(Priority(9999)))
+            .unwrap(); // -> HIGH
         let exit = nearest.drain();
         assert_balanced(&exit.metrics);
         let accepted: Vec<(Priority, u64)> = exit
@@ -164,7 +167,7 @@ fn unlisted_priorities_go_to_the_nearest_lane_below_or_are_refused_naming_the_la
             .expect("spawn");
         let err = refuse
             .addr()
-            .send_at(msg('r', 1), Priority(250))
+            .send_with(msg('r', 1), SendOptions::new().priority(Priority(250)))
             .unwrap_err();
         assert!(matches!(err, SendError::UnknownPriority { .. }));
         assert_eq!(
@@ -185,7 +188,8 @@ fn every_priority_is_accepted_past_the_lane_limit() {
         let stage = probes("many", &log, &hold).spawn().expect("spawn");
         let addr = stage.addr();
         for p in 0..200u32 {
-            addr.send_at(msg('p', p), Priority(p * 7)).unwrap();
+            addr.send_with(msg('p', p), SendOptions::new().priority(Priority(p * 7)))
+                .unwrap();
         }
         let exit = stage.drain();
         assert_balanced(&exit.metrics);

@@ -8,7 +8,7 @@ use super::support::LIMIT;
 use priority_executor::actor::{
     Actor, ActorError, Addr, MailboxConfig, Outbox, SendError, Stage, Unlisted,
 };
-use priority_executor::{Capacity, Priority};
+use priority_executor::{Capacity, Priority, SendOptions};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -54,7 +54,8 @@ fn hold_instance(addr: &Addr<Job>) -> mpsc::Sender<()> {
         inside_tx.send(()).unwrap();
         let _ = released.recv();
     });
-    addr.send_at(job, HIGH).unwrap();
+    addr.send_with(job, SendOptions::new().priority(HIGH))
+        .unwrap();
     inside
         .recv_timeout(LIMIT)
         .expect("the instance takes the hold");
@@ -123,7 +124,11 @@ fn every_letter_once(tasks: usize, threads: usize) {
             std::thread::spawn(move || {
                 for i in 0..PER_SENDER {
                     let (lane, job) = letter(&runs, t * PER_SENDER + i);
-                    assert!(addr.send_at(job, lane).is_ok(), "accepted");
+                    assert!(
+                        addr.send_with(job, SendOptions::new().priority(lane))
+                            .is_ok(),
+                        "accepted"
+                    );
                 }
             })
         })
@@ -166,7 +171,8 @@ fn waiters_on_one_lane_are_served_in_the_order_they_came() {
     let addr = stage.addr();
     let release = hold_instance(&addr);
     let (ran_tx, ran) = mpsc::channel();
-    addr.send_at(reporting(&ran_tx), LOW).unwrap(); // the lane is full
+    addr.send_with(reporting(&ran_tx), SendOptions::new().priority(LOW))
+        .unwrap(); // the lane is full
     let (wakes, wakers): (Vec<_>, Vec<_>) = (0..3).map(|_| waker()).unzip();
     let mut waiting: Vec<_> = (0..3).map(|_| addr.reserve(LOW)).collect();
     for (r, w) in waiting.iter_mut().zip(&wakers) {
@@ -208,7 +214,8 @@ fn a_dropped_waiter_hands_its_wake_up_to_the_next() {
     let addr = stage.addr();
     let release = hold_instance(&addr);
     let (ran_tx, ran) = mpsc::channel();
-    addr.send_at(reporting(&ran_tx), LOW).unwrap();
+    addr.send_with(reporting(&ran_tx), SendOptions::new().priority(LOW))
+        .unwrap();
     let (first_woken, first_waker) = waker();
     let (second_woken, second_waker) = waker();
     let mut first = addr.reserve(LOW);
@@ -233,7 +240,8 @@ fn a_full_lane_never_holds_up_a_waiter_on_another() {
     let stage = stage(1, 1);
     let addr = stage.addr();
     let release = hold_instance(&addr);
-    addr.send_at(Box::new(|| ()), LOW).unwrap();
+    addr.send_with(Box::new(|| ()), SendOptions::new().priority(LOW))
+        .unwrap();
     let (_, w) = waker();
     let mut low = addr.reserve(LOW);
     assert!(poll(&mut low, &w).is_pending());
@@ -275,7 +283,8 @@ fn the_end_of_the_stage_ends_every_wait() {
     let stage = stage(1, 1);
     let addr = stage.addr();
     let release = hold_instance(&addr);
-    addr.send_at(Box::new(|| ()), LOW).unwrap();
+    addr.send_with(Box::new(|| ()), SendOptions::new().priority(LOW))
+        .unwrap();
     let (woken, w) = waker();
     let mut waiting = addr.reserve(LOW);
     assert!(poll(&mut waiting, &w).is_pending());

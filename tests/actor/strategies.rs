@@ -2,10 +2,10 @@
 //! and idle shutdown.
 
 use super::support::{assert_balanced, within};
-use priority_executor::Priority;
 use priority_executor::actor::{
     Actor, ActorError, DeadReason, Outbox, Reason, SendError, Stage, StageBuilder, Strategy,
 };
+use priority_executor::{Priority, SendOptions};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -33,7 +33,7 @@ impl Actor for Worker {
         self.done
             .lock()
             .map_err(|_| "poisoned")?
-            .push((job.id, out.priority()));
+            .push((job.id, out.letter().priority()));
         Ok(())
     }
 }
@@ -91,14 +91,17 @@ fn priority_threshold_raises_what_is_too_low_and_lowers_what_failed() {
             .spawn()
             .expect("spawn");
         let addr = stage.addr();
-        addr.send_at(job(1), Priority::LOW).unwrap(); // LOW -> MEDIUM -> HIGH, performed
-        addr.send_at(job(2), Priority::URGENT).unwrap(); // performed at once
+        addr.send_with(job(1), SendOptions::new().priority(Priority::LOW))
+            .unwrap(); // LOW -> MEDIUM -> HIGH, performed
+        addr.send_with(job(2), SendOptions::new().priority(Priority::URGENT))
+            .unwrap(); // performed at once
         let failing = Job {
             id: 3,
             ttl: 0,
             fail: true,
         };
-        addr.send_at(failing, Priority::HIGH).unwrap(); // fails, lowered, raised, ... hop limit
+        addr.send_with(failing, SendOptions::new().priority(Priority::HIGH))
+            .unwrap(); // fails, lowered, raised, ... hop limit
         let exit = stage.drain();
         assert_balanced(&exit.metrics);
         let mut done = done.lock().unwrap().clone();

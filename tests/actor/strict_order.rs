@@ -3,8 +3,8 @@
 //! at LOW the backlog runs first. `init` and `destroy` run once each.
 
 use super::support::{Event, Hold, Log, assert_balanced, held, msg, probes, within};
-use priority_executor::Priority;
 use priority_executor::actor::{DeadReason, MailboxConfig, Reason, SendError};
+use priority_executor::{Priority, SendOptions};
 
 fn run(stop_at: Priority) -> (Log, Reason) {
     within("strict order", move || {
@@ -15,10 +15,12 @@ fn run(stop_at: Priority) -> (Log, Reason) {
             .expect("spawn");
         let addr = held(&stage, &hold);
         for i in 0..1000 {
-            addr.send_at(msg('L', i), Priority::LOW).unwrap();
+            addr.send_with(msg('L', i), SendOptions::new().priority(Priority::LOW))
+                .unwrap();
         }
         for i in 0..10 {
-            addr.send_at(msg('U', i), Priority::URGENT).unwrap();
+            addr.send_with(msg('U', i), SendOptions::new().priority(Priority::URGENT))
+                .unwrap();
         }
         addr.stop().unwrap();
         hold.open();
@@ -40,10 +42,12 @@ fn urgent_runs_then_a_high_stop_and_the_low_backlog_comes_back_in_fifo_order() {
             .expect("spawn");
         let addr = held(&stage, &hold);
         for i in 0..1000 {
-            addr.send_at(msg('L', i), Priority::LOW).unwrap();
+            addr.send_with(msg('L', i), SendOptions::new().priority(Priority::LOW))
+                .unwrap();
         }
         for i in 0..10 {
-            addr.send_at(msg('U', i), Priority::URGENT).unwrap();
+            addr.send_with(msg('U', i), SendOptions::new().priority(Priority::URGENT))
+                .unwrap();
         }
         addr.stop().unwrap(); // at HIGH, the seed's default
         hold.open();

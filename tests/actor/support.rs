@@ -3,10 +3,10 @@
 #![allow(dead_code)]
 
 use super::common::Gate;
-use priority_executor::Priority;
 use priority_executor::actor::{
     Actor, ActorError, Addr, Outbox, Reason, Stage, StageBuilder, StageContext, StageMetrics,
 };
+use priority_executor::{Priority, SendOptions};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
@@ -143,7 +143,8 @@ impl Actor for Probe {
 /// the gate message: what is sent next queues up behind it.
 pub fn held<A: Actor<In = Msg>>(stage: &Stage<A>, hold: &Hold) -> Addr<Msg> {
     let addr = stage.addr();
-    addr.send_at(msg('G', 0), GATE).unwrap();
+    addr.send_with(msg('G', 0), SendOptions::new().priority(GATE))
+        .unwrap();
     hold.wait_held();
     addr
 }

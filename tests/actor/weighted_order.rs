@@ -3,7 +3,7 @@
 
 use super::support::{Hold, Log, assert_balanced, msg, probes, within};
 use priority_executor::actor::{MailboxConfig, Unlisted};
-use priority_executor::{Capacity, Picker, Priority};
+use priority_executor::{Capacity, Picker, Priority, SendOptions};
 
 #[test]
 fn ten_to_one_lanes_are_served_in_the_smooth_order() {
@@ -20,11 +20,14 @@ fn ten_to_one_lanes_are_served_in_the_smooth_order() {
             .spawn()
             .expect("spawn");
         let addr = stage.addr();
-        addr.send_at(msg('G', 0), Priority::HIGH).unwrap(); // takes ticket 0
+        addr.send_with(msg('G', 0), SendOptions::new().priority(Priority::HIGH))
+            .unwrap(); // takes ticket 0
         hold.wait_held();
         for i in 0..100 {
-            addr.send_at(msg('H', i), Priority::HIGH).unwrap();
-            addr.send_at(msg('L', i), Priority::LOW).unwrap();
+            addr.send_with(msg('H', i), SendOptions::new().priority(Priority::HIGH))
+                .unwrap();
+            addr.send_with(msg('L', i), SendOptions::new().priority(Priority::LOW))
+                .unwrap();
         }
         hold.open();
         let exit = stage.drain();

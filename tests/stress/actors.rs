@@ -5,17 +5,17 @@
 //! tickets address, or unbounded ones), 1 to 3 instances, and a strategy
 //! that sends every seventh letter back once (past the capacity, on the
 //! ring's side list). 2 or 3 senders send 300 letters each at random
-//! priorities with `send`, `try_send` or `send_timeout`, and the stage is
-//! stopped (at either priority), killed or drained at a random moment,
-//! or drained once the senders are done. Every letter must end exactly
-//! once: performed, dead-lettered, or handed back to its sender; and the
-//! stage's counters must balance.
+//! priorities with `send`, or `send_with` and no wait or a short one, and
+//! the stage is stopped (at either priority), killed or drained at a
+//! random moment, or drained once the senders are done. Every letter must
+//! end exactly once: performed, dead-lettered, or handed back to its
+//! sender; and the stage's counters must balance.
 
 use super::support::{Rng, seeded_rounds};
 use priority_executor::actor::{
     Actor, ActorError, MailboxConfig, Outbox, PriorityGenerator, Stage, StageMetrics, Strategy,
 };
-use priority_executor::{Capacity, Priority};
+use priority_executor::{Capacity, Priority, SendOptions};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread;
@@ -127,9 +127,14 @@ fn round(seed: u64) -> StageMetrics {
                     };
                     let sent = match rng.range(0, 2) {
                         0 => addr.send(letter),
-                        1 => addr.try_send(letter),
-                        _ => addr
-                            .send_timeout(letter, Duration::from_micros(rng.range(0, 200) as u64)),
+                        1 => {
+                            addr.send_with(letter, SendOptions::new().wait_at_most(Duration::ZERO))
+                        }
+                        _ => addr.send_with(
+                            letter,
+                            SendOptions::new()
+                                .wait_at_most(Duration::from_micros(rng.range(0, 200) as u64)),
+                        ),
                     };
                     if let Err(refused) = sent {
                         ledger.ended(refused.into_inner().id);

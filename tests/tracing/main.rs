@@ -201,6 +201,7 @@ fn a_sequence_names_itself_in_its_span() {
 #[cfg(feature = "actor")]
 #[test]
 fn an_actor_stage_performs_in_spans_naming_the_stage_and_the_message_priority() {
+    use priority_executor::SendOptions;
     use priority_executor::actor::{Actor, ActorError, Outbox, Reason, Stage};
 
     /// Keeps the span each perform ran in; `fail` fails its first attempt.
@@ -227,8 +228,10 @@ fn an_actor_stage_performs_in_spans_naming_the_stage_and_the_message_priority() 
         .spawn()
         .unwrap();
     let addr = stage.addr();
-    addr.send_at(1, Priority::URGENT).unwrap();
-    addr.send_at(2, Priority::LOW).unwrap();
+    addr.send_with(1, SendOptions::new().priority(Priority::URGENT))
+        .unwrap();
+    addr.send_with(2, SendOptions::new().priority(Priority::LOW))
+        .unwrap();
     assert_eq!(stage.drain().reason, Reason::Drained);
 
     let ran = ran.lock().unwrap();

@@ -4,6 +4,7 @@
 use super::envelope::{Done, Envelope, Performed};
 use super::wire::Wire;
 use crate::delivery::{Failure, Incoming};
+use priority_executor::SendOptions;
 use priority_executor::actor::{Actor, ActorError, Addr, Outbox, Reason, StageContext};
 use std::cell::RefCell;
 use std::sync::mpsc;
@@ -80,7 +81,10 @@ where
         msg: value,
         done: Some(Done(Some(tx))),
     };
-    if addr.send_at(envelope, msg.lane()).is_err() {
+    if addr
+        .send_with(envelope, SendOptions::new().priority(msg.lane()))
+        .is_err()
+    {
         return Err(Failure::retry(format!(
             "stage {}: no longer accepts messages",
             addr.name()

@@ -3,8 +3,8 @@
 use crate::actor::{self, Fz, Gate, Letter, Log};
 use crate::common::{self, step};
 use crate::{End, Script, Spec, check_refusal};
-use priority_executor::Priority;
 use priority_executor::actor::{Addr, DeadLetter, Fault, Phase, Reason, Stage};
+use priority_executor::{Priority, SendOptions};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -62,11 +62,21 @@ impl State {
         // for ever on this very thread.
         let (result, blocking) = match spec.how {
             crate::How::Send if !held => (addr.send(letter), true),
-            crate::How::At(p) if !held => (addr.send_at(letter, Priority(u32::from(p))), true),
-            crate::How::Send | crate::How::At(_) | crate::How::Try => {
-                (addr.try_send(letter), false)
-            }
-            crate::How::Timeout => (addr.send_timeout(letter, Duration::from_micros(100)), false),
+            crate::How::At(p) if !held => (
+                addr.send_with(letter, SendOptions::new().priority(Priority(u32::from(p)))),
+                true,
+            ),
+            crate::How::Send | crate::How::At(_) | crate::How::Try => (
+                addr.send_with(letter, SendOptions::new().wait_at_most(Duration::ZERO)),
+                false,
+            ),
+            crate::How::Timeout => (
+                addr.send_with(
+                    letter,
+                    SendOptions::new().wait_at_most(Duration::from_micros(100)),
+                ),
+                false,
+            ),
         };
         match result {
             Ok(()) => true,

@@ -28,13 +28,13 @@ use std::time::{Duration, Instant};
 /// [`Strategy`]: its `init` runs when it registers, its
 /// [`perform_batch`](Actor::perform_batch) gets each batch, its `destroy`
 /// runs after its last batch. The mailbox is a stage's: `send`,
-/// `send_at`, `stop`, `kill`, lanes, dead letters and faults all work as
+/// `send_with`, `stop`, `kill`, lanes, dead letters and faults all work as
 /// for a [`Stage`](crate::actor::Stage).
 ///
 /// # Examples
 ///
 /// ```
-/// use priority_executor::Priority;
+/// use priority_executor::{Priority, SendOptions};
 /// use priority_executor::actor::{
 ///     Actor, ActorError, Batch, Broker, Outbox, Reason, Strategy,
 /// };
@@ -71,7 +71,7 @@ use std::time::{Duration, Instant};
 /// let a = broker.register(Picky, Strategy::always()).unwrap();
 /// let b = broker.register(Picky, Strategy::always()).unwrap();
 /// for n in 0..8 {
-///     broker.addr().send_at(n, Priority::MEDIUM).unwrap();
+///     broker.addr().send_with(n, SendOptions::new().priority(Priority::MEDIUM)).unwrap();
 /// }
 /// // One cycle: a batch for each consumer, round robin.
 /// assert_eq!(broker.tick(), Ok(vec![(a, 2), (b, 2)]));
