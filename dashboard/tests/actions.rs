@@ -183,7 +183,7 @@ mod drain {
             (status, body["ok"].as_bool()),
             (StatusCode::FORBIDDEN, Some(false))
         );
-        assert!(!stage.addr().is_closed(), "not drained");
+        assert!(!stage.addr().is_shut_down(), "not drained");
         let (_, json) = call(&router, "GET", "/api/snapshot", None).await;
         let record = &json["actions"][0];
         assert_eq!(
@@ -218,7 +218,7 @@ mod drain {
         for token in [None, Some("wrong")] {
             let (status, _) = call(&router, "POST", DRAIN, token).await;
             assert_eq!(status, StatusCode::UNAUTHORIZED, "token {token:?}");
-            assert!(!addr.is_closed(), "not drained");
+            assert!(!addr.is_shut_down(), "not drained");
         }
         let (status, _) = call(&router, "POST", "/api/pipelines/nope/drain", Some("s3cret")).await;
         assert_eq!(status, StatusCode::NOT_FOUND);
@@ -226,7 +226,7 @@ mod drain {
         let (status, body) = call(&router, "POST", DRAIN, Some("s3cret")).await;
         assert_eq!((status, body["ok"].as_bool()), (StatusCode::OK, Some(true)));
         // The drain has begun: nothing more is accepted, what was is kept.
-        assert!(addr.is_closed());
+        assert!(addr.is_shut_down());
         assert!(addr.send(2).is_err());
         gate.release();
         let exits = pipeline.join();

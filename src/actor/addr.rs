@@ -1,7 +1,7 @@
 //! Sending to a stage: [`Addr`] from outside, [`Outbox`] from inside a
 //! `perform` to the next stage.
 
-use super::error::{SendError, StageClosed};
+use super::error::{SendError, StageShutDown};
 use super::head::Head;
 use super::info::LetterInfo;
 use super::mailbox::Mailbox;
@@ -102,7 +102,7 @@ impl<M> Addr<M> {
     ///
     /// # Errors
     ///
-    /// [`StageClosed`] if the stage no longer accepts messages.
+    /// [`StageShutDown`] if the stage no longer accepts messages.
     ///
     /// # Examples
     ///
@@ -122,7 +122,7 @@ impl<M> Addr<M> {
     /// assert_eq!(stage.join().reason, Reason::Stopped);
     /// # Ok::<(), priority_executor::actor::SpawnError>(())
     /// ```
-    pub fn stop(&self) -> Result<(), StageClosed> {
+    pub fn stop(&self) -> Result<(), StageShutDown> {
         self.control(false, self.mb.stop_priority)
     }
 
@@ -133,31 +133,33 @@ impl<M> Addr<M> {
     ///
     /// # Errors
     ///
-    /// [`StageClosed`] if the stage no longer accepts messages.
+    /// [`StageShutDown`] if the stage no longer accepts messages.
     ///
     /// # Examples
     ///
     /// See `tests/actor/kill_overtakes_stop.rs`.
-    pub fn kill(&self) -> Result<(), StageClosed> {
+    pub fn kill(&self) -> Result<(), StageShutDown> {
         self.control(true, self.mb.kill_priority)
     }
 
-    fn control(&self, kill: bool, priority: Priority) -> Result<(), StageClosed> {
+    fn control(&self, kill: bool, priority: Priority) -> Result<(), StageShutDown> {
         if self.mb.control(kill, priority) {
             Ok(())
         } else {
-            Err(StageClosed {
+            Err(StageShutDown {
                 stage: self.mb.name.clone(),
             })
         }
     }
 
-    /// Does the stage still accept messages?
+    /// Has the stage shut down: does it refuse messages now (after a
+    /// stop, a kill, a drain, idleness, or when no instance survived
+    /// `init`)?
     ///
     /// # Examples
     ///
     /// See [`Addr::stop`].
-    pub fn is_closed(&self) -> bool {
+    pub fn is_shut_down(&self) -> bool {
         self.mb.is_closed()
     }
 

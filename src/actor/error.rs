@@ -166,14 +166,14 @@ impl<M> std::error::Error for SendError<M> {}
 /// # Examples
 ///
 /// ```
-/// use priority_executor::actor::StageClosed;
+/// use priority_executor::actor::StageShutDown;
 ///
-/// let err = StageClosed { stage: "index".into() };
-/// assert_eq!(err.to_string(), "stage \"index\" is closed");
+/// let err = StageShutDown { stage: "index".into() };
+/// assert_eq!(err.to_string(), "stage \"index\" is shut down");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("stage {stage:?} is closed")]
-pub struct StageClosed {
+#[error("stage {stage:?} is shut down")]
+pub struct StageShutDown {
     /// The stage's name.
     pub stage: String,
 }

@@ -129,7 +129,7 @@ pub use addr::{Addr, Outbox};
 pub use broker::{Batch, Broker, BrokerBuilder};
 pub use builder::StageBuilder;
 pub use config::{MAX_CAPACITY, MailboxConfig, Unlisted};
-pub use error::{ResizeError, SendError, SpawnError, StageClosed};
+pub use error::{ResizeError, SendError, SpawnError, StageShutDown};
 pub use info::LetterInfo;
 pub use letters::{DeadLetter, DeadReason, Fault, Phase};
 pub use metrics::{MailboxLaneMetrics, StageMetrics};

@@ -65,7 +65,7 @@ fn a_monitor_drains_the_pipeline_behind_what_it_accepted() {
         }
         monitors[1].drain(); // begins at the first stage
         monitors[1].drain(); // again: nothing more
-        assert!(addr.is_closed(), "the first stage accepts nothing more");
+        assert!(addr.is_shut_down(), "the first stage accepts nothing more");
         let exits = pipeline.join();
         assert!(exits.iter().all(|e| e.reason == Reason::Drained));
         for monitor in &monitors {

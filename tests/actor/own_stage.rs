@@ -231,5 +231,5 @@ fn draining_a_stage_inside_its_own_perform_is_a_fault_not_a_deadlock() {
     assert!(error.contains("would wait for itself"), "{error}");
     // The handle was dropped as the panic unwound, before the fault was
     // reported: that began the drain.
-    assert!(addr.is_closed());
+    assert!(addr.is_shut_down());
 }

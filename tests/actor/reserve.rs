@@ -268,7 +268,7 @@ fn a_drain_waits_for_a_held_permit_and_performs_its_letter() {
     let drained = std::thread::spawn(move || stage.drain());
     // The drain closes the door to new letters; the permit's slot was
     // taken before, so its letter is still accepted.
-    super::common::wait_until("the drain closes the door", || addr.is_closed());
+    super::common::wait_until("the drain closes the door", || addr.is_shut_down());
     let (ran_tx, ran) = mpsc::channel();
     permit.send(reporting(&ran_tx));
     ran.recv_timeout(LIMIT)
@@ -331,7 +331,7 @@ fn a_kill_waits_for_a_held_permit_and_turns_its_letter_away() {
     addr.kill().unwrap();
     // The kill is dispatched: the door closes, and the sweep waits for the
     // permit's slot.
-    super::common::wait_until("the kill closes the door", || addr.is_closed());
+    super::common::wait_until("the kill closes the door", || addr.is_shut_down());
     let (ran_tx, ran) = mpsc::channel();
     permit.send(reporting(&ran_tx));
     let exit = stage.join();

@@ -51,5 +51,5 @@ pub async fn check(page: &Page, pipeline: &Pipeline<u32>) {
         .await;
     page.wait_text(&cell("ingest", "state"), "drained").await;
     page.wait_text(&cell("store", "state"), "drained").await;
-    assert!(pipeline.addr().is_closed());
+    assert!(pipeline.addr().is_shut_down());
 }
