@@ -69,7 +69,7 @@ impl Actor for Printer {
             }
             other => println!(
                 "  performed at {:>3}: {}",
-                out.letter().priority().0,
+                out.letter().priority.0,
                 other.text()
             ),
         }

@@ -60,21 +60,17 @@ impl Actor for Consumer {
 /// Why a processed message had been sent back, read from its control
 /// information.
 fn why(m: &Message, info: &LetterInfo) -> String {
-    if info.sent_back() == 0 {
+    if info.sent_back == 0 {
         return "first try".to_owned();
     }
     let mut why = Vec::new();
-    if info.predicate_runs() > 0 {
-        why.push(format!("predicate refused {}x", info.predicate_runs()));
+    if info.predicate_runs > 0 {
+        why.push(format!("predicate refused {}x", info.predicate_runs));
     }
-    if info.priority() > m.sent_at {
-        why.push(format!(
-            "too low, aged {} -> {}",
-            m.sent_at,
-            info.priority()
-        ));
+    if info.priority > m.sent_at {
+        why.push(format!("too low, aged {} -> {}", m.sent_at, info.priority));
     }
-    if let Some(ttl) = info.ttl()
+    if let Some(ttl) = info.ttl
         && ttl < m.ttl
     {
         why.push(format!("TTL too high, {} -> {ttl}", m.ttl));
@@ -82,7 +78,7 @@ fn why(m: &Message, info: &LetterInfo) -> String {
     if why.is_empty() {
         why.push("sent back by a consumer".to_owned());
     }
-    format!("sent back {}x: {}", info.sent_back(), why.join(", "))
+    format!("sent back {}x: {}", info.sent_back, why.join(", "))
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -180,7 +176,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "  {who:<12} #{:<3} from producer {} at {:>3} ({}): {}",
             m.id,
             m.producer,
-            info.priority(),
+            info.priority,
             m.data,
             why(&m, &info)
         );
@@ -192,9 +188,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "  #{:<3} {} (priority {}, TTL {:?}, sent back {}x)",
             d.message.id,
             d.reason.as_str(),
-            d.info.priority(),
-            d.info.ttl(),
-            d.info.sent_back()
+            d.info.priority,
+            d.info.ttl,
+            d.info.sent_back
         );
     }
     let m = &exit.metrics;

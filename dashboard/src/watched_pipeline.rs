@@ -93,7 +93,7 @@ impl WatchedPipeline {
                     .map(|d| DeadLetterSnapshot {
                         priority: d.priority.0,
                         reason: d.reason.as_str().to_owned(),
-                        sent_back: d.info.sent_back(),
+                        sent_back: d.info.sent_back,
                     })
                     .collect(),
                 name: m.name,

@@ -274,7 +274,7 @@ impl<O> Outbox<'_, O> {
     ///         let _ = if n % 2 == 0 {
     ///             out.send(n)
     ///         } else {
-    ///             let raised = Priority(out.letter().priority().0 + 1);
+    ///             let raised = Priority(out.letter().priority.0 + 1);
     ///             out.send_with(n, SendOptions::new().priority(raised))
     ///         };
     ///         Ok(())

@@ -26,7 +26,7 @@ use crate::priority::Priority;
 ///     type In = u32;
 ///     type Out = (u32, u32);
 ///     fn perform(&mut self, n: u32, out: &mut Outbox<'_, (u32, u32)>) -> Result<(), ActorError> {
-///         let runs = out.letter().predicate_runs();
+///         let runs = out.letter().predicate_runs;
 ///         let _ = out.send((n, runs));
 ///         Ok(())
 ///     }
@@ -44,62 +44,21 @@ use crate::priority::Priority;
 /// # Ok::<(), priority_executor::actor::SpawnError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct LetterInfo {
-    pub(crate) priority: Priority,
-    pub(crate) sent_back: u32,
-    pub(crate) predicate_runs: u32,
-    pub(crate) ttl: Option<u32>,
-    pub(crate) hops_left: u32,
-}
-
-impl LetterInfo {
     /// The priority it was queued at (and dispatched at): a send-back may
     /// have changed the one it was sent with.
-    ///
-    /// # Examples
-    ///
-    /// See [`LetterInfo`].
-    pub fn priority(&self) -> Priority {
-        self.priority
-    }
-
+    pub priority: Priority,
     /// Times it was sent back to the mailbox, by the strategy or after a
     /// failed perform: its hops, which the hop limit counts.
-    ///
-    /// # Examples
-    ///
-    /// See [`LetterInfo`].
-    pub fn sent_back(&self) -> u32 {
-        self.sent_back
-    }
-
+    pub sent_back: u32,
     /// Times the predicate strategy's predicate ran against it and did not
     /// hold (each one sent it back).
-    ///
-    /// # Examples
-    ///
-    /// See [`LetterInfo`].
-    pub fn predicate_runs(&self) -> u32 {
-        self.predicate_runs
-    }
-
+    pub predicate_runs: u32,
     /// Its TTL, once the TTL strategy has read it from the message
     /// (lowered by one at each send-back); `None` before.
-    ///
-    /// # Examples
-    ///
-    /// See [`LetterInfo`].
-    pub fn ttl(&self) -> Option<u32> {
-        self.ttl
-    }
-
+    pub ttl: Option<u32>,
     /// How many more times it may be sent back before it becomes a dead
     /// letter (`DeadReason::HopLimit`): the hop limit less its hops.
-    ///
-    /// # Examples
-    ///
-    /// See [`LetterInfo`].
-    pub fn hops_left(&self) -> u32 {
-        self.hops_left
-    }
+    pub hops_left: u32,
 }

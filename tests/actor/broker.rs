@@ -73,7 +73,7 @@ impl Actor for Consumer {
         while let Some(n) = batch.next_letter() {
             let back = self.send_back_every != 0
                 && n.is_multiple_of(self.send_back_every)
-                && batch.outbox().letter().sent_back() == 0;
+                && batch.outbox().letter().sent_back == 0;
             if back {
                 assert!(batch.send_back(n).is_ok());
                 // Nothing held any more: a second send-back is refused.
@@ -242,7 +242,7 @@ fn it_ends_after_n_cycles_without_consumers_and_reports_its_letters() {
         assert!(
             dead.iter()
                 .all(|d| d.reason == DeadReason::NoConsumers
-                    && d.info.priority() == Priority::MEDIUM)
+                    && d.info.priority == Priority::MEDIUM)
         );
         assert_eq!(broker.register(consumer(&log), Strategy::always()), None);
         let exit = broker.join();

@@ -69,11 +69,11 @@ fn perform_reads_the_predicate_runs_and_send_backs_of_its_letter() {
     let even = done.iter().find(|(n, _)| *n == 2).unwrap().1;
     // 1 was turned away three times, then performed.
     assert_eq!(
-        (odd.predicate_runs(), odd.sent_back(), odd.hops_left()),
+        (odd.predicate_runs, odd.sent_back, odd.hops_left),
         (3, 3, 7)
     );
-    assert_eq!((odd.priority(), odd.ttl()), (Priority::MEDIUM, None));
-    assert_eq!((even.predicate_runs(), even.sent_back()), (0, 0));
+    assert_eq!((odd.priority, odd.ttl), (Priority::MEDIUM, None));
+    assert_eq!((even.predicate_runs, even.sent_back), (0, 0));
 }
 
 #[test]
@@ -85,7 +85,7 @@ fn perform_reads_the_ttl_left_and_the_aged_priority() {
     // TTL 6 is sent back three times (6, 5, 4), performed at 3.
     assert_eq!(done.len(), 1);
     let info = done[0].1;
-    assert_eq!((info.ttl(), info.sent_back()), (Some(3), 3));
+    assert_eq!((info.ttl, info.sent_back), (Some(3), 3));
 
     let (done, _) = run(
         Strategy::priority_threshold(Priority::HIGH),
@@ -93,7 +93,7 @@ fn perform_reads_the_ttl_left_and_the_aged_priority() {
     );
     // Aged LOW -> MEDIUM -> HIGH, performed at HIGH after two hops.
     let info = done[0].1;
-    assert_eq!((info.priority(), info.sent_back()), (Priority::HIGH, 2));
+    assert_eq!((info.priority, info.sent_back), (Priority::HIGH, 2));
 }
 
 #[test]
@@ -110,14 +110,14 @@ fn a_dead_letter_carries_its_information_at_the_priority_it_was_queued_at() {
     // Hops: HIGH -fail-> MEDIUM -age-> HIGH -fail-> MEDIUM, then the 4th
     // send-back (aging) is refused: it was queued at MEDIUM.
     assert_eq!(d.priority, Priority::MEDIUM);
-    assert_eq!(d.info.priority(), Priority::MEDIUM);
-    assert_eq!((d.info.sent_back(), d.info.hops_left()), (3, 0));
+    assert_eq!(d.info.priority, Priority::MEDIUM);
+    assert_eq!((d.info.sent_back, d.info.hops_left), (3, 0));
 
     let (_, dead) = run(
         Strategy::ttl_range(5..=9, |n: &u32| *n),
         vec![(2, Priority::URGENT)],
     );
     assert_eq!(dead[0].reason, DeadReason::Expired);
-    assert_eq!(dead[0].info.ttl(), Some(2));
-    assert_eq!(dead[0].info.priority(), Priority::URGENT);
+    assert_eq!(dead[0].info.ttl, Some(2));
+    assert_eq!(dead[0].info.priority, Priority::URGENT);
 }

@@ -48,7 +48,7 @@ impl Actor for Record {
         self.seen
             .lock()
             .map_err(|_| "poisoned")?
-            .push((c, out.letter().priority()));
+            .push((c, out.letter().priority));
         Ok(())
     }
 }

@@ -33,7 +33,7 @@ impl Actor for Worker {
         self.done
             .lock()
             .map_err(|_| "poisoned")?
-            .push((job.id, out.letter().priority()));
+            .push((job.id, out.letter().priority));
         Ok(())
     }
 }

@@ -51,7 +51,7 @@ use std::time::{Duration, Instant};
 ///     }
 ///     fn perform_batch(&mut self, batch: &mut Batch<'_, u32, (usize, u32)>) -> Result<(), ActorError> {
 ///         while let Some(n) = batch.next_letter() {
-///             if n == 7 && batch.outbox().letter().sent_back() == 0 {
+///             if n == 7 && batch.outbox().letter().sent_back == 0 {
 ///                 batch.send_back(n).ok(); // once: another consumer may take it
 ///             } else {
 ///                 self.perform(n, batch.outbox())?;
