@@ -153,6 +153,19 @@ impl InvalidSetting {
     }
 }
 
+#[cfg(feature = "actor")]
+impl InvalidSetting {
+    /// A setting of the whole stage outside `min..=max`.
+    pub(crate) fn range(
+        setting: &'static str,
+        value: impl fmt::Display,
+        min: impl fmt::Display,
+        max: impl fmt::Display,
+    ) -> Self {
+        InvalidSetting::new(setting, value, format!("{min} to {max}"))
+    }
+}
+
 impl fmt::Display for InvalidSetting {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(lane) = self.lane {

@@ -19,6 +19,7 @@ use super::shared::{Callback, Core, Link};
 use super::stage::Stage;
 use super::strategy::Strategy;
 use crate::error::BuildError;
+use crate::error::InvalidSetting;
 use crate::executor::Executor;
 use crate::job::RetryPolicy;
 use crate::priority::{Capacity, Priority};
@@ -282,16 +283,9 @@ impl<A: Actor> StageBuilder<A> {
             resizer.check()?;
             self.instances = resizer.start(self.instances);
         }
-        if self.instances == 0 {
-            return Err(SpawnError::NoInstances);
-        }
-        if self.instances > MAX_INSTANCES {
-            return Err(SpawnError::OutOfRange {
-                setting: "instances".to_owned(),
-                value: self.instances,
-                min: 1,
-                max: MAX_INSTANCES,
-            });
+        if !(1..=MAX_INSTANCES).contains(&self.instances) {
+            let instances = InvalidSetting::range("instances", self.instances, 1, MAX_INSTANCES);
+            return Err(instances.into());
         }
         self.mailbox.check()?;
         self.strategy.check()?;
@@ -304,7 +298,7 @@ impl<A: Actor> StageBuilder<A> {
             .build()
             .map_err(|e| match e {
                 BuildError::InvalidName { name } => SpawnError::InvalidName { name },
-                _ => SpawnError::NoInstances,
+                other => unreachable!("a checked stage's executor failed to build: {other}"),
             })?;
         let mb = Arc::new(Mailbox::new(
             self.name,

@@ -9,6 +9,7 @@
 //! [`kill_priority`](MailboxConfig::kill_priority).
 
 use super::error::SpawnError;
+use crate::error::InvalidSetting;
 use crate::lane::picker::{MAX_CYCLE, Picker};
 use crate::priority::{Capacity, Priority};
 
@@ -341,21 +342,12 @@ impl MailboxConfig {
             }
             seen.push(lane.priority);
             if lane.weight == 0 {
-                return Err(SpawnError::ZeroWeight {
-                    priority: lane.priority,
-                });
+                let weight = InvalidSetting::of_lane(lane.priority, "weight", 0, "at least 1");
+                return Err(weight.into());
             }
-            if lane.capacity == Capacity::Bounded(0) {
-                return Err(SpawnError::ZeroCapacity {
-                    priority: Some(lane.priority),
-                });
-            }
-            check_capacity(lane.capacity, || format!("lane {} capacity", lane.priority))?;
+            check_capacity(lane.capacity, Some(lane.priority), "capacity")?;
         }
-        if self.default_capacity == Capacity::Bounded(0) {
-            return Err(SpawnError::ZeroCapacity { priority: None });
-        }
-        check_capacity(self.default_capacity, || "default_capacity".to_owned())?;
+        check_capacity(self.default_capacity, None, "default_capacity")?;
         if self.lanes.len() > MAX_LANES {
             return Err(SpawnError::TooManyLanes {
                 lanes: self.lanes.len(),
@@ -388,16 +380,26 @@ impl MailboxConfig {
     }
 }
 
-/// A bounded capacity above [`MAX_CAPACITY`] is refused, naming the
-/// setting (`setting()`), before any lane is allocated.
-fn check_capacity(capacity: Capacity, setting: impl FnOnce() -> String) -> Result<(), SpawnError> {
+/// A bounded capacity of 0 or above [`MAX_CAPACITY`] is refused, naming
+/// the lane and the setting, before any lane is allocated.
+fn check_capacity(
+    capacity: Capacity,
+    lane: Option<Priority>,
+    setting: &'static str,
+) -> Result<(), SpawnError> {
     match capacity {
-        Capacity::Bounded(n) if n > MAX_CAPACITY => Err(SpawnError::OutOfRange {
-            setting: setting(),
-            value: n,
-            min: 1,
-            max: MAX_CAPACITY,
-        }),
+        Capacity::Bounded(n) if n == 0 || n > MAX_CAPACITY => {
+            // As an executor's lane says it.
+            let expected = match n {
+                0 => "at least 1, or Capacity::Unbounded for no limit".to_owned(),
+                _ => format!("at most {MAX_CAPACITY}, or Capacity::Unbounded for no limit"),
+            };
+            Err(InvalidSetting {
+                lane,
+                ..InvalidSetting::new(setting, n, expected)
+            }
+            .into())
+        }
         _ => Ok(()),
     }
 }

@@ -1,6 +1,7 @@
 //! Errors of the actor layer. A message the stage did not take is always
 //! in the error, typed: it is handed back, never dropped.
 
+use crate::error::InvalidSetting;
 use crate::lane::picker::Picker;
 use crate::priority::Priority;
 use crate::util::List;
@@ -194,10 +195,10 @@ pub struct StageShutDown {
 ///     }
 /// }
 /// let stage = Stage::builder("nop", |_| Nop).spawn()?;
-/// assert_eq!(stage.resize(0), Err(ResizeError::NoInstances));
+/// assert!(matches!(stage.resize(0), Err(ResizeError::Invalid(_))));
 /// assert_eq!(
 ///     stage.resize(5000).unwrap_err().to_string(),
-///     "instances = 5000 is out of range: allowed 1 to 1024"
+///     "instances = 5000 is not allowed (expected 1 to 1024)"
 /// );
 /// stage.addr().stop().unwrap();
 /// while stage.finished().is_none() {
@@ -212,20 +213,10 @@ pub struct StageShutDown {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ResizeError {
-    /// `resize(0)`: a stage keeps at least one instance.
-    #[error(
-        "a stage needs at least one instance (got 0; allowed 1 to {})",
-        super::MAX_INSTANCES
-    )]
-    NoInstances,
-    /// More than [`MAX_INSTANCES`](super::MAX_INSTANCES).
-    #[error("instances = {value} is out of range: allowed 1 to {max}")]
-    OutOfRange {
-        /// The size asked for.
-        value: usize,
-        /// The largest size allowed.
-        max: usize,
-    },
+    /// A size outside 1 to [`MAX_INSTANCES`](super::MAX_INSTANCES): a
+    /// stage keeps at least one instance.
+    #[error(transparent)]
+    Invalid(#[from] InvalidSetting),
     /// The stage has ended, or is ending: its door is closed (`stop`,
     /// `kill`, a drain, idleness, or no instance survived `init`).
     #[error("stage {stage:?} is ending: its instances no longer change")]
@@ -261,35 +252,25 @@ pub enum ResizeError {
 ///     }
 /// }
 /// let err = Stage::builder("nop", |_| Nop).instances(0).spawn().unwrap_err();
-/// assert_eq!(err, SpawnError::NoInstances);
-/// assert_eq!(err.to_string(), "a stage needs at least one instance (got 0; allowed 1 to 1024)");
+/// assert!(matches!(&err, SpawnError::Invalid(invalid) if invalid.setting == "instances"));
+/// assert_eq!(err.to_string(), "instances = 0 is not allowed (expected 1 to 1024)");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SpawnError {
-    /// `instances(0)`.
-    #[error(
-        "a stage needs at least one instance (got 0; allowed 1 to {})",
-        super::MAX_INSTANCES
-    )]
-    NoInstances,
+    /// A setting has a value it does not allow: a number of instances
+    /// outside 1 to [`MAX_INSTANCES`](super::MAX_INSTANCES), a lane's
+    /// weight of 0, a capacity of 0 or above
+    /// [`MAX_CAPACITY`](super::MAX_CAPACITY), a strategy's step of 0, a
+    /// broker's batch, cycle or `end_after` out of range, a resizer's
+    /// bounds; checked before anything is allocated.
+    #[error(transparent)]
+    Invalid(#[from] InvalidSetting),
     /// Two lanes share a priority.
     #[error("lane {priority} is declared twice: each priority has one lane")]
     DuplicateLane {
         /// The repeated priority.
         priority: Priority,
-    },
-    /// A lane's weight is 0.
-    #[error("lane {priority}: weight must be at least 1 (got 0)")]
-    ZeroWeight {
-        /// The lane.
-        priority: Priority,
-    },
-    /// A capacity of 0 (a declared lane's, or the default for new lanes).
-    #[error("{}: capacity must be at least 1 (got 0; allowed 1 to {}); use Capacity::Unbounded for no limit", match priority { Some(p) => format!("lane {p}"), None => "default_capacity".to_owned() }, super::MAX_CAPACITY)]
-    ZeroCapacity {
-        /// The lane, or `None` for the default capacity.
-        priority: Option<Priority>,
     },
     /// More lanes declared than a mailbox holds.
     #[error("{lanes} lanes declared; a mailbox holds at most {limit}")]
@@ -321,23 +302,6 @@ pub enum SpawnError {
         sum: u64,
         /// The limit.
         limit: u64,
-    },
-    /// A step of 0 for the priority strategy would never change a priority.
-    #[error("the priority strategy's step must be at least 1 (got 0)")]
-    ZeroStep,
-    /// A size out of its allowed range (instances, a lane's capacity, the
-    /// default capacity), checked before anything is allocated.
-    #[error("{setting} = {value} is out of range: allowed {min} to {max}")]
-    OutOfRange {
-        /// The setting: `instances`, `lane 300 capacity`,
-        /// `default_capacity`.
-        setting: String,
-        /// The value given.
-        value: usize,
-        /// The smallest value allowed.
-        min: usize,
-        /// The largest value allowed.
-        max: usize,
     },
     /// The instance factory panicked making instance `instance`. The
     /// instances made before it were started, initialised and destroyed

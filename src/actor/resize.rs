@@ -11,6 +11,7 @@ use super::letters::Phase;
 use super::outcome::{fault, panicked};
 use super::reason::Reason;
 use super::shared::Core;
+use crate::error::InvalidSetting;
 use crate::executor::Executor;
 use crate::sync::{Mutex, lock};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -154,16 +155,11 @@ impl<A: Actor> Grow<A> {
 
 /// A size `resize` accepts.
 fn check(n: usize) -> Result<(), ResizeError> {
-    if n == 0 {
-        return Err(ResizeError::NoInstances);
+    if (1..=MAX_INSTANCES).contains(&n) {
+        Ok(())
+    } else {
+        Err(InvalidSetting::range("instances", n, 1, MAX_INSTANCES).into())
     }
-    if n > MAX_INSTANCES {
-        return Err(ResizeError::OutOfRange {
-            value: n,
-            max: MAX_INSTANCES,
-        });
-    }
-    Ok(())
 }
 
 /// Keeps `size` threads, and up to `running` while jobs run: a thread

@@ -6,6 +6,7 @@ use super::actor::Actor;
 use super::error::SpawnError;
 use super::resize::{Grow, MAX_INSTANCES};
 use super::shared::Core;
+use crate::error::InvalidSetting;
 use crate::executor::Executor;
 use crate::sync::{deadline_after, lock, wait_until};
 use std::sync::Arc;
@@ -104,20 +105,16 @@ impl Resizer {
 
     /// The settings' ranges.
     pub(crate) fn check(&self) -> Result<(), SpawnError> {
-        let range = |setting: &str, value, min, max| SpawnError::OutOfRange {
-            setting: setting.to_owned(),
-            value,
-            min,
-            max,
-        };
         if !(1..=MAX_INSTANCES).contains(&self.min) {
-            return Err(range("resizer min", self.min, 1, MAX_INSTANCES));
+            return Err(InvalidSetting::range("resizer min", self.min, 1, MAX_INSTANCES).into());
         }
         if !(self.min..=MAX_INSTANCES).contains(&self.max) {
-            return Err(range("resizer max", self.max, self.min, MAX_INSTANCES));
+            let max = InvalidSetting::range("resizer max", self.max, self.min, MAX_INSTANCES);
+            return Err(max.into());
         }
         if self.every.is_zero() {
-            return Err(range("resizer every (microseconds)", 0, 1, usize::MAX));
+            let every = InvalidSetting::new("resizer every", "0s", "longer than zero");
+            return Err(every.into());
         }
         Ok(())
     }

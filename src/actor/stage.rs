@@ -134,8 +134,8 @@ impl<A: Actor> Stage<A> {
     ///
     /// # Errors
     ///
-    /// [`ResizeError::NoInstances`] for 0 and
-    /// [`ResizeError::OutOfRange`] above [`MAX_INSTANCES`](super::MAX_INSTANCES);
+    /// [`ResizeError::Invalid`] for 0 or above
+    /// [`MAX_INSTANCES`](super::MAX_INSTANCES);
     /// [`ResizeError::Ending`] once the stage's door has closed (`stop`
     /// or `kill` dispatched, a drain begun, idle), once it has ended, or
     /// when adding to a stage none of whose instances serves or will (every

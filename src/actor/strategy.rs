@@ -5,6 +5,7 @@
 use super::error::SpawnError;
 use super::letter::Letter;
 use super::letters::DeadReason;
+use crate::error::InvalidSetting;
 use crate::priority::Priority;
 use std::fmt;
 use std::ops::RangeInclusive;
@@ -234,7 +235,9 @@ impl<M> Strategy<M> {
 
     pub(crate) fn check(&self) -> Result<(), SpawnError> {
         match self.kind {
-            Kind::Priority { step: 0, .. } => Err(SpawnError::ZeroStep),
+            Kind::Priority { step: 0, .. } => {
+                Err(InvalidSetting::new("step", 0, "at least 1").into())
+            }
             _ => Ok(()),
         }
     }

@@ -424,8 +424,8 @@ fn stop_and_a_consumers_drain_end_the_broker_as_they_end_a_stage() {
 fn wrong_settings_are_refused_by_name() {
     use priority_executor::actor::SpawnError;
     let setting = |r: Result<Broker<Consumer>, SpawnError>| match r {
-        Err(SpawnError::OutOfRange { setting, .. }) => setting,
-        other => panic!("expected OutOfRange, got {other:?}"),
+        Err(SpawnError::Invalid(invalid)) => invalid.setting,
+        other => panic!("expected an invalid setting, got {other:?}"),
     };
     assert_eq!(setting(Broker::builder("b").batch(0).spawn()), "batch");
     assert_eq!(
@@ -435,7 +435,7 @@ fn wrong_settings_are_refused_by_name() {
     let zero = Broker::builder("b")
         .cycle(std::time::Duration::ZERO)
         .spawn();
-    assert_eq!(setting(zero), "cycle (microseconds)");
+    assert_eq!(setting(zero), "cycle");
 }
 
 /// Takes nothing it is handed.

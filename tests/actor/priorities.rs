@@ -216,9 +216,8 @@ fn a_weighted_picker_needs_declared_lanes() {
         .spawn()
         .unwrap_err();
     assert_eq!(
-        err,
-        SpawnError::ZeroCapacity {
-            priority: Some(Priority::LOW)
-        }
+        err.to_string(),
+        "lane 100: capacity = 0 is not allowed (expected at least 1, or Capacity::Unbounded for \
+         no limit)"
     );
 }

@@ -153,14 +153,13 @@ fn resize_refuses_zero_too_many_and_an_ending_stage() {
             .instances(2)
             .spawn()
             .expect("spawn");
-        assert_eq!(stage.resize(0), Err(ResizeError::NoInstances));
-        assert_eq!(
-            stage.resize(MAX_INSTANCES + 1),
-            Err(ResizeError::OutOfRange {
-                value: MAX_INSTANCES + 1,
-                max: MAX_INSTANCES
-            })
-        );
+        let invalid = |n| match stage.resize(n) {
+            Err(ResizeError::Invalid(invalid)) => (invalid.setting, invalid.value),
+            other => panic!("resize({n}) gave {other:?}"),
+        };
+        assert_eq!(invalid(0), ("instances", "0".to_owned()));
+        let too_many = MAX_INSTANCES + 1;
+        assert_eq!(invalid(too_many), ("instances", too_many.to_string()));
         assert_eq!(stage.resize(2), Ok(2), "the same size changes nothing");
         assert_eq!(stage.metrics().instances, 2);
         stage.addr().stop().unwrap();
@@ -172,8 +171,8 @@ fn resize_refuses_zero_too_many_and_an_ending_stage() {
         assert_eq!(stage.resize(3), ending);
         assert_eq!(stage.resize(1), ending);
         assert_eq!(
-            ResizeError::NoInstances.to_string(),
-            "a stage needs at least one instance (got 0; allowed 1 to 1024)"
+            stage.resize(0).unwrap_err().to_string(),
+            "instances = 0 is not allowed (expected 1 to 1024)"
         );
         let exit = stage.join();
         assert_eq!((exit.reason, exit.metrics.instances), (Reason::Stopped, 2));

@@ -15,15 +15,11 @@ fn too_many_instances_is_a_spawn_error_naming_the_setting_and_its_range() {
             .instances(1 << 40)
             .spawn()
             .unwrap_err();
-        assert_eq!(
-            err,
-            SpawnError::OutOfRange {
-                setting: "instances".to_owned(),
-                value: 1 << 40,
-                min: 1,
-                max: priority_executor::actor::MAX_INSTANCES,
-            }
-        );
+        let SpawnError::Invalid(invalid) = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!((invalid.lane, invalid.setting), (None, "instances"));
+        assert_eq!(invalid.value, (1u64 << 40).to_string());
         let text = err.to_string();
         assert!(
             text.contains("instances") && text.contains("1099511627776"),
@@ -42,21 +38,20 @@ fn a_capacity_out_of_range_is_a_spawn_error_naming_the_lane() {
             .mailbox(MailboxConfig::new().lane(Priority::HIGH, Capacity::Bounded(huge)))
             .spawn()
             .unwrap_err();
+        let SpawnError::Invalid(invalid) = &err else {
+            panic!("{err:?}")
+        };
         assert_eq!(
-            err,
-            SpawnError::OutOfRange {
-                setting: "lane 300 capacity".to_owned(),
-                value: huge,
-                min: 1,
-                max: priority_executor::actor::MAX_CAPACITY,
-            }
+            (invalid.lane, invalid.setting),
+            (Some(Priority::HIGH), "capacity")
         );
+        assert_eq!(invalid.value, huge.to_string());
         let err = probes("default", &log, &hold)
             .mailbox(MailboxConfig::new().default_capacity(Capacity::Bounded(huge)))
             .spawn()
             .unwrap_err();
         assert!(
-            matches!(&err, SpawnError::OutOfRange { setting, .. } if setting == "default_capacity"),
+            matches!(&err, SpawnError::Invalid(invalid) if invalid.setting == "default_capacity"),
             "{err:?}"
         );
     });

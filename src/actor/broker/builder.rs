@@ -11,6 +11,7 @@ use crate::actor::mailbox::Mailbox;
 use crate::actor::priority::PriorityGenerator;
 use crate::actor::shared::{Callback, Core};
 use crate::actor::strategy::Strategy;
+use crate::error::InvalidSetting;
 use crate::priority::Priority;
 use crate::sync::{Condvar, Mutex};
 use std::fmt;
@@ -181,29 +182,15 @@ impl<A: Actor> BrokerBuilder<A> {
     /// See [`Broker`].
     pub fn spawn(self) -> Result<Broker<A>, SpawnError> {
         if !(1..=MAX_BATCH).contains(&self.batch) {
-            return Err(SpawnError::OutOfRange {
-                setting: "batch".to_owned(),
-                value: self.batch,
-                min: 1,
-                max: MAX_BATCH,
-            });
+            return Err(InvalidSetting::range("batch", self.batch, 1, MAX_BATCH).into());
         }
         if self.end_after == Some(0) {
-            return Err(SpawnError::OutOfRange {
-                setting: "end_after".to_owned(),
-                value: 0,
-                min: 1,
-                max: u32::MAX as usize,
-            });
+            return Err(InvalidSetting::range("end_after", 0, 1, u32::MAX).into());
         }
-        if self.cycle.is_some_and(|d| d.as_micros() == 0) {
+        if let Some(cycle) = self.cycle.filter(|d| d.as_micros() == 0) {
             // Cycles back to back would keep a core busy for nothing.
-            return Err(SpawnError::OutOfRange {
-                setting: "cycle (microseconds)".to_owned(),
-                value: 0,
-                min: 1,
-                max: usize::MAX,
-            });
+            let value = format!("{cycle:?}");
+            return Err(InvalidSetting::new("cycle", value, "at least 1µs").into());
         }
         if self.name.contains('\0') {
             return Err(SpawnError::InvalidName { name: self.name });
