@@ -30,7 +30,7 @@ use priority_executor::actor::{
     DeadLetter, Fault, MailboxConfig, PriorityGenerator, SendError, SpawnError, Stage, Strategy,
     Unlisted,
 };
-use priority_executor::{Capacity, Picker, Priority, RetryPolicy};
+use priority_executor::{Capacity, LaneConfig, Picker, Priority, RetryPolicy};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -174,7 +174,10 @@ fn run(s: &Script) {
         })
         .default_capacity(capacity(s.default_capacity));
     for &(p, w, c) in s.lanes.iter().take(4) {
-        mailbox = mailbox.weighted_lane(Priority(u32::from(p)), u32::from(w % 4), capacity(c));
+        let lane = LaneConfig::new(Priority(u32::from(p)))
+            .weight(u32::from(w % 4))
+            .capacity(capacity(c));
+        mailbox = mailbox.lane_config(lane);
     }
     if let Some(p) = s.default_priority {
         mailbox = mailbox.default_priority(Priority(u32::from(p)));

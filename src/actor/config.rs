@@ -10,6 +10,7 @@
 
 use super::error::SpawnError;
 use crate::error::InvalidSetting;
+use crate::lane::config::{LaneConfig, RejectionPolicy};
 use crate::lane::picker::{MAX_CYCLE, Picker};
 use crate::priority::{Capacity, Priority};
 
@@ -78,12 +79,12 @@ pub(crate) struct LaneSpec {
 ///
 /// ```
 /// use priority_executor::actor::MailboxConfig;
-/// use priority_executor::{Capacity, Picker, Priority};
+/// use priority_executor::{Capacity, LaneConfig, Picker, Priority};
 ///
 /// // Bounded lanes served 10:1, with a graceful stop that waits for the lows.
 /// let config = MailboxConfig::new()
-///     .weighted_lane(Priority::HIGH, 10, Capacity::Bounded(1024))
-///     .weighted_lane(Priority::LOW, 1, Capacity::Bounded(1024))
+///     .lane_config(LaneConfig::new(Priority::HIGH).weight(10).capacity(Capacity::Bounded(1024)))
+///     .lane_config(LaneConfig::new(Priority::LOW).weight(1).capacity(Capacity::Bounded(1024)))
 ///     .picker(Picker::Smooth)
 ///     .unlisted(priority_executor::actor::Unlisted::Nearest)
 ///     .default_priority(Priority::LOW)
@@ -100,6 +101,8 @@ pub struct MailboxConfig {
     pub(crate) default_priority: Priority,
     pub(crate) stop_priority: Priority,
     pub(crate) kill_priority: Priority,
+    /// A lane setting that only an executor's lane has, refused by `check`.
+    pub(crate) refused: Option<InvalidSetting>,
 }
 
 impl Default for MailboxConfig {
@@ -123,30 +126,42 @@ impl MailboxConfig {
             default_priority: Priority::MEDIUM,
             stop_priority: Priority::HIGH,
             kill_priority: Priority::HIGH,
+            refused: None,
         }
     }
 
-    /// Declares a lane of weight 1 (weights matter only to a weighted
-    /// picker).
+    /// Declares a lane whose weight is its priority (at least 1), as
+    /// [`ExecutorBuilder::lane`](crate::ExecutorBuilder::lane) does; the
+    /// weight matters only to a weighted picker. A shorthand for
+    /// `.lane_config(LaneConfig::new(priority).capacity(capacity))`.
     ///
     /// # Examples
     ///
     /// See [`MailboxConfig`].
     pub fn lane(self, priority: Priority, capacity: Capacity) -> Self {
-        self.weighted_lane(priority, 1, capacity)
+        self.lane_config(LaneConfig::new(priority).capacity(capacity))
     }
 
-    /// Declares a lane with its weight for [`Picker::Smooth`] or
-    /// [`Picker::Classic`].
+    /// Declares a lane with its settings, as
+    /// [`ExecutorBuilder::lane_config`](crate::ExecutorBuilder::lane_config)
+    /// takes them: its priority, [weight](LaneConfig::weight) (for
+    /// [`Picker::Smooth`] or [`Picker::Classic`]) and capacity. A mailbox's
+    /// lane has no name, `max_running`, `promote_after` or `when_full` (a
+    /// full lane makes its sender wait, as far as
+    /// [`SendOptions::wait_at_most`](crate::SendOptions::wait_at_most)
+    /// allows): `spawn` refuses a lane that sets one, naming it.
     ///
     /// # Examples
     ///
     /// See [`MailboxConfig`].
-    pub fn weighted_lane(mut self, priority: Priority, weight: u32, capacity: Capacity) -> Self {
+    pub fn lane_config(mut self, lane: LaneConfig) -> Self {
+        if self.refused.is_none() {
+            self.refused = executor_only(&lane);
+        }
         self.lanes.push(LaneSpec {
-            priority,
-            weight,
-            capacity,
+            priority: lane.priority,
+            weight: lane.weight,
+            capacity: lane.capacity,
         });
         self
     }
@@ -333,6 +348,9 @@ impl MailboxConfig {
 
     /// Checks the settings; the stage's `spawn` calls it.
     pub(crate) fn check(&self) -> Result<(), SpawnError> {
+        if let Some(refused) = &self.refused {
+            return Err(refused.clone().into());
+        }
         let mut seen: Vec<Priority> = Vec::with_capacity(self.lanes.len());
         for lane in &self.lanes {
             if seen.contains(&lane.priority) {
@@ -378,6 +396,33 @@ impl MailboxConfig {
         }
         Ok(())
     }
+}
+
+/// The first setting of `lane` that only an executor's lane has, as the
+/// error that refuses it in a mailbox.
+fn executor_only(lane: &LaneConfig) -> Option<InvalidSetting> {
+    let refused = |setting, value: String| {
+        let expected = "unset: a mailbox's lane has a priority, a weight and a capacity";
+        Some(InvalidSetting::of_lane(
+            lane.priority,
+            setting,
+            value,
+            expected,
+        ))
+    };
+    if let Some(name) = &lane.name {
+        return refused("name", format!("{name:?}"));
+    }
+    if let Some(max) = lane.max_running {
+        return refused("max_running", format!("{max:?}"));
+    }
+    if let Some(after) = lane.promote_after {
+        return refused("promote_after", format!("{after:?}"));
+    }
+    if lane.when_full != RejectionPolicy::Block {
+        return refused("when_full", lane.when_full.as_str().to_owned());
+    }
+    None
 }
 
 /// A bounded capacity of 0 or above [`MAX_CAPACITY`] is refused, naming

@@ -5,7 +5,7 @@
 use super::common::quiet_panics;
 use super::support::{Event, Hold, Log, probes, within};
 use priority_executor::actor::{MailboxConfig, Reason, SpawnError, Stage};
-use priority_executor::{Capacity, Priority};
+use priority_executor::{Capacity, LaneConfig, MaxRunning, Priority};
 
 #[test]
 fn too_many_instances_is_a_spawn_error_naming_the_setting_and_its_range() {
@@ -124,4 +124,40 @@ fn a_factory_panic_for_the_first_instance_fails_spawn() {
         Err(SpawnError::FactoryPanicked { instance: 0, .. })
     ));
     assert!(log.events().is_empty());
+}
+
+#[test]
+fn a_mailbox_lane_refuses_the_settings_only_an_executor_lane_has() {
+    within("executor-only lane settings", || {
+        let (log, hold) = (Log::default(), Hold::default());
+        let lane = LaneConfig::new(Priority::HIGH).weight(3);
+        let err = probes("named", &log, &hold)
+            .mailbox(MailboxConfig::new().lane_config(lane.clone().name("interactive")))
+            .spawn()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "lane 300: name = \"interactive\" is not allowed (expected unset: a mailbox's lane \
+             has a priority, a weight and a capacity)"
+        );
+        let err = probes("capped", &log, &hold)
+            .mailbox(
+                MailboxConfig::new().lane_config(lane.clone().max_running(MaxRunning::Threads(2))),
+            )
+            .spawn()
+            .unwrap_err();
+        assert!(
+            matches!(&err, SpawnError::Invalid(invalid) if invalid.setting == "max_running"),
+            "{err:?}"
+        );
+        // Priority, weight and capacity are a mailbox lane's own.
+        let stage = probes("weighted", &log, &hold)
+            .mailbox(MailboxConfig::new().lane_config(lane.capacity(Capacity::Bounded(4))))
+            .spawn()
+            .expect("a weighted bounded lane");
+        assert_eq!(stage.metrics().lanes[0].weight, 3);
+        stage.addr().kill().unwrap();
+        stage.join();
+        assert_eq!(log.events().len(), 2, "init and destroy of the last stage");
+    });
 }

@@ -3,7 +3,7 @@
 
 use super::support::{Hold, Log, assert_balanced, msg, probes, within};
 use priority_executor::actor::{MailboxConfig, Unlisted};
-use priority_executor::{Capacity, Picker, Priority, SendOptions};
+use priority_executor::{LaneConfig, Picker, Priority, SendOptions};
 
 #[test]
 fn ten_to_one_lanes_are_served_in_the_smooth_order() {
@@ -12,8 +12,8 @@ fn ten_to_one_lanes_are_served_in_the_smooth_order() {
         let stage = probes("weighted", &log, &hold)
             .mailbox(
                 MailboxConfig::new()
-                    .weighted_lane(Priority::HIGH, 10, Capacity::Unbounded)
-                    .weighted_lane(Priority::LOW, 1, Capacity::Unbounded)
+                    .lane_config(LaneConfig::new(Priority::HIGH).weight(10))
+                    .lane_config(LaneConfig::new(Priority::LOW).weight(1))
                     .picker(Picker::Smooth)
                     .unlisted(Unlisted::Refuse),
             )
