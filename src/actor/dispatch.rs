@@ -9,7 +9,6 @@ use super::mailbox::{DRAINING, Mailbox};
 use super::reason::Reason;
 use super::take::{Phase, Take};
 use crate::priority::Priority;
-use crate::sync::lock;
 use std::sync::OnceLock;
 use std::sync::atomic::Ordering;
 
@@ -86,7 +85,7 @@ impl<M> Mailbox<M> {
     /// either hands it a new letter, which takes its place (the count
     /// stays), or does anything else (then it is let go first).
     pub(crate) fn next(&self, finished: bool, dead: &mut Vec<DeadLetter<M>>) -> Next<M> {
-        let mut take = lock(&self.take);
+        let mut take = self.take.lock();
         let mut finished = finished;
         loop {
             let above = match take.phase {
@@ -274,13 +273,13 @@ impl<M> Mailbox<M> {
     /// again (one may have to leave), and quiet periods start again, as
     /// at the end of the last perform (rule 11).
     pub(crate) fn resized(&self) {
-        let _take = lock(&self.take);
+        let _take = self.take.lock();
         self.bump();
     }
 
     /// Begins a drain (rule 10). `false` if the stage was already ending.
     pub(crate) fn begin_drain(&self) -> bool {
-        let mut take = lock(&self.take);
+        let mut take = self.take.lock();
         if take.phase != Phase::Running {
             return false;
         }
@@ -301,7 +300,7 @@ impl<M> Mailbox<M> {
         generation: usize,
         dead: &mut Vec<DeadLetter<M>>,
     ) -> bool {
-        let mut take = lock(&self.take);
+        let mut take = self.take.lock();
         if take.phase != Phase::Running
             || self.in_flight() != 0
             || self.generation() != generation
@@ -320,7 +319,7 @@ impl<M> Mailbox<M> {
     /// back while a `kill` or `stop` was dispatched) becomes a dead letter,
     /// so nothing accepted is ever stranded.
     pub(crate) fn sweep_rest(&self, reason: DeadReason, dead: &mut Vec<DeadLetter<M>>) {
-        let mut take = lock(&self.take);
+        let mut take = self.take.lock();
         self.sweep(&mut take, None, reason, dead);
     }
 
@@ -332,7 +331,7 @@ impl<M> Mailbox<M> {
     /// Ends the stage at once with `reason`, unless it has ended: closes
     /// the door and turns every queued letter into a dead letter (`why`).
     pub(crate) fn close(&self, reason: Reason, why: DeadReason, dead: &mut Vec<DeadLetter<M>>) {
-        let mut take = lock(&self.take);
+        let mut take = self.take.lock();
         if matches!(take.phase, Phase::Closed(_)) {
             return;
         }
@@ -367,7 +366,7 @@ impl<M> Mailbox<M> {
         if n == 0 {
             return;
         }
-        let take = lock(&self.take);
+        let take = self.take.lock();
         // `in_flight` changes only under the take lock: no
         // read-modify-write needed.
         let left = self.in_flight.load(Ordering::Relaxed) - n;

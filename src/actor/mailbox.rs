@@ -26,6 +26,7 @@ use super::take::{Phase, Take};
 use crate::lane::picker::{Picker, Schedule};
 use crate::pool::Wait;
 use crate::priority::{Capacity, Priority};
+use crate::sync::spin::SpinLock;
 use crate::sync::{Mutex, lock};
 use crossbeam_utils::CachePadded;
 use std::sync::OnceLock;
@@ -63,7 +64,7 @@ pub(crate) struct Mailbox<M> {
     /// Set (under `grow`) when the door closes.
     pub(crate) closed: AtomicBool,
     pub(crate) handed_back: CachePadded<AtomicU64>,
-    pub(crate) take: Mutex<Take>,
+    pub(crate) take: SpinLock<Take>,
     /// Instances waiting for a letter or a change of phase.
     pub(crate) ready: Signal,
     /// Bumped at every change a waiting instance must look at.
@@ -120,7 +121,7 @@ impl<M> Mailbox<M> {
             generator,
             closed: AtomicBool::new(false),
             handed_back: CachePadded::new(AtomicU64::new(0)),
-            take: Mutex::new(Take {
+            take: SpinLock::new(Take {
                 phase: Phase::Running,
                 order: (0..declared.len()).collect(),
                 schedule,

@@ -16,6 +16,8 @@ pub(crate) mod owned;
 pub(crate) mod queue;
 #[cfg(any(feature = "actor", loom))]
 pub(crate) mod ring;
+#[cfg(feature = "actor")]
+pub(crate) mod spin;
 
 use std::time::{Duration, Instant};
 

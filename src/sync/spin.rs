@@ -1,0 +1,129 @@
+//! A lock for short critical sections that no user code runs in: a
+//! mailbox's take lock (`actor/dispatch.rs`). Unlocking is a plain
+//! Release store, where the standard mutex's unlock is a read-modify-write
+//! (it must learn whether a thread sleeps on it): one locked instruction
+//! less on every dispatch. A thread that finds it held spins, then yields
+//! its time slice until it is free; it never sleeps, so the sections it
+//! guards must stay short (a pop, a sweep of a lane).
+//!
+//! Under loom it is loom's mutex, so the models see every interleaving of
+//! what it guards.
+
+#[cfg(not(loom))]
+mod imp {
+    use crossbeam_utils::Backoff;
+    use std::cell::UnsafeCell;
+    use std::ops::{Deref, DerefMut};
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    pub(crate) struct SpinLock<T> {
+        held: AtomicBool,
+        value: UnsafeCell<T>,
+    }
+
+    // SAFETY: the value is reached only through a guard, and one guard at
+    // a time exists (`lock`), so the lock hands `&mut T` from thread to
+    // thread as a mutex does: `T: Send` is all it needs.
+    unsafe impl<T: Send> Sync for SpinLock<T> {}
+
+    pub(crate) struct SpinGuard<'a, T> {
+        lock: &'a SpinLock<T>,
+    }
+
+    impl<T> SpinLock<T> {
+        pub(crate) fn new(value: T) -> Self {
+            SpinLock {
+                held: AtomicBool::new(false),
+                value: UnsafeCell::new(value),
+            }
+        }
+
+        #[inline]
+        pub(crate) fn lock(&self) -> SpinGuard<'_, T> {
+            // ORDERING: Acquire on taking the lock pairs with the Release
+            // store of the guard's drop: what the last holder wrote is
+            // seen by the next.
+            if self
+                .held
+                .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+            {
+                self.lock_slow();
+            }
+            SpinGuard { lock: self }
+        }
+
+        #[cold]
+        fn lock_slow(&self) {
+            let backoff = Backoff::new();
+            loop {
+                // Read first, so waiting threads share the line until it
+                // is released.
+                while self.held.load(Ordering::Relaxed) {
+                    if backoff.is_completed() {
+                        std::thread::yield_now();
+                    } else {
+                        backoff.snooze();
+                    }
+                }
+                // ORDERING: as in `lock`.
+                if self
+                    .held
+                    .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    return;
+                }
+            }
+        }
+    }
+
+    impl<T> Deref for SpinGuard<'_, T> {
+        type Target = T;
+
+        #[inline]
+        fn deref(&self) -> &T {
+            // SAFETY: the guard holds the lock: no other reference to the
+            // value exists while it lives.
+            unsafe { &*self.lock.value.get() }
+        }
+    }
+
+    impl<T> DerefMut for SpinGuard<'_, T> {
+        #[inline]
+        fn deref_mut(&mut self) -> &mut T {
+            // SAFETY: as in `deref`, and `&mut self` makes it unique.
+            unsafe { &mut *self.lock.value.get() }
+        }
+    }
+
+    impl<T> Drop for SpinGuard<'_, T> {
+        #[inline]
+        fn drop(&mut self) {
+            // ORDERING: Release publishes the holder's writes to the next
+            // `lock`'s Acquire.
+            self.lock.held.store(false, Ordering::Release);
+        }
+    }
+}
+
+#[cfg(loom)]
+mod imp {
+    use crate::sync::{Mutex, MutexGuard, lock};
+
+    pub(crate) struct SpinLock<T>(Mutex<T>);
+
+    pub(crate) type SpinGuard<'a, T> = MutexGuard<'a, T>;
+
+    impl<T> SpinLock<T> {
+        pub(crate) fn new(value: T) -> Self {
+            SpinLock(Mutex::new(value))
+        }
+
+        pub(crate) fn lock(&self) -> SpinGuard<'_, T> {
+            lock(&self.0)
+        }
+    }
+}
+
+pub(crate) use imp::SpinLock;
