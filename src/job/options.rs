@@ -109,6 +109,7 @@ impl JobOptions {
     }
 
     /// How a full lane is waited on, from the moment of the call.
+    #[inline]
     pub(crate) fn wait_mode(&self) -> Wait {
         Wait::from_limit(self.wait)
     }
@@ -179,6 +180,7 @@ impl SendOptions {
 
     /// How a full lane is waited on, from the moment of the call.
     #[cfg(feature = "actor")]
+    #[inline]
     pub(crate) fn wait_mode(&self) -> Wait {
         Wait::from_limit(self.wait)
     }
