@@ -85,8 +85,14 @@ impl<B: Body, M: Meta> Completion<B::Output> for JobCell<B, M> {
                     let Some(waker) = waker else {
                         return Poll::Pending;
                     };
-                    // SAFETY: in `EMPTY` the handle owns `waker`.
-                    self.waker.with_mut(|w| unsafe { *w = Some(waker.clone()) });
+                    // SAFETY: in `EMPTY` the handle owns `waker`. A box
+                    // left by an earlier registration is reused.
+                    self.waker.with_mut(|w| unsafe {
+                        match &mut *w {
+                            Some(slot) => **slot = waker.clone(),
+                            None => *w = Some(Box::new(waker.clone())),
+                        }
+                    });
                     match self.publish_waker(flags) {
                         Ok(()) => return Poll::Pending,
                         Err(actual) => state = actual,
@@ -134,7 +140,7 @@ impl<B: Body, M: Meta> Completion<B::Output> for JobCell<B, M> {
         if let Poll::Ready(result) = self.poll_result(None) {
             return result;
         }
-        let waker = Waker::from(Arc::new(Unpark(thread::current())));
+        let waker = thread_waker();
         loop {
             match self.poll_result(Some(&waker)) {
                 Poll::Ready(result) => return result,
@@ -255,6 +261,20 @@ impl<B: Body, M: Meta> JobCell<B, M> {
         // ORDERING: AcqRel, as in `release_task`.
         self.state.fetch_and(!HANDLE, Ordering::AcqRel) & TASK == 0
     }
+}
+
+crate::sync::thread_local! {
+    /// The waker of this thread's joins, made once: a join's clone of it
+    /// costs a reference count, not an allocation.
+    static THREAD_WAKER: Waker = Waker::from(Arc::new(Unpark(thread::current())));
+}
+
+/// A waker that unparks the calling thread (a new one while the thread's
+/// own is being destroyed, for a join made by a thread-local destructor).
+fn thread_waker() -> Waker {
+    THREAD_WAKER
+        .try_with(Waker::clone)
+        .unwrap_or_else(|_| Waker::from(Arc::new(Unpark(thread::current()))))
 }
 
 /// Wakes a thread blocked in `join`.

@@ -59,7 +59,7 @@ const BATCH: usize = 32;
 const LOCAL_MAX: usize = 8 * BATCH;
 /// The bytes of spare cells the depot keeps, all classes together, unless
 /// the application sets another limit: the cells of a backlog of 65 536
-/// usual jobs (48 or 64 bytes each), for the next burst.
+/// usual jobs (32 to 64 bytes each), for the next burst.
 #[cfg_attr(any(loom, priority_executor_no_recycle), allow(dead_code))]
 pub(crate) const DEFAULT_DEPOT_LIMIT: usize = 4 << 20;
 
