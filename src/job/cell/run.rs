@@ -16,13 +16,23 @@ impl<B: Body, M: Meta> JobCell<B, M> {
     /// owns and gives up.
     unsafe fn release_task(raw: NonNull<dyn RawJob>) {
         let cell = raw.cast::<Self>();
+        // SAFETY: the hold keeps the cell alive until it is let go of
+        // below.
+        let state = &unsafe { cell.as_ref() }.state;
+        // A detached job (its handle dropped before it finished) is the
+        // usual fire-and-forget case: once the handle has let go, nobody
+        // but this hold will touch the cell, so it is freed with no
+        // read-modify-write. ORDERING: Acquire pairs with the Release of
+        // the handle's last touch (`detach`), so its writes come first.
+        if state.load(Ordering::Acquire) & HANDLE == 0 {
+            // SAFETY: the handle's hold is gone, and this is the last one.
+            unsafe { Self::free(cell) };
+            return;
+        }
         // ORDERING: AcqRel: Release so that the handle side, if it frees
         // the cell, sees every write the task side made; Acquire so that
         // this side, if it frees it, sees the handle side's.
-        // SAFETY: the hold keeps the cell alive until this operation.
-        let before = unsafe { cell.as_ref() }
-            .state
-            .fetch_and(!TASK, Ordering::AcqRel);
+        let before = state.fetch_and(!TASK, Ordering::AcqRel);
         if before & HANDLE == 0 {
             // SAFETY: both holds are gone now.
             unsafe { Self::free(cell) };
