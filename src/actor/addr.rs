@@ -6,8 +6,8 @@ use super::head::Head;
 use super::info::LetterInfo;
 use super::mailbox::Mailbox;
 use crate::SendOptions;
-use crate::pool::Wait;
 use crate::priority::Priority;
+use crate::sync::Wait;
 use std::fmt;
 use std::sync::Arc;
 

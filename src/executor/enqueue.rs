@@ -6,9 +6,10 @@ use super::Executor;
 use crate::error::{BatchError, EnqueueError};
 use crate::job::body::{Call, Once, Retrying};
 use crate::job::{Attempt, JobHandle, JobOptions, RetryPolicy};
-use crate::pool::{NewFuture, Wait};
+use crate::pool::NewFuture;
 use crate::priority::Priority;
 use crate::sync::Arc;
+use crate::sync::Wait;
 use std::fmt;
 use std::future::Future;
 

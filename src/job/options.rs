@@ -1,8 +1,8 @@
 //! Per-submission settings: how long to wait for room, a deadline, a
 //! priority in place of the message's own, and retries with backoff.
 
-use crate::pool::Wait;
 use crate::priority::Priority;
+use crate::sync::Wait;
 use std::time::{Duration, Instant};
 
 /// Options of one job: how long to wait for room in a full lane, and a

@@ -31,7 +31,7 @@ use crate::sync::atomic::{AtomicUsize, Ordering};
 use crate::sync::{Arc, Condvar, Mutex, lock, thread};
 use crate::waits::{SharedWaits, WaitTimes};
 use crossbeam_utils::CachePadded;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use timer::Timer;
 
 pub(crate) use future::NewFuture;
@@ -50,35 +50,6 @@ pub(crate) struct PoolConfig {
     pub(crate) max: usize,
     pub(crate) keep_alive: Duration,
     pub(crate) allow_core_timeout: bool,
-}
-
-/// How long a producer may wait for a slot in a full lane.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Wait {
-    No,
-    Forever,
-    Until(Instant),
-}
-
-impl Wait {
-    /// Waiting at most `timeout`; a timeout too long for `Instant` is no
-    /// limit.
-    pub(crate) fn at_most(timeout: Duration) -> Wait {
-        match crate::sync::deadline_after(timeout) {
-            Some(deadline) => Wait::Until(deadline),
-            None => Wait::Forever,
-        }
-    }
-
-    /// Waiting as an option says: as long as it takes (`None`), never
-    /// (zero), or at most the time given.
-    pub(crate) fn from_limit(limit: Option<Duration>) -> Wait {
-        match limit {
-            None => Wait::Forever,
-            Some(timeout) if timeout.is_zero() => Wait::No,
-            Some(timeout) => Wait::at_most(timeout),
-        }
-    }
 }
 
 pub(crate) struct Shared {

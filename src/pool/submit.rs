@@ -1,7 +1,7 @@
 //! The producer's path: find the lane, take a slot (or apply the lane's
 //! policy when it is full), allocate the job, publish it, wake a worker.
 
-use super::{Shared, Wait};
+use super::Shared;
 use crate::clock::{now_ns, to_ns};
 use crate::error::{BatchError, EnqueueError};
 use crate::job::JobError;
@@ -13,6 +13,7 @@ use crate::lane::config::RejectionPolicy;
 use crate::lane::{Lane, NoSlot};
 use crate::observe::facade::Recent;
 use crate::priority::Priority;
+use crate::sync::Wait;
 use crate::sync::atomic::Ordering;
 use crate::sync::{Arc, yield_now};
 use std::time::Instant;

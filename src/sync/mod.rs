@@ -104,6 +104,35 @@ pub(crate) fn spin_hint() {
     loom::thread::yield_now();
 }
 
+/// How long a producer may wait for a slot in a full lane.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Wait {
+    No,
+    Forever,
+    Until(Instant),
+}
+
+impl Wait {
+    /// Waiting at most `timeout`; a timeout too long for `Instant` is no
+    /// limit.
+    pub(crate) fn at_most(timeout: Duration) -> Wait {
+        match deadline_after(timeout) {
+            Some(deadline) => Wait::Until(deadline),
+            None => Wait::Forever,
+        }
+    }
+
+    /// Waiting as an option says: as long as it takes (`None`), never
+    /// (zero), or at most the time given.
+    pub(crate) fn from_limit(limit: Option<Duration>) -> Wait {
+        match limit {
+            None => Wait::Forever,
+            Some(timeout) if timeout.is_zero() => Wait::No,
+            Some(timeout) => Wait::at_most(timeout),
+        }
+    }
+}
+
 /// Exponential backoff for the short waits of a protocol (a pusher between
 /// its slot and its push, a sender waiting for room): crossbeam's
 /// `Backoff` outside loom. Under loom each snooze is a loom yield, so the
