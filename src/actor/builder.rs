@@ -298,7 +298,9 @@ impl<A: Actor> StageBuilder<A> {
             .build()
             .map_err(|e| match e {
                 BuildError::InvalidName { name } => SpawnError::InvalidName { name },
-                other => unreachable!("a checked stage's executor failed to build: {other}"),
+                // The settings were checked above: what is left is the
+                // system refusing a thread, returned, never a panic.
+                other => SpawnError::Threads(other),
             })?;
         let mb = Arc::new(Mailbox::new(
             self.name,

@@ -9,7 +9,7 @@
 //! [`kill_priority`](MailboxConfig::kill_priority).
 
 use super::error::SpawnError;
-use crate::error::InvalidSetting;
+use crate::error::{InvalidSetting, check_capacity};
 use crate::lane::config::{LaneConfig, RejectionPolicy};
 use crate::lane::picker::{MAX_CYCLE, Picker};
 use crate::priority::{Capacity, Priority};
@@ -363,9 +363,14 @@ impl MailboxConfig {
                 let weight = InvalidSetting::of_lane(lane.priority, "weight", 0, "at least 1");
                 return Err(weight.into());
             }
-            check_capacity(lane.capacity, Some(lane.priority), "capacity")?;
+            check_capacity(Some(lane.priority), "capacity", lane.capacity, MAX_CAPACITY)?;
         }
-        check_capacity(self.default_capacity, None, "default_capacity")?;
+        check_capacity(
+            None,
+            "default_capacity",
+            self.default_capacity,
+            MAX_CAPACITY,
+        )?;
         if self.lanes.len() > MAX_LANES {
             return Err(SpawnError::TooManyLanes {
                 lanes: self.lanes.len(),
@@ -423,28 +428,4 @@ fn executor_only(lane: &LaneConfig) -> Option<InvalidSetting> {
         return refused("when_full", lane.when_full.as_str().to_owned());
     }
     None
-}
-
-/// A bounded capacity of 0 or above [`MAX_CAPACITY`] is refused, naming
-/// the lane and the setting, before any lane is allocated.
-fn check_capacity(
-    capacity: Capacity,
-    lane: Option<Priority>,
-    setting: &'static str,
-) -> Result<(), SpawnError> {
-    match capacity {
-        Capacity::Bounded(n) if n == 0 || n > MAX_CAPACITY => {
-            // As an executor's lane says it.
-            let expected = match n {
-                0 => "at least 1, or Capacity::Unbounded for no limit".to_owned(),
-                _ => format!("at most {MAX_CAPACITY}, or Capacity::Unbounded for no limit"),
-            };
-            Err(InvalidSetting {
-                lane,
-                ..InvalidSetting::new(setting, n, expected)
-            }
-            .into())
-        }
-        _ => Ok(()),
-    }
 }

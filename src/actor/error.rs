@@ -319,4 +319,9 @@ pub enum SpawnError {
         /// The name given.
         name: String,
     },
+    /// The operating system refused to start the stage's instance threads
+    /// (a limit on threads or memory): the executor behind the stage
+    /// could not be built. No instance was made.
+    #[error("the stage's instance threads cannot start: {0}")]
+    Threads(crate::BuildError),
 }

@@ -2,12 +2,11 @@
 //! [`ExecutorBuilder::build`], and the thread settings they resolve.
 
 use super::ExecutorBuilder;
-use crate::error::{BuildError, InvalidSetting, check_threads};
+use crate::error::{BuildError, InvalidSetting, check_capacity, check_threads};
 use crate::executor::Executor;
 use crate::lane::config::MaxRunning;
 use crate::lane::picker::MAX_CYCLE;
 use crate::pool::{PoolConfig, Shared};
-use crate::priority::Capacity;
 
 impl ExecutorBuilder {
     /// The thread settings this builder asks for, with the defaults
@@ -74,13 +73,7 @@ impl ExecutorBuilder {
             if lane.weight == 0 {
                 return invalid("weight", &0, "at least 1");
             }
-            if lane.capacity == Capacity::Bounded(0) {
-                return invalid(
-                    "capacity",
-                    &0,
-                    "at least 1, or Capacity::Unbounded for no limit",
-                );
-            }
+            check_capacity(Some(priority), "capacity", lane.capacity, usize::MAX)?;
             match lane.max_running {
                 Some(MaxRunning::Threads(0)) => {
                     return invalid("max_running", &"0 threads", "at least 1 thread");

@@ -14,3 +14,4 @@ pub(crate) use build::check_threads;
 pub use enqueue::{BatchError, EnqueueError};
 pub use lookup::{TimedOut, UnknownName};
 pub use setting::InvalidSetting;
+pub(crate) use setting::check_capacity;

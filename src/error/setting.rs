@@ -1,7 +1,7 @@
 //! One setting's bad value ([`InvalidSetting`]), as every builder of the
 //! crate reports it.
 
-use crate::priority::Priority;
+use crate::priority::{Capacity, Priority};
 use std::fmt;
 
 /// A setting given a value it does not allow, in the one form every
@@ -73,6 +73,30 @@ impl InvalidSetting {
         max: impl fmt::Display,
     ) -> Self {
         InvalidSetting::new(setting, value, format!("{min} to {max}"))
+    }
+}
+
+/// A bounded capacity of 0, or above `max`, as every lane's builder
+/// refuses it (`setting`: `capacity`, or a mailbox's `default_capacity`).
+pub(crate) fn check_capacity(
+    lane: Option<Priority>,
+    setting: &'static str,
+    capacity: Capacity,
+    max: usize,
+) -> Result<(), InvalidSetting> {
+    match capacity {
+        Capacity::Bounded(n) if n == 0 || n > max => {
+            let bound = match n {
+                0 => "at least 1".to_owned(),
+                _ => format!("at most {max}"),
+            };
+            let expected = format!("{bound}, or Capacity::Unbounded for no limit");
+            Err(InvalidSetting {
+                lane,
+                ..InvalidSetting::new(setting, n, expected)
+            })
+        }
+        _ => Ok(()),
     }
 }
 
