@@ -2,7 +2,8 @@
 
 use lapin::ErrorKind;
 use lapin::protocol::{AMQPErrorKind, AMQPHardError, AMQPSoftError};
-use priority_executor::Priority;
+use priority_executor::actor::SpawnError;
+use priority_executor::{BuildError, InvalidSetting, Priority};
 
 /// Why the bridge or the publisher could not start, or a call failed.
 ///
@@ -58,16 +59,21 @@ pub enum BridgeError {
         /// The broker's words.
         reason: String,
     },
-    /// A configured setting cannot work with this executor.
-    #[error("queue {queue:?}: {setting}: {reason}")]
-    Config {
+    /// A configured setting cannot work with this executor, in the core's
+    /// one form for a bad setting.
+    #[error("queue {queue:?}: {setting}")]
+    Invalid {
         /// The queue.
         queue: String,
-        /// The setting, e.g. `prefetch`.
-        setting: String,
-        /// What is wrong and what is allowed.
-        reason: String,
+        /// The setting (`prefetch`, say), its value and what is allowed.
+        setting: InvalidSetting,
     },
+    /// A pipeline's stage could not be spawned.
+    #[error("the stage cannot start: {0}")]
+    Stage(#[from] SpawnError),
+    /// A pipeline's inbox executor could not be built.
+    #[error("the inbox executor cannot start: {0}")]
+    Executor(#[from] BuildError),
     /// The lane a configured priority maps to does not exist.
     #[error(
         "queue {queue:?}: the priority table maps to lane {lane}, which executor {executor:?} does not have (lanes: {lanes})"

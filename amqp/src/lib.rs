@@ -88,8 +88,6 @@ pub use bridge::{Bridge, BridgeBuilder, BridgeMonitor};
 pub use config::ConsumerConfig;
 pub use delivery::{Failure, Incoming};
 pub use error::BridgeError;
-#[cfg(feature = "executors-toml")]
-pub use file::FileConfigError;
 pub use liveness::{DEFAULT_CONNECTION_TIMEOUT, DEFAULT_HEARTBEAT};
 pub use metrics::{ConsumerMetrics, Event};
 pub use outgoing::Outgoing;

@@ -35,8 +35,19 @@ pub struct InvalidSetting {
 }
 
 impl InvalidSetting {
-    /// A setting of the whole executor or stage.
-    pub(crate) fn new(
+    /// A setting of the whole executor or stage (or of a layer built on
+    /// them, such as the RabbitMQ bridge's `prefetch`): `value` is shown
+    /// as written, `expected` says what is allowed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::InvalidSetting;
+    ///
+    /// let invalid = InvalidSetting::new("prefetch", 0, "at least 1");
+    /// assert_eq!(invalid.to_string(), "prefetch = 0 is not allowed (expected at least 1)");
+    /// ```
+    pub fn new(
         setting: &'static str,
         value: impl fmt::Display,
         expected: impl Into<String>,
@@ -50,7 +61,16 @@ impl InvalidSetting {
     }
 
     /// A setting of one lane.
-    pub(crate) fn of_lane(
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{InvalidSetting, Priority};
+    ///
+    /// let invalid = InvalidSetting::of_lane(Priority(1), "weight", 0, "at least 1");
+    /// assert_eq!(invalid.to_string(), "lane 1: weight = 0 is not allowed (expected at least 1)");
+    /// ```
+    pub fn of_lane(
         lane: Priority,
         setting: &'static str,
         value: impl fmt::Display,

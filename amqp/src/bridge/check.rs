@@ -2,7 +2,7 @@
 
 use crate::config::ConsumerConfig;
 use crate::error::BridgeError;
-use priority_executor::{Capacity, Executor, Priority};
+use priority_executor::{Capacity, Executor, InvalidSetting, Priority};
 
 /// Checks a queue's settings against the executor; returns the unmapped
 /// lane.
@@ -23,11 +23,8 @@ pub(super) fn check_config(
         .map(|p| p.to_string())
         .collect::<Vec<_>>()
         .join(", ");
-    let lowest = lanes.last().copied().ok_or_else(|| BridgeError::Config {
-        queue: queue.clone(),
-        setting: "executor".to_owned(),
-        reason: "the executor has no lanes".to_owned(),
-    })?;
+    // An executor is never built without lanes.
+    let lowest = lanes.last().copied().unwrap_or(Priority::LOW);
     let unmapped = config.table.unmapped_lane().unwrap_or(lowest);
     let mut used = config.table.lanes();
     used.push(unmapped);
@@ -44,10 +41,13 @@ pub(super) fn check_config(
         }
     }
     if config.prefetch == 0 {
-        return Err(BridgeError::Config {
+        return Err(BridgeError::Invalid {
             queue,
-            setting: "prefetch".to_owned(),
-            reason: "prefetch = 0 means no limit to RabbitMQ, which makes broker priority useless; set 1 or more (about the executor's threads)".to_owned(),
+            setting: InvalidSetting::new(
+                "prefetch",
+                0,
+                "at least 1, about the executor's threads: 0 means no limit to RabbitMQ, which makes broker priority useless",
+            ),
         });
     }
     for lane in &used {
@@ -56,12 +56,15 @@ pub(super) fn check_config(
         {
             let free = capacity.saturating_sub(m.queued);
             if usize::from(config.prefetch) > free {
-                return Err(BridgeError::Config {
+                return Err(BridgeError::Invalid {
                     queue,
-                    setting: "prefetch".to_owned(),
-                    reason: format!(
-                        "prefetch = {} is more than lane {} can take ({free} free of {capacity}): deliveries would wait outside the lanes; lower the prefetch or raise the lane's capacity",
-                        config.prefetch, lane
+                    setting: InvalidSetting::of_lane(
+                        *lane,
+                        "prefetch",
+                        config.prefetch,
+                        format!(
+                            "at most {free}: the lane has {free} of {capacity} places free, and more deliveries would wait outside the lanes; lower the prefetch or raise the lane's capacity"
+                        ),
                     ),
                 });
             }

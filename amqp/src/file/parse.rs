@@ -1,10 +1,9 @@
 //! `[amqp.NAME]` of an `executors.toml` into a `ConsumerConfig`.
 
-use super::error::FileConfigError;
 use super::reader::Reader;
 use crate::config::ConsumerConfig;
 use crate::table::PriorityTable;
-use priority_executor::Priority;
+use priority_executor::{ConfigError, ConfigErrorKind, Priority};
 use std::path::Path;
 use std::time::Duration;
 use toml_edit::{ImDocument, Item, Value};
@@ -47,26 +46,26 @@ impl ConsumerConfig {
     ///
     /// # Errors
     ///
-    /// A [`FileConfigError`] naming the file, the line, the setting and the
-    /// value: the file cannot be read or parsed, the table is missing, a key
-    /// is unknown or a value of the wrong kind or range. Whether the lanes
+    /// A [`ConfigError`], placed and worded as the registry's own errors
+    /// (the file, the line and column, the table, the key, the value and
+    /// what is allowed): the file cannot be read or parsed, the table is
+    /// missing, a key is unknown or a value of the wrong type or range. Whether the lanes
     /// exist is checked when the bridge starts, against the executor.
     pub fn from_executors_toml(
         path: impl AsRef<Path>,
         executor: &str,
-    ) -> Result<ConsumerConfig, FileConfigError> {
+    ) -> Result<ConsumerConfig, ConfigError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| FileConfigError {
-            path: Some(path.to_owned()),
-            line: None,
-            setting: format!("amqp.{executor}"),
-            value: None,
-            reason: format!("cannot read the file: {e}"),
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ConfigError::in_text(
+                ConfigErrorKind::Io,
+                "",
+                None,
+                format!("cannot read the file: {e}"),
+            )
+            .in_file(path)
         })?;
-        ConsumerConfig::from_toml_str(&text, executor).map_err(|mut e| {
-            e.path = Some(path.to_owned());
-            e
-        })
+        ConsumerConfig::from_toml_str(&text, executor).map_err(|e| e.in_file(path))
     }
 
     /// As [`from_executors_toml`](Self::from_executors_toml), from the
@@ -92,56 +91,56 @@ impl ConsumerConfig {
     /// let config = ConsumerConfig::from_toml_str(toml, "visa")?;
     /// assert_eq!(config.queue(), "visa");
     /// assert_eq!(config.table().lane_for(Some(7)), Some(Priority(10)));
-    /// # Ok::<(), priority_executor_amqp::FileConfigError>(())
+    /// # Ok::<(), priority_executor::ConfigError>(())
     /// ```
-    pub fn from_toml_str(text: &str, executor: &str) -> Result<ConsumerConfig, FileConfigError> {
-        let prefix = format!("amqp.{executor}");
-        let r = Reader {
-            text,
-            prefix: prefix.clone(),
-        };
-        let doc = ImDocument::parse(text).map_err(|e| FileConfigError {
-            path: None,
-            line: r.line(e.span()),
-            setting: prefix.clone(),
-            value: None,
-            reason: format!("not valid TOML: {}", e.message()),
+    pub fn from_toml_str(text: &str, executor: &str) -> Result<ConsumerConfig, ConfigError> {
+        let r = Reader { text };
+        let doc = ImDocument::parse(text).map_err(|e| {
+            ConfigError::in_text(
+                ConfigErrorKind::Syntax,
+                text,
+                e.span(),
+                format!("not valid TOML: {}", e.message()),
+            )
         })?;
         let amqp = doc.get("amqp").and_then(Item::as_table);
         let Some(item) = amqp.and_then(|t| t.get(executor)) else {
-            let known: Vec<&str> = amqp
-                .map(|t| t.iter().map(|(k, _)| k).collect())
+            let known: Vec<String> = amqp
+                .map(|t| t.iter().map(|(k, _)| format!("{k:?}")).collect())
                 .unwrap_or_default();
-            return Err(FileConfigError {
-                path: None,
-                line: None,
-                setting: prefix,
-                value: None,
-                reason: format!(
-                    "no [amqp.{executor}] table (the file has: {})",
-                    if known.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        known.join(", ")
-                    }
-                ),
-            });
+            let defined = if known.is_empty() {
+                "none is".to_owned()
+            } else {
+                format!("defined: {}", known.join(", "))
+            };
+            return Err(ConfigError::in_text(
+                ConfigErrorKind::MissingKey,
+                text,
+                None,
+                format!("no [amqp.{executor}] section ({defined})"),
+            ));
         };
         let Some(table) = item.as_table() else {
-            return Err(r.error("", Some(item), "expected a table: [amqp.NAME]"));
+            return Err(r.wrong_type(executor, item, "a table: [amqp.NAME]"));
         };
         for (key, value) in table.iter() {
             if !KEYS.contains(&key) {
-                return Err(r.error(
-                    key,
-                    Some(value),
-                    format!("unknown key (expected one of: {})", KEYS.join(", ")),
+                let at = table.key(key).and_then(toml_edit::Key::span);
+                return Err(ConfigError::in_text(
+                    ConfigErrorKind::UnknownKey,
+                    text,
+                    at.or_else(|| value.span()),
+                    format!("unknown key `{key}` (allowed: {})", KEYS.join(", ")),
                 ));
             }
         }
-        let queue = r
-            .string(table, "queue")?
-            .ok_or_else(|| r.error("queue", None, "missing: the queue to consume"))?;
+        let queue = r.string(table, "queue")?.ok_or_else(|| {
+            r.error(
+                ConfigErrorKind::MissingKey,
+                Some(item),
+                "missing key `queue` (the queue to consume)",
+            )
+        })?;
         let mut config = ConsumerConfig::new(queue);
         if let Some(n) = r.int(table, "max_priority", 1, 255)? {
             config = config.max_priority(n as u8);
@@ -160,9 +159,9 @@ impl ConsumerConfig {
         if let Some(q) = r.string(table, "dead_letter_queue")? {
             if config.dead_letter_exchange.is_none() {
                 return Err(r.error(
-                    "dead_letter_queue",
+                    ConfigErrorKind::MissingKey,
                     table.get("dead_letter_queue"),
-                    "needs dead_letter_exchange, which it is bound to",
+                    "dead_letter_queue needs dead_letter_exchange, which it is bound to",
                 ));
             }
             config = config.dead_letter_queue(q);
@@ -176,9 +175,10 @@ impl ConsumerConfig {
             Some(item) => match item.as_value() {
                 Some(Value::Float(f)) if *f.value() >= 1.0 && f.value().is_finite() => *f.value(),
                 Some(Value::Integer(i)) if *i.value() >= 1 => *i.value() as f64,
-                _ => {
-                    return Err(r.error("retry_multiplier", Some(item), "expected a number >= 1"));
+                Some(Value::Float(_) | Value::Integer(_)) => {
+                    return Err(r.not_allowed("retry_multiplier", item, "a number >= 1"));
                 }
+                _ => return Err(r.wrong_type("retry_multiplier", item, "a number >= 1")),
             },
         };
         config = config.retries(retries, delay, multiplier);
@@ -189,7 +189,7 @@ impl ConsumerConfig {
             match item.as_bool() {
                 Some(true) => {}
                 Some(false) => config = config.no_declare(),
-                None => return Err(r.error("declare", Some(item), "expected true or false")),
+                None => return Err(r.wrong_type("declare", item, "true or false")),
             }
         }
         Ok(config)
@@ -200,7 +200,7 @@ impl ConsumerConfig {
 mod tests {
     use super::*;
 
-    fn err(toml: &str) -> FileConfigError {
+    fn err(toml: &str) -> ConfigError {
         ConsumerConfig::from_toml_str(toml, "visa").unwrap_err()
     }
 
@@ -242,41 +242,74 @@ declare = false
     fn errors_name_the_line_the_setting_and_the_value() {
         let e = err("[amqp.visa]\nqueue = \"visa\"\n\nmax_priority = 300\n");
         assert_eq!(
-            (e.line(), e.setting(), e.value()),
-            (Some(4), "amqp.visa.max_priority", Some("300"))
+            (e.kind(), e.line(), e.column(), e.field()),
+            (
+                ConfigErrorKind::InvalidValue,
+                Some(4),
+                Some(16),
+                Some("max_priority")
+            )
         );
-        assert!(e.reason().contains("from 1 to 255"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "line 4, column 16: amqp \"visa\": max_priority = 300 is not allowed \
+             (expected a whole number from 1 to 255)"
+        );
 
         let e = err("[amqp.visa]\nqueue = \"visa\"\npriorities = { \"5-x\" = 10 }\n");
-        assert_eq!(e.line(), Some(3));
-        assert_eq!(e.setting(), "amqp.visa.priorities.\"5-x\"");
-        assert_eq!(e.value(), Some("10"));
+        assert_eq!((e.line(), e.field()), (Some(3), Some("5-x")));
+        assert_eq!(
+            e.to_string(),
+            "line 3, column 16: amqp \"visa\", priorities: the key \"5-x\" is not allowed \
+             (expected a broker priority 0-255 or a range such as \"5-10\")"
+        );
 
         let e = err("[amqp.visa]\nqueue = \"visa\"\nprefech = 4\n");
-        assert_eq!((e.line(), e.setting()), (Some(3), "amqp.visa.prefech"));
-        assert!(e.reason().starts_with("unknown key"), "{e}");
-
-        let e = err("[amqp.visa]\nqueue = \"visa\"\nretry_delay = \"soon\"\n");
-        assert_eq!(e.value(), Some("\"soon\""));
+        assert_eq!(
+            (e.kind(), e.line(), e.column(), e.field()),
+            (
+                ConfigErrorKind::UnknownKey,
+                Some(3),
+                Some(1),
+                Some("prefech")
+            )
+        );
         assert!(
-            e.to_string()
-                .starts_with("line 3: amqp.visa.retry_delay = \"soon\": expected a duration"),
+            e.detail()
+                .starts_with("unknown key `prefech` (allowed: queue, "),
             "{e}"
         );
 
-        let e = err("[amqp.visa]\nprefetch = 4\n");
-        assert_eq!(e.setting(), "amqp.visa.queue");
-        assert!(e.reason().starts_with("missing"), "{e}");
-
-        let e = err("[amqp.other]\nqueue = \"q\"\n");
-        assert_eq!(
-            e.to_string(),
-            "amqp.visa: no [amqp.visa] table (the file has: other)"
+        let e = err("[amqp.visa]\nqueue = \"visa\"\nretry_delay = \"soon\"\n");
+        assert_eq!(e.field(), Some("retry_delay"));
+        assert!(
+            e.to_string().starts_with(
+                "line 3, column 15: amqp \"visa\": retry_delay = \"soon\" is not allowed \
+                 (expected a duration"
+            ),
+            "{e}"
         );
 
+        let e = err("[amqp.visa]\nqueue = 4\n");
+        assert_eq!(e.kind(), ConfigErrorKind::WrongType);
+        assert_eq!(
+            e.detail(),
+            "queue = 4 has the wrong type: expected a non-empty string"
+        );
+
+        let e = err("[amqp.visa]\nprefetch = 4\n");
+        assert_eq!((e.kind(), e.line()), (ConfigErrorKind::MissingKey, Some(1)));
+        assert_eq!(
+            e.to_string(),
+            "line 1, column 1: amqp \"visa\": missing key `queue` (the queue to consume)"
+        );
+
+        let e = err("[amqp.other]\nqueue = \"q\"\n");
+        assert_eq!(e.to_string(), "no [amqp.visa] section (defined: \"other\")");
+
         let e = err("[amqp.visa\n");
-        assert_eq!(e.line(), Some(1));
-        assert!(e.reason().starts_with("not valid TOML"), "{e}");
+        assert_eq!((e.kind(), e.line()), (ConfigErrorKind::Syntax, Some(1)));
+        assert!(e.detail().starts_with("not valid TOML"), "{e}");
     }
 
     #[test]
@@ -303,9 +336,10 @@ declare = false
         let e =
             ConsumerConfig::from_executors_toml("/nonexistent/executors.toml", "visa").unwrap_err();
         assert_eq!(e.path(), Some(Path::new("/nonexistent/executors.toml")));
+        assert_eq!(e.kind(), ConfigErrorKind::Io);
         assert!(
             e.to_string()
-                .starts_with("/nonexistent/executors.toml: amqp.visa: cannot read the file"),
+                .starts_with("/nonexistent/executors.toml: cannot read the file"),
             "{e}"
         );
     }

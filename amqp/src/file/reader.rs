@@ -1,46 +1,61 @@
 //! Reads the values of one table, placing errors in the file's text.
 
-use super::error::FileConfigError;
 use crate::table::PriorityTable;
-use priority_executor::Priority;
-use std::ops::Range;
+use priority_executor::{ConfigError, ConfigErrorKind, Priority};
 use std::time::Duration;
 use toml_edit::{Item, Table};
 
-/// Reads one table, placing errors in `text`.
+/// Reads one table, placing errors in `text` with the core's
+/// [`ConfigError`], as the registry places its own.
 pub(super) struct Reader<'a> {
     pub(super) text: &'a str,
-    pub(super) prefix: String,
 }
 
 impl Reader<'_> {
-    pub(super) fn line(&self, span: Option<Range<usize>>) -> Option<usize> {
-        let start = span?.start.min(self.text.len());
-        Some(self.text[..start].matches('\n').count() + 1)
-    }
-
+    /// A mistake about `item` (a value, or the table itself).
     pub(super) fn error(
         &self,
-        key: &str,
+        kind: ConfigErrorKind,
         item: Option<&Item>,
-        reason: impl Into<String>,
-    ) -> FileConfigError {
-        // The value as written: its text in the file.
-        let value = item
-            .filter(|i| i.is_value())
-            .and_then(Item::span)
+        detail: impl Into<String>,
+    ) -> ConfigError {
+        ConfigError::in_text(kind, self.text, item.and_then(Item::span), detail)
+    }
+
+    /// `key = VALUE is not allowed (expected ...)`.
+    pub(super) fn not_allowed(&self, key: &str, item: &Item, expected: &str) -> ConfigError {
+        self.error(
+            ConfigErrorKind::InvalidValue,
+            Some(item),
+            format!(
+                "{key} = {} is not allowed (expected {expected})",
+                self.quote(item)
+            ),
+        )
+    }
+
+    /// `key = VALUE has the wrong type: expected ...`.
+    pub(super) fn wrong_type(&self, key: &str, item: &Item, expected: &str) -> ConfigError {
+        self.error(
+            ConfigErrorKind::WrongType,
+            Some(item),
+            format!(
+                "{key} = {} has the wrong type: expected {expected}",
+                self.quote(item)
+            ),
+        )
+    }
+
+    /// The value as written, on one line.
+    fn quote(&self, item: &Item) -> String {
+        let text = item
+            .span()
             .and_then(|span| self.text.get(span))
-            .map(|t| t.trim().to_owned());
-        FileConfigError {
-            path: None,
-            line: self.line(item.and_then(Item::span)),
-            setting: if key.is_empty() {
-                self.prefix.clone()
-            } else {
-                format!("{}.{key}", self.prefix)
-            },
-            value,
-            reason: reason.into(),
+            .unwrap_or("")
+            .trim();
+        match text.lines().nth(1) {
+            None => text.to_owned(),
+            Some(_) => format!("{}...", text.lines().next().unwrap_or("")),
         }
     }
 
@@ -50,31 +65,26 @@ impl Reader<'_> {
         key: &str,
         min: i64,
         max: i64,
-    ) -> Result<Option<i64>, FileConfigError> {
+    ) -> Result<Option<i64>, ConfigError> {
         let Some(item) = table.get(key) else {
             return Ok(None);
         };
+        let expected = format!("a whole number from {min} to {max}");
         match item.as_integer() {
             Some(n) if (min..=max).contains(&n) => Ok(Some(n)),
-            _ => Err(self.error(
-                key,
-                Some(item),
-                format!("expected a whole number from {min} to {max}"),
-            )),
+            Some(_) => Err(self.not_allowed(key, item, &expected)),
+            None => Err(self.wrong_type(key, item, &expected)),
         }
     }
 
-    pub(super) fn string(
-        &self,
-        table: &Table,
-        key: &str,
-    ) -> Result<Option<String>, FileConfigError> {
+    pub(super) fn string(&self, table: &Table, key: &str) -> Result<Option<String>, ConfigError> {
         let Some(item) = table.get(key) else {
             return Ok(None);
         };
         match item.as_str() {
             Some(s) if !s.is_empty() => Ok(Some(s.to_owned())),
-            _ => Err(self.error(key, Some(item), "expected a non-empty string")),
+            Some(_) => Err(self.not_allowed(key, item, "a non-empty string")),
+            None => Err(self.wrong_type(key, item, "a non-empty string")),
         }
     }
 
@@ -82,15 +92,15 @@ impl Reader<'_> {
         &self,
         table: &Table,
         key: &str,
-    ) -> Result<Option<Duration>, FileConfigError> {
-        let Some(text) = self.string(table, key)? else {
+    ) -> Result<Option<Duration>, ConfigError> {
+        let (Some(text), Some(item)) = (self.string(table, key)?, table.get(key)) else {
             return Ok(None);
         };
         humantime::parse_duration(&text).map(Some).map_err(|e| {
-            self.error(
+            self.not_allowed(
                 key,
-                table.get(key),
-                format!("expected a duration such as \"250ms\" or \"1m 30s\" ({e})"),
+                item,
+                &format!("a duration such as \"250ms\" or \"1m 30s\": {e}"),
             )
         })
     }
@@ -101,25 +111,27 @@ impl Reader<'_> {
         &self,
         table: &Table,
         mut out: PriorityTable,
-    ) -> Result<PriorityTable, FileConfigError> {
+    ) -> Result<PriorityTable, ConfigError> {
         let Some(item) = table.get("priorities") else {
             return Ok(out);
         };
         let Some(map) = item.as_table_like() else {
-            return Err(self.error(
+            return Err(self.wrong_type(
                 "priorities",
-                Some(item),
-                "expected a table of broker priorities to lanes, e.g. { \"0-4\" = 1, \"5-10\" = 10 }",
+                item,
+                "a table of broker priorities to lanes, e.g. { \"0-4\" = 1, \"5-10\" = 10 }",
             ));
         };
         for (key, value) in map.iter() {
-            let setting = format!("priorities.\"{key}\"");
+            let setting = format!("{key:?}");
             let range = parse_range(key).ok_or_else(|| {
-                self.error(
-                    &setting,
-                    Some(value),
+                let at = map.get_key_value(key).and_then(|(k, _)| k.span());
+                ConfigError::in_text(
+                    ConfigErrorKind::InvalidValue,
+                    self.text,
+                    at.or_else(|| value.span()),
                     format!(
-                        "the key {key:?} is not a broker priority 0-255 or a range such as \"5-10\""
+                        "the key {key:?} is not allowed (expected a broker priority 0-255 or a range such as \"5-10\")"
                     ),
                 )
             })?;
@@ -127,10 +139,10 @@ impl Reader<'_> {
                 .as_integer()
                 .and_then(|n| u32::try_from(n).ok())
                 .ok_or_else(|| {
-                    self.error(
+                    self.not_allowed(
                         &setting,
-                        Some(value),
-                        "expected a lane: a whole number from 0 to 4294967295",
+                        value,
+                        "a lane: a whole number from 0 to 4294967295",
                     )
                 })?;
             out = out.map(range, Priority(lane));

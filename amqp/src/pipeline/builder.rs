@@ -183,11 +183,7 @@ where
                 }
             });
         }
-        let stage = builder.spawn().map_err(|e| BridgeError::Config {
-            queue: self.inbox.clone().unwrap_or_default(),
-            setting: "stage".to_owned(),
-            reason: e.to_string(),
-        })?;
+        let stage = builder.spawn()?;
         let addr = stage.addr();
         let (bridge, drained) = match &self.inbox {
             None => (None, None),
@@ -207,11 +203,7 @@ where
                 for lane in lanes {
                     exec = exec.lane(lane, Capacity::Bounded(self.instances));
                 }
-                let exec = exec.build().map_err(|e| BridgeError::Config {
-                    queue: inbox.clone(),
-                    setting: "instances".to_owned(),
-                    reason: e.to_string(),
-                })?;
+                let exec = exec.build()?;
                 let (tx, rx) = mpsc::sync_channel::<Marker>(1);
                 let handler_addr = addr.clone();
                 let bridge = Bridge::builder(self.uri.as_str(), exec)

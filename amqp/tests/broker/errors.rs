@@ -104,8 +104,15 @@ fn settings_the_executor_cannot_meet_are_named() {
         .unwrap_err();
     assert!(
         err.to_string()
-            .starts_with("queue \"q\": prefetch: prefetch = 100 is more than lane"),
+            .starts_with("queue \"q\": lane 1: prefetch = 100 is not allowed (expected at most 64: the lane has 64 of 64 places free"),
         "{err}"
+    );
+    let BridgeError::Invalid { setting, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(
+        (setting.setting, setting.value.as_str()),
+        ("prefetch", "100")
     );
     let err = Bridge::builder(uri(), executor(1))
         .consume(ConsumerConfig::new("q").prefetch(0), |_| Ok(()))
@@ -113,7 +120,7 @@ fn settings_the_executor_cannot_meet_are_named() {
         .unwrap_err();
     assert!(
         err.to_string()
-            .starts_with("queue \"q\": prefetch: prefetch = 0"),
+            .starts_with("queue \"q\": prefetch = 0 is not allowed (expected at least 1"),
         "{err}"
     );
 }

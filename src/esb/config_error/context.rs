@@ -18,6 +18,9 @@ pub(super) struct Context {
     pub(super) executor: Option<String>,
     pub(super) rule: Option<String>,
     pub(super) mailbox: Option<String>,
+    /// A table that another crate reads, such as `amqp "visa"` for
+    /// `[amqp.visa]`.
+    section: Option<String>,
     /// "lane priority 1", "when #2, all #1" and the like.
     inner: Vec<String>,
     pub(super) field: Option<String>,
@@ -56,6 +59,10 @@ impl Context {
                     .collect();
                 context.field = (!keys.is_empty()).then(|| keys.join("."));
                 return context;
+            }
+            (Some(Step::Key(top)), Some(Step::Key(name))) => {
+                // Debug: a name with a control character shows it escaped.
+                context.section = Some(format!("{top} {name:?}"));
             }
             (Some(Step::Key(key)), _) => {
                 context.field = Some(key.clone());
@@ -98,6 +105,8 @@ impl Context {
             parts.push(format!("mailbox {mailbox:?}"));
         } else if let Some(executor) = executor_override.or(self.executor.as_deref()) {
             parts.push(format!("executor {executor:?}"));
+        } else if let Some(section) = &self.section {
+            parts.push(section.clone());
         }
         parts.extend(self.inner.iter().cloned());
         parts.join(", ")
@@ -219,6 +228,16 @@ mod tests {
         assert_eq!(context.executor.as_deref(), Some("x"));
         assert_eq!(context.field.as_deref(), Some("weight"));
         assert_eq!(context.scope(None), "executor \"x\", lane priority 7");
+    }
+
+    #[test]
+    fn context_in_a_table_another_crate_reads() {
+        let text = "[amqp.visa]\nqueue = \"v\"\npriorities = { \"0-4\" = 1 }\n";
+        let offset = text.find("1 }").expect("present");
+        let context = Context::find(text, offset).expect("valid toml");
+        assert_eq!(context.executor, None);
+        assert_eq!(context.field.as_deref(), Some("0-4"));
+        assert_eq!(context.scope(None), "amqp \"visa\", priorities");
     }
 
     #[test]

@@ -16,6 +16,7 @@
 
 use std::error::Error;
 use std::fmt;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 mod context;
@@ -227,6 +228,59 @@ impl ConfigError {
             detail: format!("cannot read the file: {err}"),
             source: Some(Box::new(err)),
         }))
+    }
+}
+
+impl ConfigError {
+    /// A mistake in a table of `executors.toml` that another crate reads
+    /// (the RabbitMQ bridge reads `[amqp.NAME]`), placed and worded as the
+    /// registry's own: `span`, the bytes of `text` the mistake is about (a
+    /// key or a value), gives the line, the column, the table and the key;
+    /// `detail` says what is wrong and what is allowed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{ConfigError, ConfigErrorKind};
+    ///
+    /// let text = "[amqp.visa]\nqueue = \"visa\"\nprefetch = 0\n";
+    /// let at = text.find("0\n").unwrap();
+    /// let err = ConfigError::in_text(
+    ///     ConfigErrorKind::InvalidValue,
+    ///     text,
+    ///     Some(at..at + 1),
+    ///     "prefetch = 0 is not allowed (expected a whole number from 1 to 65535)",
+    /// )
+    /// .in_file("executors.toml");
+    /// assert_eq!((err.line(), err.column(), err.field()), (Some(3), Some(12), Some("prefetch")));
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "executors.toml:3:12: amqp \"visa\": \
+    ///      prefetch = 0 is not allowed (expected a whole number from 1 to 65535)"
+    /// );
+    /// ```
+    pub fn in_text(
+        kind: ConfigErrorKind,
+        text: &str,
+        span: Option<Range<usize>>,
+        detail: impl Into<String>,
+    ) -> Self {
+        Issue {
+            kind,
+            span,
+            ..Issue::invalid(0..0, detail)
+        }
+        .locate(text, None)
+    }
+
+    /// The same error, naming the file its text was read from.
+    ///
+    /// # Examples
+    ///
+    /// See [`in_text`](Self::in_text).
+    pub fn in_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.0.path = Some(path.into());
+        self
     }
 }
 
