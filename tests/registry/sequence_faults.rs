@@ -25,7 +25,7 @@ fn recorder(faults: &Faults, who: &'static str) -> impl Fn(Message, &SequenceFai
         faults.lock().expect("lock").push((
             who.to_owned(),
             String::from_utf8_lossy(m.body()).into_owned(),
-            failure.error().to_string(),
+            failure.error.to_string(),
         ))
     }
 }
@@ -115,7 +115,7 @@ fn a_panicking_fault_handler_leaves_the_sequence_outcome_in_the_handle() {
         .join()
         .expect("the handler's panic is not the run's")
         .unwrap_err();
-    assert_eq!(failure.error().to_string(), "missing passport");
+    assert_eq!(failure.error.to_string(), "missing passport");
     let panicked = executors
         .enqueue_sequence("visa", "boom", Message::new())
         .expect("queued")

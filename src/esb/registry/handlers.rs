@@ -68,7 +68,7 @@ impl Registry {
     /// let (tx, rx) = mpsc::channel();
     /// let tx = std::sync::Mutex::new(tx);
     /// executors.set_sequence_fault_handler("submit", move |m, failure| {
-    ///     let _ = tx.lock().unwrap().send((m.body().to_vec(), failure.sequence().to_owned()));
+    ///     let _ = tx.lock().unwrap().send((m.body().to_vec(), failure.sequence.to_string()));
     /// })?;
     /// let message = Message::new().with_body("form");
     /// executors.enqueue_sequence("e", "submit", message)?.join()?.unwrap_err();

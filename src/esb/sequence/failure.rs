@@ -13,7 +13,7 @@ use super::BoxError;
 /// # Examples
 ///
 /// ```
-/// use priority_executor::{Registry, Message};
+/// use priority_executor::{Message, Priority, Registry};
 /// use std::io;
 ///
 /// let mut executors = Registry::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
@@ -25,22 +25,38 @@ use super::BoxError;
 ///     .join()
 ///     .expect("no panic")
 ///     .unwrap_err();
-/// assert_eq!(failure.sequence(), "reject");
-/// assert_eq!(failure.executor(), "e");
-/// assert_eq!(failure.error().to_string(), "bad visa form");
+/// assert_eq!(&*failure.sequence, "reject");
+/// assert_eq!(&*failure.executor, "e");
+/// assert_eq!(failure.priority, Priority(1));
+/// assert_eq!(failure.error.to_string(), "bad visa form");
 /// assert_eq!(
 ///     failure.to_string(),
 ///     "sequence \"reject\" on executor \"e\" (priority 1) failed: bad visa form"
 /// );
+///
+/// // The error downcasts to the sequence's own type.
+/// let failure = executors
+///     .enqueue_sequence("e", "reject", Message::new())?
+///     .join()
+///     .expect("no panic")
+///     .unwrap_err();
+/// assert!(failure.error.downcast::<io::Error>().is_ok());
 /// executors.shutdown();
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct SequenceFailure {
-    executor: Arc<str>,
-    sequence: Arc<str>,
-    priority: Priority,
-    error: BoxError,
+    /// The executor the sequence ran on.
+    pub executor: Arc<str>,
+    /// The sequence that failed.
+    pub sequence: Arc<str>,
+    /// The priority the message ran at.
+    pub priority: Priority,
+    /// The error the sequence returned; for a panic, an error whose
+    /// `Display` is the panic's message. Being a `Box<dyn Error>`, it
+    /// downcasts to the sequence's own error type.
+    pub error: Box<dyn Error + Send + Sync + 'static>,
 }
 
 impl SequenceFailure {
@@ -56,69 +72,6 @@ impl SequenceFailure {
             priority,
             error,
         }
-    }
-
-    /// The executor the sequence ran on.
-    ///
-    /// # Examples
-    ///
-    /// See [`SequenceFailure`].
-    pub fn executor(&self) -> &str {
-        &self.executor
-    }
-
-    /// The sequence that failed.
-    ///
-    /// # Examples
-    ///
-    /// See [`SequenceFailure`].
-    pub fn sequence(&self) -> &str {
-        &self.sequence
-    }
-
-    /// The priority the message ran at.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use priority_executor::{Registry, Message, Priority};
-    /// # let mut executors = Registry::from_toml_str("[executors.e]\nlanes = [{ priority = 3 }]\n")?;
-    /// # executors.register_sequence("fail", |_m: Message| Err(std::fmt::Error));
-    /// let failure = executors.enqueue_sequence("e", "fail", Message::new())?.join()?.unwrap_err();
-    /// assert_eq!(failure.priority(), Priority(3));
-    /// # executors.shutdown();
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn priority(&self) -> Priority {
-        self.priority
-    }
-
-    /// The error the sequence returned; for a panic, an error whose
-    /// `Display` is the panic's message.
-    ///
-    /// # Examples
-    ///
-    /// See [`SequenceFailure`].
-    pub fn error(&self) -> &(dyn Error + Send + Sync + 'static) {
-        &*self.error
-    }
-
-    /// Takes the error out, for example to downcast it to the sequence's
-    /// own error type.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use priority_executor::{Registry, Message};
-    /// # let mut executors = Registry::from_toml_str("[executors.e]\nlanes = [{ priority = 1 }]\n")?;
-    /// executors.register_sequence("fail", |_m: Message| Err(std::fmt::Error));
-    /// let failure = executors.enqueue_sequence("e", "fail", Message::new())?.join()?.unwrap_err();
-    /// assert!(failure.into_error().downcast::<std::fmt::Error>().is_ok());
-    /// # executors.shutdown();
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn into_error(self) -> Box<dyn Error + Send + Sync + 'static> {
-        self.error
     }
 }
 
