@@ -20,8 +20,8 @@
 //! | [`layout`] | the workspace and the source tree, file by file, and the tests |
 //!
 //! The chapters behind a feature (`executors_toml`, `actors`,
-//! `actor_protocol`) are in this module when it is on; docs.rs builds with
-//! every feature.
+//! `actor_protocol`) hold their text when it is on, and only a pointer to
+//! it when it is off; docs.rs builds with every feature.
 
 #[doc = include_str!("model.md")]
 pub mod model {}
@@ -32,12 +32,18 @@ pub mod policies {}
 #[doc = include_str!("observability.md")]
 pub mod observability {}
 
-#[cfg(feature = "esb")]
-#[doc = include_str!("executors_toml.md")]
+#[cfg_attr(feature = "esb", doc = include_str!("executors_toml.md"))]
+#[cfg_attr(
+    not(feature = "esb"),
+    doc = "`executors.toml` and the ESB layer: built with feature `esb` (docs.rs has every feature)."
+)]
 pub mod executors_toml {}
 
-#[cfg(feature = "actor")]
-#[doc = include_str!("actors.md")]
+#[cfg_attr(feature = "actor", doc = include_str!("actors.md"))]
+#[cfg_attr(
+    not(feature = "actor"),
+    doc = "Actors and pipelines: built with feature `actor` (docs.rs has every feature)."
+)]
 pub mod actors {}
 
 #[doc = include_str!("rabbitmq.md")]
@@ -59,8 +65,12 @@ pub mod sleep_protocol {}
 /// The actor layer's ordering rules: what a mailbox, a stage and a
 /// pipeline promise, and how the code keeps it (`src/actor/README.md`).
 ///
-#[cfg(feature = "actor")]
-#[cfg_attr(not(doctest), doc = include_str!("../actor/README.md"))]
+#[cfg_attr(all(feature = "actor", not(doctest)), doc = include_str!("../actor/README.md"))]
+#[cfg_attr(not(feature = "actor"), doc = "")]
+#[cfg_attr(
+    not(feature = "actor"),
+    doc = "Built with feature `actor` (docs.rs has every feature)."
+)]
 #[allow(rustdoc::invalid_rust_codeblocks)]
 pub mod actor_protocol {}
 
