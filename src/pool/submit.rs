@@ -40,7 +40,7 @@ impl<B: Body> Submission for NewJob<B> {
     }
 
     fn into_payload(self) -> B::Payload {
-        match self.into_body().and_then(Body::into_payload) {
+        match self.into_body().into_payload() {
             Some(payload) => payload,
             None => unreachable!("a job nothing else has seen gives its body back"),
         }

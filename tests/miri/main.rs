@@ -9,20 +9,23 @@
 //! pending; outputs over-aligned, zero-sized and large; handles that
 //! outlive the thread that enqueued them; cells freed on threads that
 //! exit; jobs handed back by `shutdown_now`, run and dropped on other
-//! threads; a bounded mailbox lane (its ring) with send-backs past the
+//! threads; a job retried, one dead-lettered, one refused by a full lane
+//! and handed back, one given up while it waits out a backoff at shutdown;
+//! a bounded mailbox lane (its ring) with send-backs past the
 //! capacity, then a drain.
 
 #[path = "../common/mod.rs"]
 mod common;
 
 use common::{Gate, hold_worker, quiet_panics};
-use priority_executor::{Capacity, Executor, JobError, Priority};
+use priority_executor::{Attempt, Capacity, Executor, JobError, JobOptions, Priority, RetryPolicy};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread;
+use std::time::Duration;
 
 const HIGH: Priority = Priority(2);
 const LOW: Priority = Priority(1);
@@ -239,6 +242,81 @@ fn handed_back_jobs_run_and_dropped_on_other_threads() {
             Err(JobError::Cancelled)
         ]
     );
+}
+
+#[test]
+fn retried_dead_lettered_refused_and_given_up_jobs_keep_one_body() {
+    let exec = pool(1);
+    // Each body holds an `Arc`: a body dropped twice, or never, shows.
+    let owned = Arc::new(());
+    // Put back in the cell after each failed attempt, run again.
+    let tracker = owned.clone();
+    let retried = exec
+        .enqueue_retrying(
+            HIGH,
+            move |attempt: Attempt| {
+                let _held = &tracker;
+                if attempt.number < 3 {
+                    Err("not yet")
+                } else {
+                    Ok(attempt.number)
+                }
+            },
+            RetryPolicy::new(2),
+        )
+        .unwrap();
+    assert_eq!(retried.join(), Ok(3));
+    // Out of retries: dead-lettered, its body dropped once.
+    let tracker = owned.clone();
+    let failed = exec
+        .enqueue_retrying(
+            HIGH,
+            move |_: Attempt| -> Result<(), &str> {
+                let _held = &tracker;
+                Err("never")
+            },
+            RetryPolicy::new(1),
+        )
+        .unwrap();
+    assert!(matches!(
+        failed.join(),
+        Err(JobError::Failed { attempts: 2, .. })
+    ));
+    // Refused by a full lane: the body comes back out of its cell, unrun.
+    let release = hold_worker(&exec, HIGH);
+    let queued: Vec<_> = (0..2)
+        .map(|i| exec.enqueue(LOW, move || i).unwrap())
+        .collect();
+    let tracker = owned.clone();
+    let refused = exec
+        .enqueue_with(
+            LOW,
+            move || drop(tracker),
+            JobOptions::new().wait_at_most(Duration::ZERO),
+        )
+        .unwrap_err();
+    refused.into_inner()();
+    release.send(()).unwrap();
+    for handle in queued {
+        handle.join().unwrap();
+    }
+    // Waiting out a backoff when the executor shuts down: given up, its
+    // kept body dropped once.
+    let tracker = owned.clone();
+    let given_up = exec
+        .enqueue_retrying(
+            HIGH,
+            move |_: Attempt| -> Result<(), &str> {
+                let _held = &tracker;
+                Err("again")
+            },
+            RetryPolicy::new(5).backoff(Duration::from_secs(3600), 1.0),
+        )
+        .unwrap();
+    exec.shutdown();
+    assert!(given_up.join().is_err());
+    drop(exec);
+    assert_eq!(Arc::strong_count(&owned), 1);
 }
 
 /// An output whose destructor panics.

@@ -52,6 +52,14 @@
 //! of with acquire-release ordering, so the side that frees sees every
 //! write the other made, as an `Arc`'s last drop does.
 //!
+//! `stage` holds the body, then the result, in one place with no tag
+//! ([`Slot`]): which of them is there, if either, follows from the state and
+//! from where the task side is in its own path (the body from `new` until
+//! it is taken to run or drop, and again while a retry waits; the result
+//! from `finish` until the handle takes or drops it). Nothing in `stage` is
+//! dropped with the cell: each is taken out and dropped by the side that
+//! owns it then.
+//!
 //! A blocking `join` is a poll with a waker that unparks the joining thread
 //! (one per thread, kept in a thread-local). The waker slot holds a box,
 //! allocated at a handle's first registration and reused by the next.
@@ -80,6 +88,7 @@ use super::task::{JobMeta, RawJob, Task};
 use crate::sync::atomic::{AtomicUsize, Ordering};
 use crate::sync::cell::UnsafeCell;
 use recycle::Recycled;
+use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 use std::task::Waker;
 
@@ -105,17 +114,29 @@ const TASK: usize = 1 << 5;
 /// Hold: the handle still has the cell.
 const HANDLE: usize = 1 << 6;
 
-enum Stage<B: Body> {
-    Queued(B),
-    Running,
+/// The body while the job waits (and between a retry's attempts), then its
+/// result: one place for either, with no tag. The protocol tells them
+/// apart, as it tells who owns the place:
+/// - the body is there from [`JobCell::new`] until the task side takes it
+///   to run or drop it (`take_body`), and again from `keep_body` (a retry)
+///   until it takes it once more;
+/// - the result is there from `finish` until the handle takes it (`READY ->
+///   TAKEN`) or drops it unread (`detach`), or, if the handle was gone
+///   already, until `finish` drops it;
+/// - otherwise nothing is, and nothing is dropped with the cell.
+///
+/// A job whose body is one word keeps its cell at three words: an enum's
+/// tag would add a fourth.
+union Slot<B: Body> {
+    body: ManuallyDrop<B>,
     /// The error is boxed so a job's cell stays small while it waits.
-    Done(Result<B::Output, Box<JobError>>),
+    done: ManuallyDrop<Result<B::Output, Box<JobError>>>,
 }
 
 pub(crate) struct JobCell<B: Body, M: Meta = JobMeta> {
     state: AtomicUsize,
     meta: M,
-    stage: UnsafeCell<Stage<B>>,
+    stage: UnsafeCell<Slot<B>>,
     /// Boxed: 8 bytes in every cell rather than 16, for the waker that
     /// only a handle awaited or joined while its job waits ever leaves.
     waker: UnsafeCell<Option<Box<Waker>>>,
@@ -153,8 +174,10 @@ impl Meta for NoMeta {
 unsafe impl<B: Body, M: Meta> Sync for JobCell<B, M> {}
 
 /// A job allocated but not yet queued: it can still be taken apart to give
-/// the caller's closure back.
-pub(crate) enum NewJob<B: Body> {
+/// the caller's closure back. Dropped as it is, it drops its body.
+pub(crate) struct NewJob<B: Body>(Cell<B>);
+
+enum Cell<B: Body> {
     Stamped(Recycled<JobCell<B, JobMeta>>),
     Plain(Recycled<JobCell<B, NoMeta>>),
 }
@@ -163,29 +186,49 @@ impl<B: Body> NewJob<B> {
     /// A job with `meta`, or with none (`None`: not stamped, no deadline).
     #[inline]
     pub(crate) fn new(body: B, meta: Option<JobMeta>) -> Self {
-        match meta {
-            Some(meta) => NewJob::Stamped(JobCell::new(body, meta)),
-            None => NewJob::Plain(JobCell::new(body, NoMeta)),
-        }
+        NewJob(match meta {
+            Some(meta) => Cell::Stamped(JobCell::new(body, meta)),
+            None => Cell::Plain(JobCell::new(body, NoMeta)),
+        })
+    }
+
+    /// The cell, which the caller takes over, body and all.
+    #[inline]
+    fn into_cell(self) -> Cell<B> {
+        let this = ManuallyDrop::new(self);
+        // SAFETY: `this` is never used or dropped again: the cell is moved
+        // out once.
+        unsafe { std::ptr::read(&this.0) }
     }
 
     /// The task for a lane and the handle for the caller: the cell's two
     /// holds.
     #[inline]
     pub(crate) fn split(self) -> (Task, JobHandle<B::Output>) {
-        match self {
-            NewJob::Stamped(cell) => JobCell::split(cell),
-            NewJob::Plain(cell) => JobCell::split(cell),
+        match self.into_cell() {
+            Cell::Stamped(cell) => JobCell::split(cell),
+            Cell::Plain(cell) => JobCell::split(cell),
         }
     }
 
-    /// The body back, unrun. `None` cannot happen: nothing else has seen
-    /// the cell yet.
-    pub(crate) fn into_body(self) -> Option<B> {
-        match self {
-            NewJob::Stamped(cell) => cell.into_inner().into_body(),
-            NewJob::Plain(cell) => cell.into_inner().into_body(),
+    /// The body back, unrun.
+    pub(crate) fn into_body(self) -> B {
+        match self.into_cell() {
+            Cell::Stamped(cell) => cell.into_inner().into_body(),
+            Cell::Plain(cell) => cell.into_inner().into_body(),
         }
+    }
+}
+
+impl<B: Body> Drop for NewJob<B> {
+    fn drop(&mut self) {
+        // SAFETY: `drop` runs once, and `self` is not used afterwards.
+        let cell = unsafe { std::ptr::read(&self.0) };
+        let body = match cell {
+            Cell::Stamped(cell) => cell.into_inner().into_body(),
+            Cell::Plain(cell) => cell.into_inner().into_body(),
+        };
+        drop(body);
     }
 }
 
@@ -194,16 +237,18 @@ impl<B: Body, M: Meta> JobCell<B, M> {
         Recycled::new(JobCell {
             state: AtomicUsize::new(EMPTY | TASK | HANDLE),
             meta,
-            stage: UnsafeCell::new(Stage::Queued(body)),
+            stage: UnsafeCell::new(Slot {
+                body: ManuallyDrop::new(body),
+            }),
             waker: UnsafeCell::new(None),
         })
     }
 
-    fn into_body(self) -> Option<B> {
-        match self.stage.into_inner() {
-            Stage::Queued(body) => Some(body),
-            _ => None,
-        }
+    /// The body of a cell nothing else has seen.
+    fn into_body(self) -> B {
+        let slot = self.stage.into_inner();
+        // SAFETY: a cell that was never split holds its body (`Slot`).
+        ManuallyDrop::into_inner(unsafe { slot.body })
     }
 
     fn split(cell: Recycled<Self>) -> (Task, JobHandle<B::Output>) {
@@ -238,11 +283,12 @@ mod tests {
     }
 
     #[test]
-    fn a_job_that_captures_a_word_takes_four_words() {
+    fn a_job_that_captures_a_word_takes_three_words() {
         let (tx, _rx) = std::sync::mpsc::sync_channel::<()>(1);
         let tx = std::sync::Arc::new(tx);
-        // The state (8), the body or its result (16), the boxed waker (8):
-        // the job of `benches/memory.rs`, whose closure holds one pointer.
-        assert_eq!(cell_size(&move || drop(tx)), 32);
+        // The state (8), the body or its result (8: one place, no tag), the
+        // boxed waker (8): the job of `benches/memory.rs`, whose closure
+        // holds one pointer.
+        assert_eq!(cell_size(&move || drop(tx)), 24);
     }
 }

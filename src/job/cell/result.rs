@@ -66,20 +66,19 @@ impl<B: Body, M: Meta> Completion<B::Output> for JobCell<B, M> {
             let flags = state & !VALUE;
             match state & VALUE {
                 READY => {
-                    // SAFETY: `READY` hands `stage` to the handle for good.
-                    let stage = self.stage.with_mut(|stage| unsafe {
-                        std::mem::replace(&mut *stage, Stage::Running)
-                    });
+                    // SAFETY: `READY` hands `stage` to the handle for good,
+                    // with the result `finish` stored; it is taken once,
+                    // as the state moves to `TAKEN` below.
+                    let result = self
+                        .stage
+                        .with_mut(|slot| unsafe { ManuallyDrop::take(&mut (*slot).done) });
                     // `READY -> TAKEN`, keeping the bits beside the value
                     // (the task side may be clearing `TASK` right now).
                     // ORDERING: Relaxed: only the handle reads the value
                     // from here on; the holds are let go of with their own
                     // ordering.
                     self.state.fetch_add(TAKEN - READY, Ordering::Relaxed);
-                    return Poll::Ready(match stage {
-                        Stage::Done(result) => result.map_err(|e| *e),
-                        _ => Err(JobError::Cancelled),
-                    });
+                    return Poll::Ready(result.map_err(|e| *e));
                 }
                 EMPTY => {
                     let Some(waker) = waker else {
@@ -239,14 +238,16 @@ impl<B: Body, M: Meta> JobCell<B, M> {
         }
         match state & VALUE {
             READY if state & CANCELLED == 0 => {
-                // SAFETY: `READY` gave `stage` to the handle for good.
-                let stage = self
+                // SAFETY: `READY` gave `stage` to the handle for good, with
+                // the result `finish` stored, which the handle never took
+                // (the state is not `TAKEN`).
+                let result = self
                     .stage
-                    .with_mut(|stage| unsafe { std::mem::replace(&mut *stage, Stage::Running) });
+                    .with_mut(|slot| unsafe { ManuallyDrop::take(&mut (*slot).done) });
                 // The unread result is user code: its destructor may panic,
                 // and the hold below must be let go of all the same. The
                 // panic is swallowed, as when the task side drops it.
-                drop_quietly(stage);
+                drop_quietly(result);
             }
             TAKEN => {}
             _ => {

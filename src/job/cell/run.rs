@@ -39,34 +39,41 @@ impl<B: Body, M: Meta> JobCell<B, M> {
         }
     }
 
-    /// Task side: takes the body out to run or drop it. `None` if the job
-    /// was already resolved (never run a job twice).
-    fn take_body(&self) -> Option<B> {
-        // SAFETY: the task side owns `stage` until it publishes `READY`,
-        // and only the holder of the job's one `Task` calls this.
-        self.stage.with_mut(|stage| unsafe {
-            match std::mem::replace(&mut *stage, Stage::Running) {
-                Stage::Queued(body) => Some(body),
-                other => {
-                    *stage = other;
-                    None
-                }
-            }
-        })
+    /// Task side: takes the body out to run or drop it.
+    ///
+    /// # Safety
+    ///
+    /// The body is in the slot: [`start`](RawJob::start) returned `true`
+    /// (or is about to return `false`, dropping it) and the body was not
+    /// taken since it was put there (by `new` or `keep_body`). The task
+    /// side owns `stage` until it publishes `READY`, and only the holder of
+    /// the job's one `Task` calls this.
+    unsafe fn take_body(&self) -> B {
+        // SAFETY: as the caller promises.
+        self.stage
+            .with_mut(|slot| unsafe { ManuallyDrop::take(&mut (*slot).body) })
     }
 
     /// Task side: puts a body back for its next attempt.
     fn keep_body(&self, body: B) {
-        // SAFETY: as in `take_body`.
-        self.stage
-            .with_mut(|stage| unsafe { *stage = Stage::Queued(body) });
+        // SAFETY: as in `take_body`; the slot is empty (the body was taken
+        // for the attempt that failed), so nothing is overwritten.
+        self.stage.with_mut(|slot| unsafe {
+            slot.write(Slot {
+                body: ManuallyDrop::new(body),
+            })
+        });
     }
 
     /// Task side: stores the result and hands it to the handle.
     fn finish(&self, result: Result<B::Output, JobError>) {
-        // SAFETY: as in `take_body`: `READY` is not published yet.
-        self.stage
-            .with_mut(|stage| unsafe { *stage = Stage::Done(result.map_err(Box::new)) });
+        // SAFETY: as in `take_body`: `READY` is not published yet, and the
+        // slot is empty (the body was taken), so nothing is overwritten.
+        self.stage.with_mut(|slot| unsafe {
+            slot.write(Slot {
+                done: ManuallyDrop::new(result.map_err(Box::new)),
+            })
+        });
         // ORDERING: Relaxed: only a starting value for the exchange below.
         let mut state = self.state.load(Ordering::Relaxed);
         let before = loop {
@@ -101,12 +108,12 @@ impl<B: Body, M: Meta> JobCell<B, M> {
             DROPPED => {
                 // SAFETY: the handle is gone and never touched `stage`
                 // before it went (it only does in `READY`); nobody else
-                // will touch the result.
-                let stage = self
+                // will touch the result, stored just above.
+                let result = self
                     .stage
-                    .with_mut(|stage| unsafe { std::mem::replace(&mut *stage, Stage::Running) });
+                    .with_mut(|slot| unsafe { ManuallyDrop::take(&mut (*slot).done) });
                 // Nobody will read it, and its drop may panic.
-                drop_quietly(stage);
+                drop_quietly(result);
             }
             _ => {}
         }
@@ -119,7 +126,10 @@ impl<B: Body, M: Meta> JobCell<B, M> {
             observer.cancelled();
             return None;
         }
-        let mut body = self.take_body()?;
+        // SAFETY: `start` said the job is not cancelled, so its body is in
+        // the slot: put there by `new`, or by `keep_body` after the last
+        // attempt.
+        let mut body = unsafe { self.take_body() };
         let failure = match catch_unwind(AssertUnwindSafe(|| body.attempt())) {
             Ok(Ok(value)) => {
                 observer.record(JobOutcome::Completed);
@@ -184,8 +194,17 @@ impl<B: Body, M: Meta> RawJob for JobCell<B, M> {
         // by the task side (by this thread, or by an earlier holder of the
         // task before it was queued, which the queue orders before this).
         let state = self.state.load(Ordering::Relaxed);
-        if state & VALUE == DROPPED || state & STARTED != 0 {
+        if state & VALUE == DROPPED {
+            // `detach` leaves a cancelled job's value as it is: a job whose
+            // handle dropped it was not cancelled.
             return true;
+        }
+        if state & STARTED != 0 {
+            // Claimed before: by a retry's earlier attempt (not cancelled),
+            // or by a call that found it cancelled and dropped the body, as
+            // this one answers again. This thread's own read-modify-write
+            // set both bits, so this load sees them.
+            return state & CANCELLED == 0;
         }
         // ORDERING: Relaxed: the read-modify-writes of this one word decide
         // which of `STARTED` and `CANCELLED` came first; nothing else
@@ -194,10 +213,11 @@ impl<B: Body, M: Meta> RawJob for JobCell<B, M> {
         if self.state.fetch_or(STARTED, Ordering::Relaxed) & CANCELLED == 0 {
             return true;
         }
-        if let Some(body) = self.take_body() {
-            // Its captures may do anything, panic included.
-            drop_quietly(body);
-        }
+        // SAFETY: the first claim (`STARTED` was clear), so no attempt took
+        // the body that `new` put in the slot.
+        let body = unsafe { self.take_body() };
+        // Its captures may do anything, panic included.
+        drop_quietly(body);
         false
     }
 
@@ -205,18 +225,18 @@ impl<B: Body, M: Meta> RawJob for JobCell<B, M> {
         if !self.start() {
             return;
         }
-        let Some(body) = self.take_body() else {
-            return;
-        };
+        // SAFETY: not cancelled, and the task was not run since its body
+        // was put in the slot (a task that was never run, or a retry's).
+        let body = unsafe { self.take_body() };
         // Its captures may do anything, panic included.
         drop_quietly(body);
         self.finish(Err(error));
     }
 
     fn give_up(&self, observer: &dyn Observer, error: String) {
-        let Some(body) = self.take_body() else {
-            return;
-        };
+        // SAFETY: a retry's task: `keep_body` put the body back after the
+        // attempt that failed.
+        let body = unsafe { self.take_body() };
         let attempts = body.attempts();
         drop_quietly(body);
         self.dead_letter(observer, attempts, error);
@@ -229,10 +249,10 @@ impl<B: Body, M: Meta> RawJob for JobCell<B, M> {
 
     fn next_attempt(&self) -> u32 {
         // SAFETY: as in `take_body`: only the holder of the job's one
-        // `Task` calls this, and it owns `stage` until it publishes `READY`.
-        self.stage.with_mut(|stage| match unsafe { &*stage } {
-            Stage::Queued(body) => body.attempts().saturating_add(1),
-            _ => 1,
-        })
+        // `Task` calls this, once `start` said it is not cancelled, before
+        // it runs: the body is in the slot.
+        self.stage
+            .with_mut(|slot| unsafe { (*slot).body.attempts() })
+            .saturating_add(1)
     }
 }
