@@ -203,7 +203,8 @@ pub fn release_spare_cells() {
 /// over the new limit now, and returns the limit before.
 ///
 /// After a burst, the cells of the jobs that ran are kept for the next
-/// burst up to this limit, and go back to the allocator beyond it. Each
+/// burst up to this limit (the cells and the cache's record of each), and
+/// go back to the allocator beyond it. Each
 /// thread also keeps a few cells of its own: at most 256 of each size, so
 /// at most 32 KiB for each size of job a thread freed. So, whatever the
 /// bursts before, a process keeps at most this limit plus that in cells.

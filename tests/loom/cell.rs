@@ -115,6 +115,29 @@ fn complete_vs_poll_and_replace_waker() {
     });
 }
 
+/// The handle is polled (leaving its waiter in the state word) and then
+/// dropped while the worker completes: whichever side takes the waiter
+/// (the worker to wake it, the handle to drop it) takes it once, and the
+/// result is dropped once.
+#[test]
+fn poll_then_drop_handle_vs_complete() {
+    model(|| {
+        let exec = one_worker();
+        let drops = Arc::new(AtomicUsize::new(0));
+        let result = Counted(drops.clone());
+        let mut handle = exec.enqueue(LANE, move || result).unwrap();
+        let flag = Arc::new(Flag(loom::sync::atomic::AtomicUsize::new(0)));
+        let waker = Waker::from(flag.clone());
+        let polled = poll_once(&mut handle, &waker);
+        drop(polled);
+        drop(handle);
+        exec.shutdown();
+        drop(waker);
+        assert_eq!(drops.load(Ordering::Relaxed), 1);
+        assert_eq!(Arc::strong_count(&flag), 1, "the waiter was freed once");
+    });
+}
+
 /// The handle cancels while the worker takes the job: exactly one wins.
 /// A successful cancel means the job never ran and its captures were
 /// dropped once; a refused one means it ran and the handle gets its value.

@@ -12,45 +12,53 @@
 //! job's one [`Task`] (a lane, then a worker, or a `PendingJob`), so running
 //! it needs no synchronisation; the cell keeps a retrying body between
 //! attempts and the lane re-queues the same task. The result crosses to the
-//! handle through a one-shot protocol on one state word:
+//! handle through a one-shot protocol on one state word, whose value is
+//! one of:
 //!
-//! | state | meaning | who may touch `stage` / `waker` |
+//! | value | meaning | who may touch `stage` / the waiter |
 //! |---|---|---|
-//! | `EMPTY` | no result, no waiter | task side: `stage`; handle: `waker` |
-//! | `WAITING` | the handle left a waker | task side: `stage`; `waker` is published |
-//! | `READY` | the result is in `stage` | handle: `stage`; task side: `waker` if it saw `WAITING` |
+//! | `EMPTY` | no result, no waiter | task side: `stage`; handle: its waiter, unpublished |
+//! | `WAITING` | the word holds the address of the handle's waiter | task side: `stage`; the waiter is published |
+//! | `READY` | the result is in `stage` | handle: `stage`; task side: the waiter if it saw `WAITING` |
 //! | `TAKEN` | the handle took the result | nobody |
-//! | `DROPPED` | the handle is gone, or going | task side: `stage`; handle: `waker` until it lets go of the cell |
+//! | `DROPPED` | the handle is gone, or going | task side: `stage` |
 //!
-//! Transitions, each one atomic operation on the value (the bits beside it
-//! are kept as they are):
+//! A waiter ([`Waiter`]) is a box holding the waker of a handle that
+//! waits for an unfinished job: a job nobody waits for keeps no place for
+//! one. Its address, aligned to 32 bytes, sits in the word above the four
+//! flags below, marked by the `WAITING` bit, so the operation that
+//! publishes or takes back the waiter is the one that changes the value.
+//!
+//! Transitions, each one atomic operation on the word (the flags are kept
+//! as they are):
 //! - the task side publishes its result with `EMPTY -> READY` or
-//!   `WAITING -> READY` (then it takes the waker and wakes it); in
-//!   `DROPPED` nobody will look, so it drops the result itself;
-//! - the handle registers a waker with `EMPTY -> WAITING` (after writing
-//!   it), takes it back with `WAITING -> EMPTY` to replace it, takes a
-//!   `READY` result and moves to `TAKEN`, and on drop moves to `DROPPED`:
-//!   from `WAITING` it then drops its waker, from `READY` the unread
-//!   result.
+//!   `WAITING -> READY` (then it owns the waiter: it wakes it and frees
+//!   it); in `DROPPED` nobody will look, so it drops the result itself;
+//! - the handle publishes a waiter with `EMPTY -> WAITING`, takes it back
+//!   with `WAITING -> EMPTY` to give it another waker, takes a `READY`
+//!   result and moves to `TAKEN`, and on drop moves to `DROPPED`: from
+//!   `WAITING` it takes its waiter back in that same operation and frees
+//!   it, from `READY` it drops the unread result.
 //!
-//! Beside the one-shot value, two bits of the same word decide between the
-//! job starting and the handle cancelling it, whichever comes first:
+//! Beside the value, two flags of the same word decide between the job
+//! starting and the handle cancelling it, whichever comes first:
 //! - the task side sets `STARTED` (`fetch_or`) before it runs or resolves
 //!   the job; if `CANCELLED` was already set it drops the body unrun and
-//!   touches nothing else (the result slot and the waker stay as they are);
-//! - the handle sets `CANCELLED` (compare-exchange) only while neither bit
-//!   is set; from then on it answers `Cancelled` itself and owns `waker`
-//!   outright, since the task side will never publish a result.
+//!   touches nothing else (the result slot and the waiter stay as they
+//!   are);
+//! - the handle sets `CANCELLED` (compare-exchange) only while neither flag
+//!   is set; from then on it answers `Cancelled` itself and owns its
+//!   waiter outright, since the task side will never publish a result.
 //!
 //! A job whose handle is gone cannot be cancelled, so the task side skips
 //! the read-modify-write when the value is already `DROPPED`.
 //!
-//! Two more bits, `TASK` and `HANDLE`, are the two holds on the cell. Each
-//! side clears its own bit as its last touch of the cell (the handle in
-//! the same operation that moves to `DROPPED` when it has nothing left to
-//! drop); whoever clears the second one frees the cell. A hold is let go
-//! of with acquire-release ordering, so the side that frees sees every
-//! write the other made, as an `Arc`'s last drop does.
+//! Two more flags, `TASK` and `HANDLE`, are the two holds on the cell.
+//! Each side clears its own flag as its last touch of the cell (the handle
+//! in the same operation that moves to `DROPPED` when it has nothing left
+//! in the cell to drop); whoever clears the second one frees the cell. A
+//! hold is let go of with acquire-release ordering, so the side that frees
+//! sees every write the other made, as an `Arc`'s last drop does.
 //!
 //! `stage` holds the body, then the result, in one place with no tag
 //! ([`Slot`]): which of them is there, if either, follows from the state and
@@ -58,11 +66,13 @@
 //! it is taken to run or drop, and again while a retry waits; the result
 //! from `finish` until the handle takes or drops it). Nothing in `stage` is
 //! dropped with the cell: each is taken out and dropped by the side that
-//! owns it then.
+//! owns it then. A job whose body captures one word thus takes a cell of
+//! two words: the state and the slot.
 //!
 //! A blocking `join` is a poll with a waker that unparks the joining thread
-//! (one per thread, kept in a thread-local). The waker slot holds a box,
-//! allocated at a handle's first registration and reused by the next.
+//! (one per thread, kept in a thread-local). A handle allocates its waiter
+//! when it first waits, and reuses it for another waker while it has it
+//! back.
 //!
 //! The loom models `tests/loom/cell.rs` check the races between completing,
 //! polling, joining, cancelling and dropping the handle; the test binary
@@ -92,27 +102,74 @@ use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 use std::task::Waker;
 
-/// No result yet, and no waiter.
-const EMPTY: usize = 0;
-/// The handle left a waker in `waker`.
-const WAITING: usize = 1;
-/// The result is in `stage`.
-const READY: usize = 2;
-/// The handle took the result.
-const TAKEN: usize = 3;
-/// The handle was dropped.
-const DROPPED: usize = 4;
-/// The one-shot value: one of the five above.
-const VALUE: usize = 0b111;
+// The state word: four flags in its low bits; above them the one-shot
+// value, or, while the handle waits, the address of its `Waiter` (marked
+// by the `WAITING` bit: a waiter is aligned to 32 bytes, so its address
+// leaves the five low bits clear).
+
 /// Flag: the task side took the job to run or resolve it.
-const STARTED: usize = 1 << 3;
+const STARTED: usize = 1 << 0;
 /// Flag: the handle cancelled the job before it started.
-const CANCELLED: usize = 1 << 4;
+const CANCELLED: usize = 1 << 1;
 /// Hold: the task side (a lane, a worker, a `PendingJob`) still has the
 /// cell.
-const TASK: usize = 1 << 5;
+const TASK: usize = 1 << 2;
 /// Hold: the handle still has the cell.
-const HANDLE: usize = 1 << 6;
+const HANDLE: usize = 1 << 3;
+/// The four flags.
+const FLAGS: usize = STARTED | CANCELLED | TASK | HANDLE;
+/// The handle left a waiter: the bits above the flags are its address.
+const WAITING: usize = 1 << 4;
+/// No result yet, and no waiter (with `WAITING` clear, as the next three).
+const EMPTY: usize = 0;
+/// The result is in `stage`.
+const READY: usize = 1 << 5;
+/// The handle took the result.
+const TAKEN: usize = 2 << 5;
+/// The handle was dropped.
+const DROPPED: usize = 3 << 5;
+
+/// The one-shot value of a state word: `EMPTY`, `WAITING`, `READY`,
+/// `TAKEN` or `DROPPED`.
+#[inline]
+fn value(state: usize) -> usize {
+    if state & WAITING != 0 {
+        WAITING
+    } else {
+        state & !FLAGS
+    }
+}
+
+/// A handle's waker, published in the state word while the handle waits
+/// for the result: a box of its own, allocated when a handle first waits
+/// on an unfinished job, so the cell keeps no place for it.
+#[repr(align(32))]
+struct Waiter(Waker);
+
+impl Waiter {
+    /// The state word's bits for the waiter: its address and `WAITING`.
+    /// Its provenance is exposed, for [`Waiter::from_state`] to take back.
+    fn into_state(waiter: Box<Waiter>) -> usize {
+        let address = Box::into_raw(waiter).expose_provenance();
+        debug_assert_eq!(address & (FLAGS | WAITING), 0, "aligned to 32");
+        address | WAITING
+    }
+
+    /// The waiter a state word with `WAITING` holds.
+    ///
+    /// # Safety
+    ///
+    /// `state` has `WAITING`, its address came from [`Waiter::into_state`],
+    /// and the caller has just taken the waiter over (by the operation
+    /// that moved the state away from that address, or as the only side
+    /// that may touch it): each waiter is taken back once.
+    unsafe fn from_state(state: usize) -> Box<Waiter> {
+        let address = state & !(FLAGS | WAITING);
+        // SAFETY: as the caller promises: the address of a live box whose
+        // provenance `into_state` exposed.
+        unsafe { Box::from_raw(std::ptr::with_exposed_provenance_mut(address)) }
+    }
+}
 
 /// The body while the job waits (and between a retry's attempts), then its
 /// result: one place for either, with no tag. The protocol tells them
@@ -137,9 +194,6 @@ pub(crate) struct JobCell<B: Body, M: Meta = JobMeta> {
     state: AtomicUsize,
     meta: M,
     stage: UnsafeCell<Slot<B>>,
-    /// Boxed: 8 bytes in every cell rather than 16, for the waker that
-    /// only a handle awaited or joined while its job waits ever leaves.
-    waker: UnsafeCell<Option<Box<Waker>>>,
 }
 
 /// What a cell keeps of its [`JobMeta`]: all of it, or nothing for the
@@ -167,10 +221,10 @@ impl Meta for NoMeta {
 }
 
 // SAFETY: the cells are only reached through the protocol in the module
-// docs, which gives each of `stage` and `waker` one owner at a time, handed
-// over by an atomic operation with Release on the giving side and Acquire
-// on the taking side. What crosses threads is the body (`B: Send`), the
-// result (`B::Output: Send`) and a `Waker` (`Send + Sync`).
+// docs, which gives `stage` and a published waiter one owner at a time,
+// handed over by an atomic operation with Release on the giving side and
+// Acquire on the taking side. What crosses threads is the body (`B:
+// Send`), the result (`B::Output: Send`) and a `Waker` (`Send + Sync`).
 unsafe impl<B: Body, M: Meta> Sync for JobCell<B, M> {}
 
 /// A job allocated but not yet queued: it can still be taken apart to give
@@ -240,7 +294,6 @@ impl<B: Body, M: Meta> JobCell<B, M> {
             stage: UnsafeCell::new(Slot {
                 body: ManuallyDrop::new(body),
             }),
-            waker: UnsafeCell::new(None),
         })
     }
 
@@ -283,12 +336,12 @@ mod tests {
     }
 
     #[test]
-    fn a_job_that_captures_a_word_takes_three_words() {
+    fn a_job_that_captures_a_word_takes_two_words() {
         let (tx, _rx) = std::sync::mpsc::sync_channel::<()>(1);
         let tx = std::sync::Arc::new(tx);
-        // The state (8), the body or its result (8: one place, no tag), the
-        // boxed waker (8): the job of `benches/memory.rs`, whose closure
-        // holds one pointer.
-        assert_eq!(cell_size(&move || drop(tx)), 24);
+        // The state (8, a waiting handle's waker included), the body or
+        // its result (8: one place, no tag): the job of
+        // `benches/memory.rs`, whose closure holds one pointer.
+        assert_eq!(cell_size(&move || drop(tx)), 16);
     }
 }

@@ -26,34 +26,12 @@ pub(crate) trait Completion<T>: Send + Sync {
 /// once per hold, and the pointer is not used afterwards.
 pub(crate) type ReleaseHandle<T> = unsafe fn(NonNull<dyn Completion<T>>);
 
-impl<B: Body, M: Meta> JobCell<B, M> {
-    /// Handle side, in `EMPTY` (with the flags `flags`) with a waker
-    /// written: hands it to the task side (`EMPTY -> WAITING`). If the
-    /// result came first, the task side never saw the waker: it is dropped
-    /// here and the state returned.
-    fn publish_waker(&self, flags: usize) -> Result<(), usize> {
-        // ORDERING: Release publishes the waker to the task side's `swap`;
-        // on failure, Acquire so a `READY` comes with the result.
-        match self.state.compare_exchange(
-            flags | EMPTY,
-            flags | WAITING,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        ) {
-            Ok(_) => Ok(()),
-            Err(actual) => {
-                // SAFETY: the state never was `WAITING`, so the handle still
-                // owns `waker`.
-                let stale = self.waker.with_mut(|w| unsafe { (*w).take() });
-                drop(stale);
-                Err(actual)
-            }
-        }
-    }
-}
-
 impl<B: Body, M: Meta> Completion<B::Output> for JobCell<B, M> {
     fn poll_result(&self, waker: Option<&Waker>) -> Poll<Result<B::Output, JobError>> {
+        // A waiter taken back from the state word (to replace its waker),
+        // or one whose publishing lost to the result: reused, not
+        // allocated again.
+        let mut spare: Option<Box<Waiter>> = None;
         // ORDERING: Acquire pairs with the task side's Release in `finish`,
         // so a `READY` seen here comes with the result.
         let mut state = self.state.load(Ordering::Acquire);
@@ -63,8 +41,8 @@ impl<B: Body, M: Meta> Completion<B::Output> for JobCell<B, M> {
                 // publishes a result after it.
                 return Poll::Ready(Err(JobError::Cancelled));
             }
-            let flags = state & !VALUE;
-            match state & VALUE {
+            let flags = state & FLAGS;
+            match value(state) {
                 READY => {
                     // SAFETY: `READY` hands `stage` to the handle for good,
                     // with the result `finish` stored; it is taken once,
@@ -72,8 +50,8 @@ impl<B: Body, M: Meta> Completion<B::Output> for JobCell<B, M> {
                     let result = self
                         .stage
                         .with_mut(|slot| unsafe { ManuallyDrop::take(&mut (*slot).done) });
-                    // `READY -> TAKEN`, keeping the bits beside the value
-                    // (the task side may be clearing `TASK` right now).
+                    // `READY -> TAKEN`, keeping the flags (the task side
+                    // may be clearing `TASK` right now).
                     // ORDERING: Relaxed: only the handle reads the value
                     // from here on; the holds are let go of with their own
                     // ordering.
@@ -84,46 +62,55 @@ impl<B: Body, M: Meta> Completion<B::Output> for JobCell<B, M> {
                     let Some(waker) = waker else {
                         return Poll::Pending;
                     };
-                    // SAFETY: in `EMPTY` the handle owns `waker`. A box
-                    // left by an earlier registration is reused.
-                    self.waker.with_mut(|w| unsafe {
-                        match &mut *w {
-                            Some(slot) => **slot = waker.clone(),
-                            None => *w = Some(Box::new(waker.clone())),
+                    let waiter = match spare.take() {
+                        Some(mut waiter) => {
+                            // No clone if it is the same waker.
+                            waiter.0.clone_from(waker);
+                            waiter
                         }
-                    });
-                    match self.publish_waker(flags) {
-                        Ok(()) => return Poll::Pending,
-                        Err(actual) => state = actual,
+                        None => Box::new(Waiter(waker.clone())),
+                    };
+                    let published = flags | Waiter::into_state(waiter);
+                    // ORDERING: Release publishes the waiter to the task
+                    // side's exchange in `finish`; on failure, Acquire so a
+                    // `READY` comes with the result.
+                    match self.state.compare_exchange(
+                        flags | EMPTY,
+                        published,
+                        Ordering::AcqRel,
+                        Ordering::Acquire,
+                    ) {
+                        Ok(_) => return Poll::Pending,
+                        Err(actual) => {
+                            // SAFETY: never published: the waiter is still
+                            // this handle's alone.
+                            spare = Some(unsafe { Waiter::from_state(published) });
+                            state = actual;
+                        }
                     }
                 }
                 WAITING => {
-                    let Some(waker) = waker else {
+                    if waker.is_none() {
                         return Poll::Pending;
-                    };
-                    // Take the slot back to replace the waker; if the result
-                    // came meanwhile, take that instead.
-                    // ORDERING: Acquire takes the slot back from the state
-                    // the handle itself published; on failure as above.
+                    }
+                    // Take the waiter back to give it this waker; if the
+                    // result came meanwhile, take that instead.
+                    // ORDERING: Acquire, though nobody else wrote to the
+                    // waiter (the task side only takes it by moving to
+                    // `READY`, which fails this exchange); on failure as
+                    // above.
                     match self.state.compare_exchange(
-                        flags | WAITING,
+                        state,
                         flags | EMPTY,
                         Ordering::Acquire,
                         Ordering::Acquire,
                     ) {
                         Ok(_) => {
-                            // SAFETY: back in `EMPTY`, the handle owns `waker`.
-                            let same = self.waker.with_mut(|w| unsafe {
-                                (*w).as_ref().is_some_and(|old| old.will_wake(waker))
-                            });
-                            if same {
-                                match self.publish_waker(flags) {
-                                    Ok(()) => return Poll::Pending,
-                                    Err(actual) => state = actual,
-                                }
-                            } else {
-                                state = flags | EMPTY;
-                            }
+                            // SAFETY: the exchange moved the state away from
+                            // the waiter's address: it is this handle's again.
+                            // Published again with `waker`, below.
+                            spare = Some(unsafe { Waiter::from_state(state) });
+                            state = flags | EMPTY;
                         }
                         Err(actual) => state = actual,
                     }
@@ -151,7 +138,7 @@ impl<B: Body, M: Meta> Completion<B::Output> for JobCell<B, M> {
 
     fn is_finished(&self) -> bool {
         let state = self.state.load(Ordering::Acquire);
-        state & CANCELLED != 0 || matches!(state & VALUE, READY | TAKEN)
+        state & CANCELLED != 0 || matches!(value(state), READY | TAKEN)
     }
 
     fn cancel(&self) -> bool {
@@ -159,7 +146,7 @@ impl<B: Body, M: Meta> Completion<B::Output> for JobCell<B, M> {
         // nothing from the task side by cancelling.
         let mut state = self.state.load(Ordering::Relaxed);
         loop {
-            if state & (STARTED | CANCELLED) != 0 || !matches!(state & VALUE, EMPTY | WAITING) {
+            if state & (STARTED | CANCELLED) != 0 || !matches!(value(state), EMPTY | WAITING) {
                 return false;
             }
             match self.state.compare_exchange_weak(
@@ -206,58 +193,60 @@ impl<B: Body, M: Meta> JobCell<B, M> {
         // ORDERING: Acquire so a `READY` seen here comes with the result.
         let mut state = self.state.load(Ordering::Acquire);
         loop {
-            let value = state & VALUE;
+            let value = value(state);
             if state & CANCELLED != 0 || value == TAKEN {
                 // Nothing left for the task side to know: a cancelled job's
-                // task never touches `waker` (the handle drops it, below)
-                // and still sees `CANCELLED`; a taken result is gone.
+                // task never touches the waiter (the handle drops it,
+                // below) and still sees `CANCELLED`; a taken result is gone.
                 break;
             }
-            let dropped = (state & !VALUE) | DROPPED;
-            // From `EMPTY` the handle has nothing to drop: it lets go in
-            // the same operation. From `WAITING` it drops its waker first,
-            // from `READY` the result, and lets go after.
-            let next = if value == EMPTY {
-                dropped & !HANDLE
-            } else {
+            // From `EMPTY` or `WAITING` the handle leaves nothing in the
+            // cell to drop: it lets go in the same operation (a waiter is a
+            // box of its own, dropped after). From `READY` it drops the
+            // result first, and lets go after.
+            let dropped = (state & FLAGS) | DROPPED;
+            let next = if value == READY {
                 dropped
+            } else {
+                dropped & !HANDLE
             };
-            // ORDERING: AcqRel: Acquire to take a published result or our
-            // own waker back; Release so the task side, seeing `DROPPED`,
-            // owns the slots after whatever the handle did to them (and,
-            // from `EMPTY`, so the side that frees sees the handle's
-            // writes).
+            // ORDERING: AcqRel: Acquire to take a published result;
+            // Release so the task side, seeing `DROPPED`, owns `stage`
+            // after whatever the handle did to it (and, letting go, so the
+            // side that frees sees the handle's writes).
             match self
                 .state
                 .compare_exchange_weak(state, next, Ordering::AcqRel, Ordering::Acquire)
             {
-                Ok(_) if value == EMPTY => return state & TASK == 0,
-                Ok(_) => break,
+                Ok(_) if value == READY => break,
+                Ok(_) => {
+                    if value == WAITING {
+                        // SAFETY: the exchange moved the state away from
+                        // the waiter's address: the handle took it back.
+                        drop_quietly(unsafe { Waiter::from_state(state) });
+                    }
+                    return state & TASK == 0;
+                }
                 Err(actual) => state = actual,
             }
         }
-        match state & VALUE {
-            READY if state & CANCELLED == 0 => {
-                // SAFETY: `READY` gave `stage` to the handle for good, with
-                // the result `finish` stored, which the handle never took
-                // (the state is not `TAKEN`).
-                let result = self
-                    .stage
-                    .with_mut(|slot| unsafe { ManuallyDrop::take(&mut (*slot).done) });
-                // The unread result is user code: its destructor may panic,
-                // and the hold below must be let go of all the same. The
-                // panic is swallowed, as when the task side drops it.
-                drop_quietly(result);
+        if state & CANCELLED != 0 {
+            if state & WAITING != 0 {
+                // SAFETY: a cancelled job's task side never takes the
+                // waiter, and only this handle, now going, would.
+                drop_quietly(unsafe { Waiter::from_state(state) });
             }
-            TAKEN => {}
-            _ => {
-                // `WAITING` (now `DROPPED`: the task side never takes the
-                // waker), or cancelled: the waker, if any, is the
-                // handle's.
-                // SAFETY: as above.
-                let waker = self.waker.with_mut(|w| unsafe { (*w).take() });
-                drop_quietly(waker);
-            }
+        } else if value(state) == READY {
+            // SAFETY: `READY` gave `stage` to the handle for good, with the
+            // result `finish` stored, which the handle never took (the
+            // state is not `TAKEN`).
+            let result = self
+                .stage
+                .with_mut(|slot| unsafe { ManuallyDrop::take(&mut (*slot).done) });
+            // The unread result is user code: its destructor may panic, and
+            // the hold below must be let go of all the same. The panic is
+            // swallowed, as when the task side drops it.
+            drop_quietly(result);
         }
         // ORDERING: AcqRel, as in `release_task`.
         self.state.fetch_and(!HANDLE, Ordering::AcqRel) & TASK == 0

@@ -77,15 +77,15 @@ impl<B: Body, M: Meta> JobCell<B, M> {
         // ORDERING: Relaxed: only a starting value for the exchange below.
         let mut state = self.state.load(Ordering::Relaxed);
         let before = loop {
-            if state & VALUE == DROPPED {
+            if value(state) == DROPPED {
                 break state;
             }
             // ORDERING: Release publishes the result to the handle's
-            // Acquire load; Acquire takes over the waker the handle
+            // Acquire load; Acquire takes over the waiter the handle
             // published with Release when it moved to `WAITING`.
             match self.state.compare_exchange_weak(
                 state,
-                (state & !VALUE) | READY,
+                (state & FLAGS) | READY,
                 Ordering::AcqRel,
                 Ordering::Relaxed,
             ) {
@@ -93,17 +93,14 @@ impl<B: Body, M: Meta> JobCell<B, M> {
                 Err(actual) => state = actual,
             }
         };
-        match before & VALUE {
+        match value(before) {
             WAITING => {
-                // SAFETY: the handle gave `waker` up when it stored
-                // `WAITING`, and cannot take it back now that the state
-                // is `READY`.
-                let waker = self.waker.with_mut(|w| unsafe { (*w).take() });
-                if let Some(waker) = waker {
-                    // A waker is user code too: its panic must not unwind
-                    // a worker.
-                    drop_quietly(catch_unwind(AssertUnwindSafe(|| waker.wake())));
-                }
+                // SAFETY: the exchange above moved the state away from the
+                // waiter's address: the task side took it over, once.
+                let waiter = unsafe { Waiter::from_state(before) };
+                // A waker is user code too: its panic must not unwind a
+                // worker (nor leak the box).
+                drop_quietly(catch_unwind(AssertUnwindSafe(move || waiter.0.wake())));
             }
             DROPPED => {
                 // SAFETY: the handle is gone and never touched `stage`
@@ -194,7 +191,7 @@ impl<B: Body, M: Meta> RawJob for JobCell<B, M> {
         // by the task side (by this thread, or by an earlier holder of the
         // task before it was queued, which the queue orders before this).
         let state = self.state.load(Ordering::Relaxed);
-        if state & VALUE == DROPPED {
+        if value(state) == DROPPED {
             // `detach` leaves a cancelled job's value as it is: a job whose
             // handle dropped it was not cancelled.
             return true;

@@ -39,7 +39,8 @@ thread_local! {
 /// Full batches passed on by threads, by class.
 static DEPOT: [Mutex<Vec<Vec<Spare>>>; CLASSES] = [const { Mutex::new(Vec::new()) }; CLASSES];
 
-/// The bytes of the cells in the depot, all classes.
+/// The bytes of the cells in the depot, all classes, with the depot's
+/// record of each.
 // ORDERING: Relaxed: a budget, changed under a class's lock by the
 // bytes of the batch that class gains or loses; a stale read lets one
 // batch in or out too many, never a cell lost or freed twice.
@@ -47,8 +48,10 @@ static DEPOT_BYTES: AtomicUsize = AtomicUsize::new(0);
 /// The most bytes the depot keeps.
 static DEPOT_LIMIT: AtomicUsize = AtomicUsize::new(DEFAULT_DEPOT_LIMIT);
 
+/// The bytes a batch holds: its cells and the depot's record of each (a
+/// pointer, which for the smallest cells is half as much again).
 fn batch_bytes(class: usize, cells: usize) -> usize {
-    cells * class_layout(class).size()
+    cells * (class_layout(class).size() + size_of::<Spare>())
 }
 
 /// Stores a batch in a class's depot (its lock held) if the budget has
