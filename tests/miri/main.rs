@@ -11,7 +11,8 @@
 //! exit; jobs handed back by `shutdown_now`, run and dropped on other
 //! threads; a job retried, one dead-lettered, one refused by a full lane
 //! and handed back, one given up while it waits out a backoff at shutdown;
-//! a bounded mailbox lane (its ring) with send-backs past the
+//! stamped handles polled then dropped while the worker completes; a
+//! bounded mailbox lane (its ring) with send-backs past the
 //! capacity, then a drain.
 
 #[path = "../common/mod.rs"]
@@ -317,6 +318,32 @@ fn retried_dead_lettered_refused_and_given_up_jobs_keep_one_body() {
     assert!(given_up.join().is_err());
     drop(exec);
     assert_eq!(Arc::strong_count(&owned), 1);
+}
+
+/// Stamped cells (a hook makes the executor stamp each job, so its cell
+/// keeps the job's facts beside the state) whose handles are polled and
+/// then dropped while the worker completes: the handle lets go while the
+/// worker may free the cell at once, and no reference of the handle's
+/// outlives its hold.
+#[test]
+fn stamped_handles_polled_then_dropped_while_the_worker_completes() {
+    let exec = Executor::builder()
+        .name("miri-stamped")
+        .core_threads(1)
+        .max_threads(1)
+        .lane(HIGH, Capacity::Unbounded)
+        .before_execute(|_| {})
+        .build()
+        .expect("valid executor");
+    for i in 0..4u32 {
+        let mut handle = exec.enqueue(HIGH, move || i).unwrap();
+        let polled = poll_once(&mut handle);
+        drop(handle);
+        if let Poll::Ready(result) = polled {
+            assert_eq!(result, Ok(i));
+        }
+    }
+    exec.wait_idle();
 }
 
 /// An output whose destructor panics.

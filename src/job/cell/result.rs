@@ -176,80 +176,91 @@ impl<B: Body, M: Meta> JobCell<B, M> {
     /// owns and gives up.
     unsafe fn release_handle(raw: NonNull<dyn Completion<B::Output>>) {
         let cell = raw.cast::<Self>();
-        // SAFETY: the hold keeps the cell alive until the operation that
-        // clears it, in `detach`.
-        let last = unsafe { cell.as_ref() }.detach();
-        if last {
+        // SAFETY: the caller gives up the handle's hold on this cell.
+        if unsafe { Self::detach(cell) } {
             // SAFETY: both holds are gone now.
             unsafe { Self::free(cell) };
         }
     }
 
-    /// Handle side, as the handle goes: moves to `DROPPED` (unless the job
-    /// was cancelled), drops what the handle will never read, and clears
-    /// `HANDLE` as its last touch of the cell. Returns whether the task
-    /// side had let go already, so the cell is the handle's to free.
-    fn detach(&self) -> bool {
+    /// Handle side, as the handle goes: drops what the handle will never
+    /// read and lets go of its hold, as its last touch of the cell (from
+    /// `EMPTY` or `WAITING` by moving to `DROPPED` in the same operation).
+    /// Returns whether the task side had let go already, so the cell is
+    /// the handle's to free.
+    ///
+    /// # Safety
+    ///
+    /// `cell` is live, and the caller owns its handle-side hold and gives
+    /// it up here. The task side may free the cell as soon as the hold is
+    /// gone, so this takes a pointer, not `&self`: a reference argument
+    /// would be held to the end of the call, past that point.
+    unsafe fn detach(cell: NonNull<Self>) -> bool {
+        // SAFETY: the hold keeps the cell alive until it is let go of
+        // below. These are local references, used only before that.
+        let (state, stage) = unsafe {
+            let cell = cell.as_ptr();
+            (&(*cell).state, &(*cell).stage)
+        };
         // ORDERING: Acquire so a `READY` seen here comes with the result.
-        let mut state = self.state.load(Ordering::Acquire);
+        let mut current = state.load(Ordering::Acquire);
         loop {
-            let value = value(state);
-            if state & CANCELLED != 0 || value == TAKEN {
-                // Nothing left for the task side to know: a cancelled job's
-                // task never touches the waiter (the handle drops it,
-                // below) and still sees `CANCELLED`; a taken result is gone.
+            if current & CANCELLED != 0 {
+                // A cancelled job's task side never touches the waiter,
+                // nor publishes a result: what is left is the handle's.
+                if current & WAITING != 0 {
+                    // SAFETY: as above: nobody else takes the waiter.
+                    drop_quietly(unsafe { Waiter::from_state(current) });
+                }
                 break;
             }
-            // From `EMPTY` or `WAITING` the handle leaves nothing in the
-            // cell to drop: it lets go in the same operation (a waiter is a
-            // box of its own, dropped after). From `READY` it drops the
-            // result first, and lets go after.
-            let dropped = (state & FLAGS) | DROPPED;
-            let next = if value == READY {
-                dropped
-            } else {
-                dropped & !HANDLE
-            };
-            // ORDERING: AcqRel: Acquire to take a published result;
-            // Release so the task side, seeing `DROPPED`, owns `stage`
-            // after whatever the handle did to it (and, letting go, so the
-            // side that frees sees the handle's writes).
-            match self
-                .state
-                .compare_exchange_weak(state, next, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) if value == READY => break,
-                Ok(_) => {
-                    if value == WAITING {
-                        // SAFETY: the exchange moved the state away from
-                        // the waiter's address: the handle took it back.
-                        drop_quietly(unsafe { Waiter::from_state(state) });
-                    }
-                    return state & TASK == 0;
+            match value(current) {
+                TAKEN => break,
+                READY => {
+                    // SAFETY: `READY` gave `stage` to the handle for good,
+                    // with the result `finish` stored, which the handle
+                    // never took (the value is not `TAKEN`).
+                    let result =
+                        stage.with_mut(|slot| unsafe { ManuallyDrop::take(&mut (*slot).done) });
+                    // The unread result is user code: its destructor may
+                    // panic, and the hold below must be let go of all the
+                    // same. The panic is swallowed, as when the task side
+                    // drops it.
+                    drop_quietly(result);
+                    break;
                 }
-                Err(actual) => state = actual,
+                value => {
+                    // `EMPTY` or `WAITING`: nothing of the handle's is left
+                    // in the cell (a waiter is a box of its own), so it
+                    // lets go in the operation that moves to `DROPPED`.
+                    let next = ((current & FLAGS) | DROPPED) & !HANDLE;
+                    // ORDERING: AcqRel: Release so the task side, seeing
+                    // `DROPPED`, and the side that frees the cell see the
+                    // handle's writes; Acquire so this side, if it frees
+                    // it, sees the task side's.
+                    match state.compare_exchange_weak(
+                        current,
+                        next,
+                        Ordering::AcqRel,
+                        Ordering::Acquire,
+                    ) {
+                        Ok(_) => {
+                            if value == WAITING {
+                                // SAFETY: the exchange moved the state away
+                                // from the waiter's address: the handle
+                                // took it back. The cell may be gone by
+                                // now; the waiter is not part of it.
+                                drop_quietly(unsafe { Waiter::from_state(current) });
+                            }
+                            return current & TASK == 0;
+                        }
+                        Err(actual) => current = actual,
+                    }
+                }
             }
-        }
-        if state & CANCELLED != 0 {
-            if state & WAITING != 0 {
-                // SAFETY: a cancelled job's task side never takes the
-                // waiter, and only this handle, now going, would.
-                drop_quietly(unsafe { Waiter::from_state(state) });
-            }
-        } else if value(state) == READY {
-            // SAFETY: `READY` gave `stage` to the handle for good, with the
-            // result `finish` stored, which the handle never took (the
-            // state is not `TAKEN`).
-            let result = self
-                .stage
-                .with_mut(|slot| unsafe { ManuallyDrop::take(&mut (*slot).done) });
-            // The unread result is user code: its destructor may panic, and
-            // the hold below must be let go of all the same. The panic is
-            // swallowed, as when the task side drops it.
-            drop_quietly(result);
         }
         // ORDERING: AcqRel, as in `release_task`.
-        self.state.fetch_and(!HANDLE, Ordering::AcqRel) & TASK == 0
+        state.fetch_and(!HANDLE, Ordering::AcqRel) & TASK == 0
     }
 }
 
