@@ -57,9 +57,10 @@ const BATCH: usize = 32;
 /// Cells a thread keeps per class while the depot is busy.
 #[cfg_attr(any(loom, priority_executor_no_recycle), allow(dead_code))]
 const LOCAL_MAX: usize = 8 * BATCH;
-/// The bytes of spare cells the depot keeps, all classes together, unless
-/// the application sets another limit: the cells of a backlog of 65 536
-/// usual jobs (32 to 64 bytes each), for the next burst.
+/// The bytes of spare cells the depot keeps, all classes together (with
+/// its record of each, 8 bytes), unless the application sets another
+/// limit: the cells of a backlog of 100 000 to 175 000 usual jobs (16 to
+/// 32 bytes each), for the next burst.
 #[cfg_attr(any(loom, priority_executor_no_recycle), allow(dead_code))]
 pub(crate) const DEFAULT_DEPOT_LIMIT: usize = 4 << 20;
 
