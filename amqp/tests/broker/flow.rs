@@ -126,7 +126,10 @@ fn a_full_lane_keeps_deliveries_in_hand_and_loses_none() {
         .start();
     // Starting checks the prefetch against the lane's free capacity.
     let err = bridge.expect_err("the lane is full at start");
-    assert!(err.to_string().contains("(0 free of 4)"), "{err}");
+    assert!(
+        err.to_string().contains("the lane has 0 of 4 places free"),
+        "{err}"
+    );
     // Once the lane has room the bridge starts; then fill it again.
     for _ in 0..5 {
         release.send(()).expect("release");
