@@ -56,15 +56,7 @@ impl ConsumerConfig {
         executor: &str,
     ) -> Result<ConsumerConfig, ConfigError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            ConfigError::in_text(
-                ConfigErrorKind::Io,
-                "",
-                None,
-                format!("cannot read the file: {e}"),
-            )
-            .in_file(path)
-        })?;
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::unreadable(path, e))?;
         ConsumerConfig::from_toml_str(&text, executor).map_err(|e| e.in_file(path))
     }
 
@@ -105,20 +97,10 @@ impl ConsumerConfig {
         })?;
         let amqp = doc.get("amqp").and_then(Item::as_table);
         let Some(item) = amqp.and_then(|t| t.get(executor)) else {
-            let known: Vec<String> = amqp
-                .map(|t| t.iter().map(|(k, _)| format!("{k:?}")).collect())
+            let defined: Vec<&str> = amqp
+                .map(|t| t.iter().map(|(k, _)| k).collect())
                 .unwrap_or_default();
-            let defined = if known.is_empty() {
-                "none is".to_owned()
-            } else {
-                format!("defined: {}", known.join(", "))
-            };
-            return Err(ConfigError::in_text(
-                ConfigErrorKind::MissingKey,
-                text,
-                None,
-                format!("no [amqp.{executor}] section ({defined})"),
-            ));
+            return Err(ConfigError::no_section("amqp", executor, &defined));
         };
         let Some(table) = item.as_table() else {
             return Err(r.wrong_type(executor, item, "a table: [amqp.NAME]"));
@@ -337,6 +319,10 @@ declare = false
             ConsumerConfig::from_executors_toml("/nonexistent/executors.toml", "visa").unwrap_err();
         assert_eq!(e.path(), Some(Path::new("/nonexistent/executors.toml")));
         assert_eq!(e.kind(), ConfigErrorKind::Io);
+        assert!(
+            std::error::Error::source(&e).is_some(),
+            "the I/O error is kept"
+        );
         assert!(
             e.to_string()
                 .starts_with("/nonexistent/executors.toml: cannot read the file"),

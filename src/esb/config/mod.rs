@@ -139,7 +139,7 @@ impl Plan {
 
 /// Reads a file into a [`Plan`].
 pub(crate) fn read(path: &Path) -> Result<Plan, ConfigError> {
-    let source = std::fs::read_to_string(path).map_err(|e| ConfigError::io(path, e))?;
+    let source = std::fs::read_to_string(path).map_err(|e| ConfigError::unreadable(path, e))?;
     parse(source, Some(path))
 }
 

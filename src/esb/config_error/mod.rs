@@ -215,7 +215,21 @@ impl ConfigError {
         &self.0.detail
     }
 
-    pub(crate) fn io(path: &Path, err: std::io::Error) -> Self {
+    /// The file at `path` could not be read (kind
+    /// [`Io`](ConfigErrorKind::Io)); `err` is its [`source`](Error::source).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{ConfigError, ConfigErrorKind};
+    /// use std::io;
+    ///
+    /// let err = ConfigError::unreadable("executors.toml", io::Error::from(io::ErrorKind::NotFound));
+    /// assert_eq!(err.kind(), ConfigErrorKind::Io);
+    /// assert!(err.to_string().starts_with("executors.toml: cannot read the file: "), "{err}");
+    /// ```
+    pub fn unreadable(path: impl AsRef<Path>, err: std::io::Error) -> Self {
+        let path = path.as_ref();
         ConfigError(Box::new(Inner {
             kind: ConfigErrorKind::Io,
             path: Some(path.to_owned()),
@@ -289,7 +303,8 @@ impl ConfigError {
     /// `name`; `defined` are the ones it has.
     #[cfg_attr(any(not(feature = "actor"), loom), allow(dead_code))]
     pub(crate) fn no_mailbox(path: Option<&Path>, name: &str, defined: &[&str]) -> Self {
-        let mut err = Self::no_section(path, "mailboxes", name, defined);
+        let mut err = Self::no_section("mailboxes", name, defined);
+        err.0.path = path.map(Path::to_owned);
         err.0.mailbox = Some(name.to_owned());
         err
     }
@@ -297,14 +312,27 @@ impl ConfigError {
     /// The file (`path`, if any) has no `[executors.NAME]` section named
     /// `name`, which the code asked for; `defined` are the ones it has.
     pub(crate) fn no_executor(path: Option<&Path>, name: &str, defined: &[&str]) -> Self {
-        let mut err = Self::no_section(path, "executors", name, defined);
+        let mut err = Self::no_section("executors", name, defined);
+        err.0.path = path.map(Path::to_owned);
         err.0.executor = Some(name.to_owned());
         err
     }
 
-    /// No `[{table}.{name}]` section in the file; `defined` are the names
-    /// it has under `table`.
-    fn no_section(path: Option<&Path>, table: &str, name: &str, defined: &[&str]) -> Self {
+    /// No `[TABLE.NAME]` section in the file (kind
+    /// [`MissingKey`](ConfigErrorKind::MissingKey)), which the code asked
+    /// for; `defined` are the names the file has under `table`. For a
+    /// layer that reads a table of its own, as the RabbitMQ bridge reads
+    /// `[amqp.NAME]`; [`in_file`](Self::in_file) names the file.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::ConfigError;
+    ///
+    /// let err = ConfigError::no_section("amqp", "visa", &["other"]);
+    /// assert_eq!(err.to_string(), "no [amqp.visa] section (defined: \"other\")");
+    /// ```
+    pub fn no_section(table: &str, name: &str, defined: &[&str]) -> Self {
         let defined = if defined.is_empty() {
             "none is".to_owned()
         } else {
@@ -313,7 +341,7 @@ impl ConfigError {
         };
         ConfigError(Box::new(Inner {
             kind: ConfigErrorKind::MissingKey,
-            path: path.map(Path::to_owned),
+            path: None,
             position: None,
             executor: None,
             rule: None,
