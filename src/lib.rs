@@ -99,7 +99,8 @@
 //! - `esb`: executors declared in `executors.toml` and looked up
 //!   by name (`Registry`), messages, rules that give them a priority,
 //!   and named sequences.
-//! - `actor`: `priority_executor::actor`, above (no extra dependency).
+//! - `actor`: `priority_executor::actor`, above (adds crossbeam-queue,
+//!   a mailbox lane's queue).
 //! - `metrics` (off): counters, gauges and histograms per executor and lane
 //!   (labels `executor` and `priority`) through the
 //!   [`metrics`](https://docs.rs/metrics) facade: jobs submitted,

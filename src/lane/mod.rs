@@ -12,9 +12,11 @@
 //!   and gets its job back.
 //! - `claimed` counts the jobs workers claimed; only workers (and
 //!   `shutdown_now`) write it. A worker claims a job by incrementing it
-//!   while it is below `opened`, before its pop; the pop then finds a job,
-//!   waiting a moment if the producer is between its increment and its
-//!   push. Beside it, `seen` keeps the last value of `opened` a worker
+//!   while it is below `opened`. The count a producer opened is its job's
+//!   *ticket* and the count a worker claimed its *claim*: the lane's queue
+//!   keeps job `t` in the slot of ticket `t`, and a claim takes the job of
+//!   the same number (`sync/tickets.rs`), waiting a moment if the producer
+//!   is between its increment and its push. Beside it, `seen` keeps the last value of `opened` a worker
 //!   read: while `claimed` is below it, a claim needs no read of `opened`,
 //!   so during a backlog the producers' line is not pulled to the workers'
 //!   cores for every job.
@@ -47,8 +49,13 @@ use crate::clock::{dur_ns, now_ns};
 use crate::job::task::Task;
 use crate::priority::{Capacity, Priority};
 use crate::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+#[cfg(loom)]
 use crate::sync::queue::Queue;
-use crate::sync::{Condvar, Mutex, spin_hint, yield_now};
+#[cfg(not(loom))]
+use crate::sync::tickets::Tickets;
+#[cfg(loom)]
+use crate::sync::yield_now;
+use crate::sync::{Condvar, Mutex};
 use config::{LaneConfig, RejectionPolicy};
 use crossbeam_utils::CachePadded;
 
@@ -71,6 +78,18 @@ pub(crate) enum NoSlot {
     Closed,
 }
 
+/// A job's place in the lane's queue, from [`Lane::open_slot`]; pushed
+/// once (not `Copy`).
+#[must_use]
+#[cfg_attr(loom, allow(dead_code))]
+pub(crate) struct Ticket(usize);
+
+/// A worker's claim on one queued job, from [`Lane::try_claim`]; taken
+/// once (not `Copy`).
+#[must_use]
+#[cfg_attr(loom, allow(dead_code))]
+pub(crate) struct Claim(usize);
+
 /// Set in `opened` once the lane accepts no new job.
 const CLOSED: usize = 1 << (usize::BITS - 1);
 const COUNT: usize = !CLOSED;
@@ -87,7 +106,13 @@ pub(crate) struct Lane {
     /// became the head (crate clock).
     promote_after_ns: u64,
     head_since_ns: AtomicU64,
-    queue: Queue<Task>,
+    /// The queued jobs, addressed by ticket and claim (`sync/tickets.rs`);
+    /// under loom a locked deque, which hands out the oldest job pushed
+    /// whatever the claim (the models count jobs, not which one runs).
+    #[cfg(not(loom))]
+    jobs: Tickets<Task>,
+    #[cfg(loom)]
+    jobs: Queue<Task>,
     opened: CachePadded<AtomicUsize>,
     claims: CachePadded<Claims>,
     occupied: CachePadded<AtomicUsize>,
@@ -139,7 +164,10 @@ impl Lane {
             running: AtomicUsize::new(0),
             promote_after_ns: config.promote_after.map_or(0, |d| dur_ns(d).max(1)),
             head_since_ns: AtomicU64::new(0),
-            queue: Queue::new(),
+            #[cfg(not(loom))]
+            jobs: Tickets::new(),
+            #[cfg(loom)]
+            jobs: Queue::new(),
             opened: CachePadded::new(AtomicUsize::new(0)),
             claims: CachePadded::new(Claims {
                 claimed: AtomicUsize::new(0),
@@ -188,10 +216,10 @@ impl Lane {
     }
 
     /// Accepts one job into the lane unless it is closed: the caller must
-    /// then [`push`](Lane::push) the job, or on `false` (closed) a
-    /// [`tombstone`](Lane::push_tombstone).
+    /// then [`push`](Lane::push) the job with the ticket, or on `Err`
+    /// (closed) a [`tombstone`](Lane::push_tombstone).
     #[inline]
-    pub(crate) fn open_slot(&self) -> bool {
+    pub(crate) fn open_slot(&self) -> Result<Ticket, Ticket> {
         // ORDERING: SeqCst so the sleep protocol's check of `sleepers` that
         // follows cannot be ordered before this increment (Dekker pair with
         // a worker's registration then re-check, see sleep/README.md).
@@ -199,20 +227,36 @@ impl Lane {
         if self.ages() && before & COUNT == self.claims.claimed.load(Ordering::Relaxed) {
             self.head_since_ns.store(now_ns(), Ordering::Relaxed);
         }
-        before & CLOSED == 0
+        let ticket = Ticket(before & COUNT);
+        if before & CLOSED == 0 {
+            Ok(ticket)
+        } else {
+            Err(ticket)
+        }
     }
 
     /// Pushes the job for a slot opened with [`Lane::open_slot`].
     #[inline]
-    pub(crate) fn push(&self, task: Task) {
-        self.queue.push(task);
+    pub(crate) fn push(&self, ticket: Ticket, task: Task) {
+        #[cfg(not(loom))]
+        // SAFETY: a `Ticket` comes only from `open_slot`, one per count of
+        // `opened` (which counts from 0 without a gap), and is consumed
+        // here or by `push_tombstone`: each ticket is pushed once.
+        unsafe {
+            self.jobs.push(ticket.0, task);
+        }
+        #[cfg(loom)]
+        {
+            let _ = ticket;
+            self.jobs.push(task);
+        }
     }
 
     /// Fills a slot that [`Lane::open_slot`] found closed.
     #[cold]
-    pub(crate) fn push_tombstone(&self) {
+    pub(crate) fn push_tombstone(&self, ticket: Ticket) {
         self.counters.tombstones.fetch_add(1, Ordering::Relaxed);
-        self.queue.push(Task::tombstone());
+        self.push(ticket, Task::tombstone());
     }
 
     /// Publishes a retry: it was accepted long ago, so it goes in even if
@@ -223,8 +267,9 @@ impl Lane {
             self.occupied.fetch_add(1, Ordering::SeqCst);
         }
         self.counters.requeued.fetch_add(1, Ordering::Relaxed);
-        self.open_slot();
-        self.push(task);
+        // Accepted even if the lane closed since: its ticket either way.
+        let (Ok(ticket) | Err(ticket)) = self.open_slot();
+        self.push(ticket, task);
     }
 
     /// Stops accepting jobs; what was accepted stays claimable.
@@ -296,9 +341,9 @@ impl Lane {
     /// Claims a job to run it: as [`Lane::try_claim`], but also takes a
     /// running slot on a capped lane (released by [`Lane::finished_running`]).
     #[inline]
-    pub(crate) fn try_claim_to_run(&self) -> bool {
+    pub(crate) fn try_claim_to_run(&self) -> Option<Claim> {
         if self.is_paused() {
-            return false;
+            return None;
         }
         if self.max_running == usize::MAX {
             return self.try_claim();
@@ -306,7 +351,7 @@ impl Lane {
         let mut cur = self.running.load(Ordering::SeqCst);
         loop {
             if cur >= self.max_running {
-                return false;
+                return None;
             }
             match self.running.compare_exchange_weak(
                 cur,
@@ -318,12 +363,11 @@ impl Lane {
                 Err(actual) => cur = actual,
             }
         }
-        if self.try_claim() {
-            true
-        } else {
+        let claim = self.try_claim();
+        if claim.is_none() {
             self.running.fetch_sub(1, Ordering::SeqCst);
-            false
         }
+        claim
     }
 
     /// A job claimed with [`Lane::try_claim_to_run`] is done (or was not
@@ -361,10 +405,10 @@ impl Lane {
         self.head_since_ns.store(now, Ordering::Relaxed);
     }
 
-    /// Claims one job of the lane if there is one. After `true`, the caller
-    /// must call [`Lane::take_claimed`].
+    /// Claims one job of the lane if there is one: the caller must then
+    /// [`take`](Lane::take_claimed) it.
     #[inline]
-    pub(crate) fn try_claim(&self) -> bool {
+    pub(crate) fn try_claim(&self) -> Option<Claim> {
         let claims = &*self.claims;
         // ORDERING: Acquire on the counts, as on the one shared count they
         // replace. The claim itself is a release (rule 7: it heads the
@@ -383,7 +427,7 @@ impl Lane {
             if opened <= claimed {
                 opened = self.opened.load(Ordering::Acquire) & COUNT;
                 if opened == claimed {
-                    return false;
+                    return None;
                 }
                 // Another worker may store an older count over this one:
                 // that only sends the next claim here again.
@@ -395,30 +439,31 @@ impl Lane {
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return true,
+                Ok(_) => return Some(Claim(claimed)),
                 Err(actual) => claimed = actual,
             }
         }
     }
 
-    /// Pops the job a successful [`Lane::try_claim`] reserved and frees its
-    /// slot. `None` is a tombstone: a refused producer's place, nothing to
-    /// run.
+    /// Takes the job a [`Lane::try_claim`] claimed and frees its slot.
+    /// `None` is a tombstone: a refused producer's place, nothing to run.
     #[inline]
-    pub(crate) fn take_claimed(&self) -> Option<Task> {
-        let mut spins = 0u32;
-        let task = loop {
-            // A claim is backed by an accepted job, so its push is done or
-            // about to be: the producer is between its `open_slot` and its
-            // `push`, or a concurrent pop took the job ahead of ours while
-            // its own job is still being linked in.
-            if let Some(task) = self.queue.pop() {
-                break task;
-            }
-            spins += 1;
-            if spins < 64 {
-                spin_hint();
-            } else {
+    pub(crate) fn take_claimed(&self, claim: Claim) -> Option<Task> {
+        // A claim is below `opened`, so its job is pushed or about to be
+        // (the producer is between its `open_slot` and its `push`): the
+        // take waits for it.
+        #[cfg(not(loom))]
+        // SAFETY: a `Claim` comes only from `try_claim`, one per count of
+        // `claimed`, which stays below `opened` (so its ticket was handed
+        // out), and is consumed here: each claim is taken once.
+        let task = unsafe { self.jobs.take(claim.0) };
+        #[cfg(loom)]
+        let task = {
+            let _ = claim;
+            loop {
+                if let Some(task) = self.jobs.pop() {
+                    break task;
+                }
                 yield_now();
             }
         };

@@ -8,6 +8,7 @@ use crate::clock::now_ns;
 use crate::hooks::{DeadJob, ExpiredJob, JobInfo, JobOutcome};
 use crate::job::JobError;
 use crate::job::task::{JobMeta, Observer, Retry, Task};
+use crate::lane::Claim;
 use crate::observe::facade::Recent;
 use crate::observe::span;
 use crate::sync::atomic::Ordering;
@@ -92,16 +93,26 @@ impl Shared {
             } else {
                 None
             };
-            let lane = match promoted {
-                Some(lane) => lane,
-                None => self.schedule.pick(
-                    lanes.len(),
-                    |l| lanes[l].is_claimable(),
-                    |l| lanes[l].try_claim_to_run(),
-                )?,
+            let (lane, claim) = match promoted {
+                Some(found) => found,
+                None => {
+                    let mut claim = None;
+                    let lane = self.schedule.pick(
+                        lanes.len(),
+                        |l| lanes[l].is_claimable(),
+                        |l| {
+                            claim = lanes[l].try_claim_to_run();
+                            claim.is_some()
+                        },
+                    )?;
+                    (
+                        lane,
+                        claim.expect("the picker returns the lane it claimed from"),
+                    )
+                }
             };
             let chosen = &lanes[lane];
-            let Some(task) = chosen.take_claimed() else {
+            let Some(task) = chosen.take_claimed(claim) else {
                 // A tombstone of a producer refused at shutdown.
                 chosen.finished_running();
                 continue;
@@ -131,16 +142,19 @@ impl Shared {
 
     /// Aging: a lane whose head job has waited past its threshold, claimed.
     #[cold]
-    fn overdue_lane(&self) -> Option<usize> {
+    fn overdue_lane(&self) -> Option<(usize, Claim)> {
         let now = now_ns();
-        let lane = self.lanes.iter().position(|lane| {
-            lane.ages() && lane.is_claimable() && lane.head_overdue(now) && lane.try_claim_to_run()
+        let found = self.lanes.iter().enumerate().find_map(|(index, lane)| {
+            (lane.ages() && lane.is_claimable() && lane.head_overdue(now))
+                .then(|| lane.try_claim_to_run())
+                .flatten()
+                .map(|claim| (index, claim))
         })?;
-        self.lanes[lane]
+        self.lanes[found.0]
             .counters
             .promoted
             .fetch_add(1, Ordering::Relaxed);
-        Some(lane)
+        Some(found)
     }
 
     /// Runs a task a worker claimed, then frees its running slot. `recent`

@@ -64,8 +64,8 @@ impl Shared {
             pending.push(PendingJob::new(lane.priority, entry.task));
         }
         for (index, lane) in self.lanes.iter().enumerate() {
-            while lane.try_claim() {
-                if let Some(mut task) = lane.take_claimed() {
+            while let Some(claim) = lane.try_claim() {
+                if let Some(mut task) = lane.take_claimed(claim) {
                     if task.cancelled() {
                         self.count_cancelled(index, false);
                         continue;

@@ -222,15 +222,18 @@ impl Shared {
         let job = make(payload, self.meta(deadline), index);
         // Rule 5: the job is accepted if its slot opens before the lane
         // closes.
-        if !lane.open_slot() {
-            lane.push_tombstone();
-            return Err(EnqueueError::ShutDown {
-                priority: lane.priority,
-                job: job.into_payload(),
-            });
-        }
+        let ticket = match lane.open_slot() {
+            Ok(ticket) => ticket,
+            Err(ticket) => {
+                lane.push_tombstone(ticket);
+                return Err(EnqueueError::ShutDown {
+                    priority: lane.priority,
+                    job: job.into_payload(),
+                });
+            }
+        };
         let (task, handle) = job.into_parts();
-        lane.push(task);
+        lane.push(ticket, task);
         self.instruments.submitted(index);
         if started {
             self.after_publish_started();
@@ -309,8 +312,8 @@ impl Shared {
             if self.is_closed() {
                 return Err(NoSlot::Closed);
             }
-            if lane.try_claim()
-                && let Some(mut oldest) = lane.take_claimed()
+            if let Some(claim) = lane.try_claim()
+                && let Some(mut oldest) = lane.take_claimed(claim)
             {
                 if oldest.cancelled() {
                     // Its slot is free now all the same.

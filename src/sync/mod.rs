@@ -5,19 +5,23 @@
 //! check the production code itself, not a copy of it. Outside loom these
 //! are the standard library's types and cost nothing extra.
 //!
-//! The lane queue is the one structure loom cannot see inside
-//! (`crossbeam_queue::SegQueue`); under loom it is replaced by a
-//! `Mutex<VecDeque>` with the same push/steal contract, see [`queue`].
+//! Two structures loom does not see inside: the pool lanes' queue
+//! ([`tickets`], under loom a `Mutex<VecDeque>` in the lane, and a model
+//! of its own), and a mailbox lane's segmented queue
+//! (`crossbeam_queue::SegQueue`, under loom the same locked deque, see
+//! `queue`).
 //!
 //! [loom]: https://docs.rs/loom
 
 pub(crate) mod line;
 pub(crate) mod owned;
+#[cfg(any(feature = "actor", loom))]
 pub(crate) mod queue;
 #[cfg(any(feature = "actor", loom))]
 pub(crate) mod ring;
 #[cfg(feature = "actor")]
 pub(crate) mod spin;
+pub(crate) mod tickets;
 
 use std::time::{Duration, Instant};
 
@@ -71,10 +75,14 @@ pub(crate) use loom::cell;
 
 pub(crate) mod atomic {
     #[cfg(not(loom))]
-    pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
+    pub(crate) use std::sync::atomic::{
+        AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering, fence,
+    };
 
     #[cfg(loom)]
-    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
+    pub(crate) use loom::sync::atomic::{
+        AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering, fence,
+    };
 }
 
 /// The middle of a Dekker pair: a SeqCst write to one location, then a

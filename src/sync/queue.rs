@@ -1,16 +1,12 @@
-//! The FIFO queue inside one lane.
+//! The FIFO queue of a mailbox lane that keeps no ring (unbounded, or
+//! bounded above the ring's size), and, under loom, of a pool lane.
 //!
 //! Outside loom this is crossbeam's `SegQueue`: lock-free, FIFO, many
 //! producers and many consumers. Under loom it is a `Mutex<VecDeque>`, which
-//! keeps the contract the lane relies on (a push that has returned is
-//! visible to the next steal, FIFO order) while letting the model checker
+//! keeps the contract the lanes rely on (a push that has returned is
+//! visible to the next pop, FIFO order) while letting the model checker
 //! explore every interleaving of the counters and the sleep protocol around
-//! it.
-//!
-//! `SegQueue` rather than `crossbeam_deque::Injector` (the same contract):
-//! the Injector's 1016-byte blocks come from glibc's large-request path,
-//! where the consolidation of frees made by the workers cost about 20 ns a
-//! job; SegQueue's blocks are about half that size (benches/README.md).
+//! it. A pool lane outside loom keeps its jobs in `tickets.rs`.
 
 #[cfg(not(loom))]
 mod imp {
