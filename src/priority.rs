@@ -89,8 +89,8 @@ pub enum Capacity {
     /// At most this many queued jobs (at least 1).
     Bounded(usize),
     /// No limit but memory. A pool lane keeps the memory of its longest
-    /// backlog for reuse until the pool drops (16 bytes a queued job, in
-    /// blocks of 64 jobs): a burst of a million jobs leaves 16 MB with
+    /// backlog for reuse until the pool drops (24 bytes a queued job, in
+    /// blocks of 64 jobs): a burst of a million jobs leaves 24 MB with
     /// the lane. A mailbox lane gives its blocks back as it drains.
     #[default]
     Unbounded,

@@ -145,7 +145,7 @@ impl<T> JobHandle<T> {
     ///
     /// The decision is one atomic operation against the worker taking the
     /// job: `true` means it never ran, `false` that it runs (or ran) as
-    /// usual. The lanes are lock-free queues, so a cancelled job keeps its
+    /// usual. The lanes are queues without a lock, so a cancelled job keeps its
     /// place until a worker reaches it and drops it unrun, without running
     /// hooks: its lane's `queued` figure (and a bounded lane's slot)
     /// counts it until then, and its lane's `cancelled` counter from then.

@@ -34,13 +34,25 @@
 //!    loaded with acquire). A block found holding later tickets links back
 //!    (`prev`) through blocks that are not recycled either, down to the
 //!    reader's.
-//! 5. A walk forward, from a block holding earlier tickets, may meet a
-//!    block recycled under it: each step checks that the next block starts
-//!    `BLOCK` tickets after the one before, and a walk that fails starts
-//!    over from its hint (`tail` for producers, `taking` for workers).
+//! 5. A walk forward, from a block holding earlier tickets, may pass
+//!    blocks recycled under it, and read a stale `start` or `next` there.
+//!    That is harmless: it stops only at a block whose `start` is its
+//!    ticket's (rule 4: each `start` value is stored once, by the linker
+//!    of that block, and the block keeps it while the ticket is unread),
+//!    each step checks that the next block starts `BLOCK` tickets after the
+//!    one before, and a walk that fails starts over from its hint (`tail`
+//!    for producers, `taking` for workers).
+//!
+//! Nothing here takes a lock, but a push or take may wait for another
+//! thread, as in a segmented queue: the producers of a block's tickets,
+//! and the linkers after it, for the producer of its first ticket to link
+//! it; a take for its ticket's producer. Rule 1 keeps those waits from
+//! forming a cycle.
 //!
 //! A lane keeps the blocks of its longest backlog until the pool drops:
-//! 64 jobs' slots (1 KiB) a block.
+//! 64 slots a block, 24 bytes a slot for a pool's job (1.5 KiB a block).
+//! A value's drop must not panic (a pool job's does not): the queue's drop
+//! would leak the values after it.
 //!
 //! Under loom the blocks hold two slots, so the models at the end of this
 //! file link, walk and recycle within a few tickets
@@ -176,7 +188,7 @@ fn walk<'a, T>(at: *mut Block<T>, start: usize) -> Option<&'a Block<T>> {
 /// its ticket and its push): spins a little, then yields.
 #[inline]
 fn wait(spins: &mut u32) {
-    *spins += 1;
+    *spins = spins.saturating_add(1);
     if *spins < 64 {
         spin_hint();
     } else {
@@ -257,8 +269,7 @@ impl<T> Tickets<T> {
         let (prev, head) = unsafe { (&*prev_at, &*head_at) };
         let at = if head_at != prev_at && head.all_read() {
             // Recycled: every slot read, so no reader is left in it; a walk
-            // still passing through sees its `start` change or its `next`
-            // go (rule 5).
+            // still passing through checks each step (rule 5).
             // ORDERING: Relaxed: linked by an earlier linker, seen through
             // `linked` as above.
             let next = head.next.load(Ordering::Relaxed);

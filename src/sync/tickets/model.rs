@@ -19,11 +19,13 @@ fn check(bound: usize, f: impl Fn() + Sync + Send + 'static) {
     builder.check(f);
 }
 
-/// One producer and one worker: the worker may walk from `taking`
-/// through a block the producer recycles under it.
+/// One producer and one worker over five blocks, so blocks are recycled
+/// twice: the worker may walk from `taking` through a block the producer
+/// recycles under it, or find `taking` at a block recycled since.
 #[test]
 fn tickets_one_producer_one_worker() {
-    check(3, || {
+    const N: usize = 4 * BLOCK + 1;
+    check(2, || {
         let q = Arc::new(Tickets::new());
         let producer = {
             let q = Arc::clone(&q);
