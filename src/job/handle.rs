@@ -282,7 +282,7 @@ impl PendingJob {
         // are. Retries of a handed-back job run here at once, without backoff.
         let mut next = self.task.run(&Unobserved);
         while let Some(retry) = next {
-            next = retry.task.run(&Unobserved);
+            next = retry.into_task().run(&Unobserved);
         }
     }
 }

@@ -93,9 +93,11 @@ impl Observer for Unobserved {
     fn cancelled(&self) {}
 }
 
-/// A failed attempt that asks to be queued again.
+/// A failed attempt that asks to be queued again. Made only by
+/// [`Task::run`], so its task is always a retry's: the failed attempt put
+/// the job's body back in its slot (what [`Retry::give_up`] relies on).
 pub(crate) struct Retry {
-    pub(crate) task: Task,
+    task: Task,
     /// The backoff before the next attempt.
     pub(crate) delay: Duration,
     /// The lane to queue it in, if not its own.
@@ -105,12 +107,24 @@ pub(crate) struct Retry {
 }
 
 impl Retry {
+    /// The task to queue again (or to run again at once).
+    pub(crate) fn task(&self) -> &Task {
+        &self.task
+    }
+
+    /// The task, to queue again (or to run again at once).
+    pub(crate) fn into_task(self) -> Task {
+        self.task
+    }
+
     /// The retry cannot be queued (the executor stopped while the attempt
     /// ran): the job is dead-lettered with its last error instead.
     pub(crate) fn give_up(mut self, observer: &dyn Observer) {
         if let Some(raw) = self.task.raw.take() {
-            // SAFETY: the task holds the job until `release` below.
-            unsafe { raw.as_ref() }.give_up(observer, self.error);
+            // SAFETY: the task holds the job until `release` below, and it
+            // is a retry's (only `Task::run` makes a `Retry`): its body is
+            // back in its slot.
+            unsafe { raw.as_ref().give_up(observer, self.error) };
             // SAFETY: the task's hold, given up once.
             unsafe { release(raw) };
         }
@@ -145,12 +159,23 @@ pub(crate) trait RawJob: Send + Sync {
     /// Resolves the handle without running the job (dropping its body).
     fn resolve_unrun(&self, error: JobError);
     /// Dead-letters a job waiting for a retry that will not come.
-    fn give_up(&self, observer: &dyn Observer, error: String);
+    ///
+    /// # Safety
+    ///
+    /// The job's body is in its slot: the caller holds the task of a retry
+    /// (an attempt that failed and put the body back), not yet run again.
+    unsafe fn give_up(&self, observer: &dyn Observer, error: String);
     /// The job's facts; `None` for a job that was not stamped and has no
     /// deadline.
     fn meta(&self) -> Option<&JobMeta>;
     /// The number of the job's next attempt (1 for its first run).
-    fn next_attempt(&self) -> u32;
+    ///
+    /// # Safety
+    ///
+    /// The job's body is in its slot: the caller holds the job's task,
+    /// [`start`](RawJob::start) said it was not cancelled, and it has not
+    /// run since.
+    unsafe fn next_attempt(&self) -> u32;
     /// How this job's task-side hold is let go of.
     fn releaser(&self) -> ReleaseTask;
 }
@@ -281,9 +306,15 @@ impl Task {
     }
 
     /// The number of the attempt the next run makes (1 for a tombstone).
+    ///
+    /// # Safety
+    ///
+    /// As [`RawJob::next_attempt`]: [`Task::cancelled`] said `false`, and
+    /// the task has not run since.
     #[inline]
-    pub(crate) fn next_attempt(&self) -> u32 {
-        self.job().map_or(1, RawJob::next_attempt)
+    pub(crate) unsafe fn next_attempt(&self) -> u32 {
+        // SAFETY: the caller's promise.
+        self.job().map_or(1, |job| unsafe { job.next_attempt() })
     }
 }
 

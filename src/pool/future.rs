@@ -360,7 +360,7 @@ where
         }
     }
 
-    fn give_up(&self, _observer: &dyn Observer, error: String) {
+    unsafe fn give_up(&self, _observer: &dyn Observer, error: String) {
         // A future is never retried; nothing calls this.
         self.cancel(JobError::Failed {
             attempts: 1,
@@ -372,7 +372,7 @@ where
         Some(&self.meta)
     }
 
-    fn next_attempt(&self) -> u32 {
+    unsafe fn next_attempt(&self) -> u32 {
         // A future is polled, never retried: every poll is its first run.
         1
     }

@@ -248,7 +248,9 @@ impl Shared {
             priority: lane.priority,
             waited,
             executor: &self.name,
-            attempt: task.next_attempt(),
+            // SAFETY: `cancelled` said `false` above, and the task has
+            // not run since.
+            attempt: unsafe { task.next_attempt() },
         };
         // The hooks run inside the attempt's span too.
         let _span = match task.meta() {
@@ -303,12 +305,12 @@ impl Shared {
             return;
         }
         let task = if retry.delay.is_zero() {
-            retry.task
+            retry.into_task()
         } else {
             let due = Instant::now()
                 .checked_add(retry.delay)
                 .unwrap_or_else(Instant::now);
-            match self.timer.schedule(due, lane, retry.task) {
+            match self.timer.schedule(due, lane, retry.into_task()) {
                 Ok(false) => return,
                 Ok(true) => {
                     drop(gate);

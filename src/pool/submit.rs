@@ -354,8 +354,8 @@ impl Shared {
             let counters = &self.lanes[index].counters;
             counters.requeued.fetch_add(1, Ordering::Relaxed);
             counters.dispatched.fetch_add(1, Ordering::Relaxed);
-            retry.task.requeued();
-            next = self.run_task(index, retry.task, &recent, None);
+            retry.task().requeued();
+            next = self.run_task(index, retry.into_task(), &recent, None);
         }
         handle
     }

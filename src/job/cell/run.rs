@@ -230,9 +230,9 @@ impl<B: Body, M: Meta> RawJob for JobCell<B, M> {
         self.finish(Err(error));
     }
 
-    fn give_up(&self, observer: &dyn Observer, error: String) {
-        // SAFETY: a retry's task: `keep_body` put the body back after the
-        // attempt that failed.
+    unsafe fn give_up(&self, observer: &dyn Observer, error: String) {
+        // SAFETY: a retry's task (the caller's promise): `keep_body` put
+        // the body back after the attempt that failed.
         let body = unsafe { self.take_body() };
         let attempts = body.attempts();
         drop_quietly(body);
@@ -244,10 +244,10 @@ impl<B: Body, M: Meta> RawJob for JobCell<B, M> {
         self.meta.get()
     }
 
-    fn next_attempt(&self) -> u32 {
-        // SAFETY: as in `take_body`: only the holder of the job's one
-        // `Task` calls this, once `start` said it is not cancelled, before
-        // it runs: the body is in the slot.
+    unsafe fn next_attempt(&self) -> u32 {
+        // SAFETY: the caller's promise: it holds the job's one `Task`,
+        // `start` said it is not cancelled, and it has not run since: the
+        // body is in the slot.
         self.stage
             .with_mut(|slot| unsafe { (*slot).body.attempts() })
             .saturating_add(1)
