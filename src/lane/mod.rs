@@ -29,7 +29,7 @@
 //!   the difference is never negative, and it is at least the ready count
 //!   of any moment between the two loads (never a job too few).
 //! - `occupied` (bounded lanes only) counts slots in use: a producer
-//!   reserves one before it pushes, a worker frees it after its pop. A
+//!   reserves one before it pushes, a worker frees it after its take. A
 //!   producer that finds the lane full spins a moment for a *run* of free
 //!   slots (a quarter of the capacity) before it sleeps; blocked producers
 //!   wait on `space`; a worker takes that lock only when `space_waiters`
