@@ -187,23 +187,17 @@ impl<M> Mailbox<M> {
             {
                 return None;
             }
-            let mut got = None;
-            schedule.pick(
-                take.order.len(),
-                |i| lane(i).is_some_and(|l| allowed(l) && l.has_entries()),
-                |i| match lane(i) {
-                    // SAFETY: the take lock is held (`take`).
-                    Some(l) if allowed(l) => match unsafe { l.pop() } {
-                        Some(e) => {
-                            got = Some((l.priority, e));
-                            true
-                        }
-                        None => false,
+            return schedule
+                .pick(
+                    take.order.len(),
+                    |i| lane(i).is_some_and(|l| allowed(l) && l.has_entries()),
+                    |i| {
+                        let l = lane(i).filter(|l| allowed(l))?;
+                        // SAFETY: the take lock is held (`take`).
+                        unsafe { l.pop() }.map(|e| (l.priority, e))
                     },
-                    _ => false,
-                },
-            )?;
-            return got;
+                )
+                .map(|(_, got)| got);
         }
         for &slot in &take.order {
             if let Some(l) = self.slots.get(slot).and_then(OnceLock::get)

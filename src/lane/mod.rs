@@ -49,12 +49,7 @@ use crate::clock::{dur_ns, now_ns};
 use crate::job::task::Task;
 use crate::priority::{Capacity, Priority};
 use crate::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-#[cfg(loom)]
-use crate::sync::queue::Queue;
-#[cfg(not(loom))]
-use crate::sync::tickets::Tickets;
-#[cfg(loom)]
-use crate::sync::yield_now;
+use crate::sync::tickets::LaneQueue;
 use crate::sync::{Condvar, Mutex};
 use config::{LaneConfig, RejectionPolicy};
 use crossbeam_utils::CachePadded;
@@ -81,13 +76,11 @@ pub(crate) enum NoSlot {
 /// A job's place in the lane's queue, from [`Lane::open_slot`]; pushed
 /// once (not `Copy`).
 #[must_use]
-#[cfg_attr(loom, allow(dead_code))]
 pub(crate) struct Ticket(usize);
 
 /// A worker's claim on one queued job, from [`Lane::try_claim`]; taken
 /// once (not `Copy`).
 #[must_use]
-#[cfg_attr(loom, allow(dead_code))]
 pub(crate) struct Claim(usize);
 
 /// Set in `opened` once the lane accepts no new job.
@@ -106,13 +99,8 @@ pub(crate) struct Lane {
     /// became the head (crate clock).
     promote_after_ns: u64,
     head_since_ns: AtomicU64,
-    /// The queued jobs, addressed by ticket and claim (`sync/tickets.rs`);
-    /// under loom a locked deque, which hands out the oldest job pushed
-    /// whatever the claim (the models count jobs, not which one runs).
-    #[cfg(not(loom))]
-    jobs: Tickets<Task>,
-    #[cfg(loom)]
-    jobs: Queue<Task>,
+    /// The queued jobs, addressed by ticket and claim (`sync/tickets.rs`).
+    jobs: LaneQueue<Task>,
     opened: CachePadded<AtomicUsize>,
     claims: CachePadded<Claims>,
     occupied: CachePadded<AtomicUsize>,
@@ -164,10 +152,7 @@ impl Lane {
             running: AtomicUsize::new(0),
             promote_after_ns: config.promote_after.map_or(0, |d| dur_ns(d).max(1)),
             head_since_ns: AtomicU64::new(0),
-            #[cfg(not(loom))]
-            jobs: Tickets::new(),
-            #[cfg(loom)]
-            jobs: Queue::new(),
+            jobs: LaneQueue::new(),
             opened: CachePadded::new(AtomicUsize::new(0)),
             claims: CachePadded::new(Claims {
                 claimed: AtomicUsize::new(0),
@@ -238,18 +223,11 @@ impl Lane {
     /// Pushes the job for a slot opened with [`Lane::open_slot`].
     #[inline]
     pub(crate) fn push(&self, ticket: Ticket, task: Task) {
-        #[cfg(not(loom))]
         // SAFETY: a `Ticket` comes only from `open_slot`, one per count of
         // `opened` (which counts from 0 without a gap), and is consumed
-        // here or by `push_tombstone`: each ticket is pushed once.
-        unsafe {
-            self.jobs.push(ticket.0, task);
-        }
-        #[cfg(loom)]
-        {
-            let _ = ticket;
-            self.jobs.push(task);
-        }
+        // here (a tombstone too): each ticket is pushed once, right after
+        // its slot opened.
+        unsafe { self.jobs.push(ticket.0, task) };
     }
 
     /// Fills a slot that [`Lane::open_slot`] found closed.
@@ -452,21 +430,10 @@ impl Lane {
         // A claim is below `opened`, so its job is pushed or about to be
         // (the producer is between its `open_slot` and its `push`): the
         // take waits for it.
-        #[cfg(not(loom))]
         // SAFETY: a `Claim` comes only from `try_claim`, one per count of
         // `claimed`, which stays below `opened` (so its ticket was handed
         // out), and is consumed here: each claim is taken once.
         let task = unsafe { self.jobs.take(claim.0) };
-        #[cfg(loom)]
-        let task = {
-            let _ = claim;
-            loop {
-                if let Some(task) = self.jobs.pop() {
-                    break task;
-                }
-                yield_now();
-            }
-        };
         if self.capacity.limit().is_some() {
             self.release_slot();
         }

@@ -214,18 +214,19 @@ impl Schedule {
     ///
     /// `ready(lane)` says whether a lane looks non-empty (a peek, no side
     /// effect); `claim(lane)` tries to take ownership of one job of that
-    /// lane and says whether it did. Returns the lane claimed from, or
-    /// `None` when every lane looked empty.
+    /// lane and returns what it took, if it did. Returns the lane claimed
+    /// from with what `claim` took, or `None` when every lane looked empty.
     #[inline]
-    pub(crate) fn pick(
+    pub(crate) fn pick<C>(
         &self,
         lanes: usize,
         ready: impl Fn(usize) -> bool,
-        mut claim: impl FnMut(usize) -> bool,
-    ) -> Option<usize> {
+        mut claim: impl FnMut(usize) -> Option<C>,
+    ) -> Option<(usize, C)> {
+        let mut claim_in = |lane: usize| claim(lane).map(|took| (lane, took));
         if self.table.is_empty() {
             // Strict, or a single lane: highest non-empty lane first.
-            return (0..lanes).find(|&l| claim(l));
+            return (0..lanes).find_map(claim_in);
         }
         let len = self.table.len();
         // ORDERING: the cursor only orders tickets among workers; the jobs
@@ -234,8 +235,8 @@ impl Schedule {
         for _ in 0..=lanes {
             let pos = ticket % len;
             let lane = self.table[pos] as usize;
-            if claim(lane) {
-                return Some(lane);
+            if let Some(found) = claim_in(lane) {
+                return Some(found);
             }
             // The ticket's lane is empty: pass the turn to the next position
             // whose lane has work, and move the cursor past it.
@@ -243,15 +244,15 @@ impl Schedule {
             let taken = ticket.wrapping_add(distance);
             self.cursor
                 .fetch_max(taken.wrapping_add(1), Ordering::Relaxed);
-            if claim(next) {
-                return Some(next);
+            if let Some(found) = claim_in(next) {
+                return Some(found);
             }
             // Another worker emptied it first; take a fresh ticket.
             ticket = self.cursor.fetch_add(1, Ordering::Relaxed);
         }
         // Heavy contention on nearly empty lanes: do not spin on tickets,
         // take any job there is, highest lane first.
-        (0..lanes).find(|&l| claim(l))
+        (0..lanes).find_map(claim_in)
     }
 
     /// The nearest position after `pos` (cyclically) whose lane is ready:
@@ -385,16 +386,11 @@ mod tests {
                 |l| counts.borrow()[l] > 0,
                 |l| {
                     let mut c = counts.borrow_mut();
-                    if c[l] > 0 {
-                        c[l] -= 1;
-                        true
-                    } else {
-                        false
-                    }
+                    (c[l] > 0).then(|| c[l] -= 1)
                 },
             );
             match lane {
-                Some(l) => out.push((l, before)),
+                Some((l, ())) => out.push((l, before)),
                 None => assert!(before.iter().all(|&c| c == 0), "idle with work queued"),
             }
         }

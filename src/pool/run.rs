@@ -95,21 +95,11 @@ impl Shared {
             };
             let (lane, claim) = match promoted {
                 Some(found) => found,
-                None => {
-                    let mut claim = None;
-                    let lane = self.schedule.pick(
-                        lanes.len(),
-                        |l| lanes[l].is_claimable(),
-                        |l| {
-                            claim = lanes[l].try_claim_to_run();
-                            claim.is_some()
-                        },
-                    )?;
-                    (
-                        lane,
-                        claim.expect("the picker returns the lane it claimed from"),
-                    )
-                }
+                None => self.schedule.pick(
+                    lanes.len(),
+                    |l| lanes[l].is_claimable(),
+                    |l| lanes[l].try_claim_to_run(),
+                )?,
             };
             let chosen = &lanes[lane];
             let Some(task) = chosen.take_claimed(claim) else {

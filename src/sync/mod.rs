@@ -147,18 +147,18 @@ impl Wait {
 /// model checker runs the thread being waited for, and the spin completes
 /// after two snoozes: the models see the spin and the sleep after it
 /// without exploring every step of a long spin.
-#[cfg(all(feature = "actor", not(loom)))]
+#[cfg(not(loom))]
 pub(crate) use crossbeam_utils::Backoff;
 
-#[cfg(all(feature = "actor", loom))]
+#[cfg(loom)]
 pub(crate) use loom_backoff::Backoff;
 
-#[cfg(all(feature = "actor", loom))]
+#[cfg(loom)]
 mod loom_backoff {
     use std::cell::Cell;
 
     /// Snoozes before `is_completed` says to stop spinning.
-    pub(crate) const STEPS: u32 = 2;
+    const STEPS: u32 = 2;
 
     #[derive(Debug, Default)]
     pub(crate) struct Backoff {
@@ -170,6 +170,8 @@ mod loom_backoff {
             Backoff::default()
         }
 
+        // The pool's lane queue only snoozes; the mailboxes reset and ask.
+        #[cfg_attr(not(feature = "actor"), allow(dead_code))]
         pub(crate) fn reset(&self) {
             self.step.set(0);
         }
@@ -179,6 +181,7 @@ mod loom_backoff {
             self.step.set(self.step.get().saturating_add(1));
         }
 
+        #[cfg_attr(not(feature = "actor"), allow(dead_code))]
         pub(crate) fn is_completed(&self) -> bool {
             self.step.get() >= STEPS
         }

@@ -61,9 +61,11 @@
 // Without loom the pool's lanes use it; under loom only the models do.
 #![cfg_attr(loom, allow(dead_code))]
 
+use super::Backoff;
 use super::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use super::cell::UnsafeCell;
-use super::{spin_hint, yield_now};
+#[cfg(loom)]
+use super::yield_now;
 use crossbeam_utils::CachePadded;
 use std::mem::MaybeUninit;
 use std::ptr;
@@ -145,10 +147,15 @@ unsafe impl<T: Send> Sync for Tickets<T> {}
 /// The block starting at `start`, walking from `at`, or `None` if the walk
 /// must start over (the block is not linked yet, or a block on the way was
 /// recycled: rule 5).
+///
+/// # Safety
+///
+/// `at` is a block of the queue borrowed for `'a` (read from its `tail`,
+/// `taking`, or a block's `prev` or `next`).
 #[inline]
-fn walk<'a, T>(at: *mut Block<T>, start: usize) -> Option<&'a Block<T>> {
-    // SAFETY: every block pointer the queue hands out stays valid while it
-    // lives (rule 3), and the caller borrows the queue for 'a.
+unsafe fn walk<'a, T>(at: *mut Block<T>, start: usize) -> Option<&'a Block<T>> {
+    // SAFETY: the caller's promise, and every block pointer the queue hands
+    // out stays valid while it lives (rule 3).
     let mut block = unsafe { &*at };
     // ORDERING: Acquire on every `start`, paired with its linker's
     // Release: the block's other fields are seen as the linker left them.
@@ -184,18 +191,6 @@ fn walk<'a, T>(at: *mut Block<T>, start: usize) -> Option<&'a Block<T>> {
     Some(block)
 }
 
-/// One step of a wait for another thread (a linker, or a producer between
-/// its ticket and its push): spins a little, then yields.
-#[inline]
-fn wait(spins: &mut u32) {
-    *spins = spins.saturating_add(1);
-    if *spins < 64 {
-        spin_hint();
-    } else {
-        yield_now();
-    }
-}
-
 impl<T> Tickets<T> {
     pub(crate) fn new() -> Tickets<T> {
         let first = Block::alloc(0);
@@ -213,15 +208,17 @@ impl<T> Tickets<T> {
     /// link if need be).
     #[inline]
     fn find(&self, hint: &AtomicPtr<Block<T>>, start: usize) -> (*mut Block<T>, &Block<T>) {
-        let mut spins = 0;
+        let backoff = Backoff::new();
         loop {
             // ORDERING: Acquire, paired with the Release of whoever stored
             // the hint: the block it names is seen as linked.
             let at = hint.load(Ordering::Acquire);
-            if let Some(block) = walk(at, start) {
+            // SAFETY: the hint holds a block of this queue, borrowed for
+            // as long as the block returned.
+            if let Some(block) = unsafe { walk(at, start) } {
                 return (at, block);
             }
-            wait(&mut spins);
+            backoff.snooze();
         }
     }
 
@@ -254,11 +251,11 @@ impl<T> Tickets<T> {
     #[inline(never)]
     fn link(&self, start: usize) -> &Block<T> {
         let ends = &*self.ends;
-        let mut spins = 0;
+        let backoff = Backoff::new();
         // ORDERING: Acquire, paired with the Release of the linker before:
         // all it did (its block, `tail`, `head`) is seen.
         while ends.linked.load(Ordering::Acquire) != start - BLOCK {
-            wait(&mut spins);
+            backoff.snooze();
         }
         // ORDERING: Relaxed: the `linked` load above ordered the last
         // linker's stores of `tail` and `head` (this thread is the only
@@ -315,12 +312,12 @@ impl<T> Tickets<T> {
             self.taking.store(at, Ordering::Release);
         }
         let slot = &block.slots[claim % BLOCK];
-        let mut spins = 0;
+        let backoff = Backoff::new();
         // ORDERING: Acquire, paired with the producer's Release: its write
         // of the value happens before the read below.
         while slot.state.load(Ordering::Acquire) != WRITTEN {
             // The producer is between its ticket and its push.
-            wait(&mut spins);
+            backoff.snooze();
         }
         // SAFETY: the state says the value is in, and the claim is ours
         // alone: no other thread reads it, and its producer is done.
@@ -362,6 +359,46 @@ impl<T> Drop for Tickets<T> {
                 }
             }
             at = block.next.load(Ordering::Relaxed);
+        }
+    }
+}
+
+/// A pool lane's queue: [`Tickets`]. Under loom, a locked deque with the
+/// same calls, which hands out the oldest value pushed whatever the claim:
+/// the lane's models count jobs, not which one runs, and this queue's
+/// interleavings are the models' below.
+#[cfg(not(loom))]
+pub(crate) type LaneQueue<T> = Tickets<T>;
+
+#[cfg(loom)]
+pub(crate) struct LaneQueue<T>(super::queue::Queue<T>);
+
+#[cfg(loom)]
+impl<T> LaneQueue<T> {
+    pub(crate) fn new() -> Self {
+        LaneQueue(super::queue::Queue::new())
+    }
+
+    /// As [`Tickets::push`] (the ticket is not needed).
+    ///
+    /// # Safety
+    ///
+    /// As [`Tickets::push`].
+    pub(crate) unsafe fn push(&self, _ticket: usize, value: T) {
+        self.0.push(value);
+    }
+
+    /// As [`Tickets::take`]: waits for a value pushed.
+    ///
+    /// # Safety
+    ///
+    /// As [`Tickets::take`].
+    pub(crate) unsafe fn take(&self, _claim: usize) -> T {
+        loop {
+            if let Some(value) = self.0.pop() {
+                return value;
+            }
+            yield_now();
         }
     }
 }

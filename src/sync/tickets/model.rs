@@ -29,17 +29,9 @@ fn tickets_one_producer_one_worker() {
         let q = Arc::new(Tickets::new());
         let producer = {
             let q = Arc::clone(&q);
-            thread::spawn(move || {
-                for t in 0..N {
-                    // SAFETY: each ticket once, in order.
-                    unsafe { q.push(t, t) };
-                }
-            })
+            thread::spawn(move || push_in_order(&q, N))
         };
-        for c in 0..N {
-            // SAFETY: each claim once; its ticket is pushed by the producer.
-            assert_eq!(unsafe { q.take(c) }, c);
-        }
+        take_in_order(&q, N);
         producer.join().unwrap();
     });
 }
@@ -58,11 +50,26 @@ fn tickets_two_producers() {
         };
         produce(&q, &opened);
         producer.join().unwrap();
-        for c in 0..N {
-            // SAFETY: each claim once, every ticket pushed.
-            assert_eq!(unsafe { q.take(c) }, c);
-        }
+        take_in_order(&q, N);
     });
+}
+
+/// Pushes tickets `0..n`, in order.
+fn push_in_order(q: &Tickets<usize>, n: usize) {
+    for t in 0..n {
+        // SAFETY: each ticket once, in order, by this thread alone.
+        unsafe { q.push(t, t) };
+    }
+}
+
+/// Takes claims `0..n` in order, each finding its own ticket's value.
+fn take_in_order(q: &Tickets<usize>, n: usize) {
+    for c in 0..n {
+        // SAFETY: each claim once, by this thread alone; its ticket is
+        // handed out (pushed, or pushed later by a producer of the model:
+        // the take waits for it as for a producer between ticket and push).
+        assert_eq!(unsafe { q.take(c) }, c);
+    }
 }
 
 /// Pushes tickets from `opened` until `N` are handed out.
@@ -93,11 +100,7 @@ fn tickets_two_producers_one_worker() {
                 thread::spawn(move || produce(&q, &opened))
             })
             .collect();
-        for c in 0..N {
-            // SAFETY: each claim once; its ticket is handed out (the take
-            // waits for it as for a producer between ticket and push).
-            assert_eq!(unsafe { q.take(c) }, c);
-        }
+        take_in_order(&q, N);
         for p in producers {
             p.join().unwrap();
         }
@@ -129,10 +132,7 @@ fn tickets_two_workers_while_blocks_recycle() {
                 })
             })
             .collect();
-        for t in 0..N {
-            // SAFETY: each ticket once, in order.
-            unsafe { q.push(t, t) };
-        }
+        push_in_order(&q, N);
         for w in workers {
             w.join().unwrap();
         }
