@@ -125,6 +125,7 @@ impl<M> Mailbox<M> {
                 phase: Phase::Running,
                 order: (0..declared.len()).collect(),
                 schedule,
+                cursor: AtomicUsize::new(0),
             }),
             ready: Signal::default(),
             generation: AtomicUsize::new(0),
