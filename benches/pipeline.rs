@@ -17,7 +17,8 @@
 //!
 //! `cargo bench --bench pipeline` (`-- ROUNDS`, `-- pipeline` or `-- flood`
 //! to run one part, `-- profile` to run only this crate's pipeline, for
-//! `perf record`; `-- count N` to run [`counted`] once with N messages,
+//! `perf record` or `perf stat`, and `-- profile channels` only the
+//! channel pipeline; `-- count N` to run [`counted`] once with N messages,
 //! for `valgrind --tool=callgrind`)
 
 use crossbeam_channel::{Receiver, Sender, bounded, select, unbounded};
@@ -507,9 +508,14 @@ fn main() {
         return;
     }
     if only.iter().any(|o| o.as_str() == "profile") {
-        // Only this crate's pipeline, for `perf record`.
+        // One pipeline alone, for `perf record` or `perf stat`.
+        let run: fn(u64) -> Duration = if only.iter().any(|o| o.as_str() == "channels") {
+            channels
+        } else {
+            this_crate
+        };
         for _ in 0..rounds.unwrap_or(20) {
-            let took = this_crate(MESSAGES);
+            let took = run(MESSAGES);
             println!("{:.2} M msg/s", MESSAGES as f64 / took.as_secs_f64() / 1e6);
         }
         return;
