@@ -59,9 +59,6 @@ pub(crate) struct Shared {
     /// The lanes as configured, in the same order (read back by `config`).
     pub(crate) lane_configs: Box<[LaneConfig]>,
     schedule: Schedule,
-    /// The lane whose claim line holds the picker's cursor: the one the
-    /// cycle visits most (`Lane::pick_cursor`).
-    cursor_lane: usize,
     pub(crate) hooks: Hooks,
     pub(crate) thread_settings: ThreadSettings,
     /// The `metrics` facade's handles (feature `metrics`; nothing without).
@@ -145,15 +142,13 @@ impl Shared {
         // Loom models leave the histograms out: hundreds of counters per
         // lane and worker, none of them part of a protocol.
         let record_waits = record_waits && !cfg!(loom);
-        let schedule = Schedule::new(picker, &weights);
         Arc::new(Shared {
             name,
             limits: resize::Limits::new(config),
             aging: lanes.iter().any(Lane::ages),
             lanes,
             lane_configs: configs.into(),
-            cursor_lane: schedule.most_visited(),
-            schedule,
+            schedule: Schedule::new(picker, &weights),
             stamp_jobs: record_waits || hooks.need_clock() || facade::STAMPS_JOBS,
             record_waits,
             waits,
