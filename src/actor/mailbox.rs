@@ -154,7 +154,16 @@ impl<M> Mailbox<M> {
 
     /// The live lanes, in slot order (declared first, then by creation).
     pub(crate) fn lanes(&self) -> impl Iterator<Item = &Lane<M>> {
-        let live = self.live.load(Ordering::Acquire);
+        // ORDERING: SeqCst, not just Acquire: an idle instance's check of
+        // the ready signal's Dekker pair (signal.rs) reads the lanes
+        // through this count. An Acquire load there may miss a lane a
+        // sender has just created (rule 3), while that sender's notify
+        // misses the instance armed: the instance would sleep through the
+        // letter, and the sender would then wait for room for ever
+        // (`a_lane_created_by_a_send_wakes_the_idle_instance`, Miri). With
+        // both this load and the store in `new_lane` SeqCst, one of the
+        // pair sees the other. A plain load on x86, as Acquire is.
+        let live = self.live.load(Ordering::SeqCst);
         self.slots[..live]
             .iter()
             .filter_map(|s| s.get().map(|b| &**b))
@@ -218,8 +227,10 @@ impl<M> Mailbox<M> {
             lane.close();
         }
         let _ = self.slots[live].set(Box::new(lane));
-        // ORDERING: Release publishes the slot to `lanes()`' Acquire.
-        self.live.store(live + 1, Ordering::Release);
+        // ORDERING: SeqCst: publishes the slot to `lanes()` (Release would
+        // do that), and comes before the sender's SeqCst slot and its
+        // notify in the single order the ready signal's pair needs.
+        self.live.store(live + 1, Ordering::SeqCst);
         self.slots[live].get().map(|b| &**b)
     }
 

@@ -383,6 +383,36 @@ mod mailbox {
         }
     }
 
+    struct Echo(std::sync::mpsc::Sender<u32>);
+
+    impl Actor for Echo {
+        type In = u32;
+        type Out = ();
+
+        fn perform(&mut self, msg: u32, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+            self.0.send(msg).expect("the test waits");
+            Ok(())
+        }
+    }
+
+    /// A send that creates its lane wakes an idle instance.
+    #[test]
+    fn a_lane_created_by_a_send_wakes_the_idle_instance() {
+        use priority_executor::{Priority, SendOptions};
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stage = Stage::builder("miri-new-lane", move |_| Echo(tx.clone()))
+            .mailbox(MailboxConfig::new())
+            .spawn()
+            .expect("spawn");
+        let addr = stage.addr();
+        for p in 1..4u32 {
+            addr.send_with(p, SendOptions::new().priority(Priority(p)))
+                .expect("accepted");
+            assert_eq!(rx.recv().expect("performed"), p);
+        }
+        assert_eq!(stage.drain().metrics.performed, 3);
+    }
+
     #[test]
     fn a_bounded_lane_with_send_backs_then_a_drain() {
         let seen = Arc::new(Mutex::new(Vec::new()));
