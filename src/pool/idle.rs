@@ -105,10 +105,26 @@ impl Shared {
     #[cold]
     pub(super) fn stop_searching(&self, slot: &WorkerSlot) {
         slot.set_busy(false);
-        // ORDERING: rule 7. A SeqCst fence between clearing the mark and
+        self.look_for_idle_waiters();
+    }
+
+    /// `n` retries taken off the timer are in their lanes, or handed back:
+    /// they stop counting as pending, and the pool may be idle with that.
+    /// The worker that ran the last job may have looked while they still
+    /// counted, so the one that lands them looks for idle-waiters too.
+    pub(super) fn retries_landed(&self, n: usize) {
+        self.timer.landed(n);
+        self.look_for_idle_waiters();
+    }
+
+    /// After a change that can make the pool idle (a busy mark cleared,
+    /// `pending` lowered): lets the idle-waiters out if it is idle now.
+    #[cold]
+    pub(super) fn look_for_idle_waiters(&self) {
+        // ORDERING: rule 7. A SeqCst fence between the caller's change and
         // loading `idle_waiters`, paired with the one a waiter has between
-        // counting itself and reading the marks: either this load sees the
-        // waiter, or the waiter's reads see the mark cleared.
+        // counting itself and reading `pending` and the marks: either this
+        // load sees the waiter, or the waiter's reads see the change.
         fence(Ordering::SeqCst);
         // A look without the lock first: most workers going to sleep
         // leave others busy, and only the one that makes the pool idle

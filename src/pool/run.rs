@@ -329,16 +329,22 @@ impl Shared {
                     deliver.after_publish();
                 }
                 deliver.timer.delivered(n);
+                // The last job may have run and its worker looked for
+                // idle-waiters while these still counted as pending.
+                deliver.look_for_idle_waiters();
             },
         );
         match spawned {
             Ok(handle) => lock(&self.threads).push(handle),
             Err(_) => {
                 // No timer thread: retries skip their backoff.
-                for entry in self.timer.flush(true) {
+                let entries = self.timer.flush(true);
+                let n = entries.len();
+                for entry in entries {
                     self.lanes[entry.lane].push_retry(entry.task);
                     self.after_publish();
                 }
+                self.retries_landed(n);
             }
         }
     }

@@ -33,9 +33,12 @@ impl Shared {
         }
         self.sleep.wake_all();
         // Retries waiting out a backoff are re-queued now.
-        for entry in self.timer.flush(false) {
+        let entries = self.timer.flush(false);
+        let n = entries.len();
+        for entry in entries {
             self.lanes[entry.lane].push_retry(entry.task);
         }
+        self.retries_landed(n);
         // Jobs accepted while no worker was alive still need one.
         if self.any_ready() && self.live.load(Ordering::SeqCst) == 0 && !self.is_stopped() {
             self.spawn_worker();
@@ -54,6 +57,7 @@ impl Shared {
         let delayed = self.timer.flush(true);
         self.close();
         let mut pending = Vec::new();
+        let landed = delayed.len();
         for entry in delayed {
             let lane = &self.lanes[entry.lane];
             lane.counters.handed_back.fetch_add(1, Ordering::Relaxed);
@@ -63,6 +67,7 @@ impl Shared {
             self.instruments.handed_back(entry.lane);
             pending.push(PendingJob::new(lane.priority, entry.task));
         }
+        self.retries_landed(landed);
         for (index, lane) in self.lanes.iter().enumerate() {
             while let Some(claim) = lane.try_claim() {
                 if let Some(mut task) = lane.take_claimed(claim) {

@@ -95,9 +95,16 @@ impl Timer {
         self.pending.load(Ordering::SeqCst)
     }
 
+    /// `n` entries taken from the timer are in their lanes (or handed
+    /// back): they stop counting as pending. After the pushes, so an idle
+    /// check never misses one in transit (rule 7 of `sleep/README.md`).
+    pub(crate) fn landed(&self, n: usize) {
+        self.pending.fetch_sub(n, Ordering::SeqCst);
+    }
+
     /// Called by the timer thread after it re-queued entries from `next`.
     pub(crate) fn delivered(&self, n: usize) {
-        self.pending.fetch_sub(n, Ordering::SeqCst);
+        self.landed(n);
         let mut state = lock(&self.state);
         state.in_flight = 0;
         drop(state);
@@ -135,7 +142,10 @@ impl Timer {
     /// Shutdown: no more waiting. Returns the entries still held when
     /// `take` is set (`shutdown_now`), else leaves them to the thread.
     /// When taking, first waits for entries the thread is re-queueing, so
-    /// that they are in their lanes before the caller empties them.
+    /// that they are in their lanes before the caller empties them. The
+    /// entries returned still count as pending: the caller says
+    /// [`landed`](Timer::landed) once they are in their lanes or handed
+    /// back.
     pub(crate) fn flush(&self, take: bool) -> Vec<Entry> {
         let mut state = lock(&self.state);
         state.flush = true;
@@ -150,7 +160,6 @@ impl Timer {
             Vec::new()
         };
         drop(state);
-        self.pending.fetch_sub(taken.len(), Ordering::SeqCst);
         self.changed.notify_all();
         taken
     }

@@ -84,6 +84,31 @@ fn a_retry_waiting_out_its_backoff_is_waited_for() {
 }
 
 #[test]
+fn a_retry_that_lands_after_its_worker_looked_still_lets_the_waiter_out() {
+    // Each round: a job that fails once, retried after a moment's backoff,
+    // while this thread waits. The timer thread re-queues the retry, then
+    // takes it off its pending count; the worker may run it and look for
+    // idle-waiters in between, while it still counts. The timer's side
+    // must then let the waiter out, or `wait_idle` sleeps for ever.
+    let e = exec(1);
+    watchdog("wait_idle after retries", move || {
+        let retry = RetryPolicy::new(1).backoff(Duration::from_micros(1), 1.0);
+        for round in 1..=300u32 {
+            let job = e
+                .enqueue_retrying(
+                    P,
+                    move |attempt| if attempt.number < 2 { Err("once") } else { Ok(round) },
+                    retry,
+                )
+                .unwrap();
+            e.wait_idle();
+            assert!(job.is_finished(), "round {round}");
+            assert_eq!(job.join(), Ok(round));
+        }
+    });
+}
+
+#[test]
 fn a_job_claimed_but_not_yet_counted_busy_is_waited_for() {
     // Each round: one trivial job, then wait_idle must have seen it run.
     // A check of the thread counts alone could return while a worker has
