@@ -23,6 +23,12 @@ pub(crate) struct Limits {
     /// The keep-alive in ns, saturating (about 584 years: never).
     keep_alive_ns: AtomicU64,
     allow_core_timeout: bool,
+    /// Changes made so far, bumped by each setter before it wakes the
+    /// sleepers. A worker reads it before it reads the limits to decide how
+    /// to sleep, and its wake condition compares it again after it
+    /// registers as a sleeper: a change whose wake-all came before that
+    /// registration (and so reached no one) makes it decide again.
+    changes: AtomicUsize,
     /// Held by the setters, so `core <= max` holds between them; keeps the
     /// keep-alive exactly as given, for `config()`.
     keep_alive: StdMutex<Duration>,
@@ -35,6 +41,7 @@ impl Limits {
             max: AtomicUsize::new(config.max),
             keep_alive_ns: AtomicU64::new(saturating_ns(config.keep_alive)),
             allow_core_timeout: config.allow_core_timeout,
+            changes: AtomicUsize::new(0),
             keep_alive: StdMutex::new(config.keep_alive),
         }
     }
@@ -59,6 +66,14 @@ impl Limits {
     #[inline]
     pub(crate) fn allow_core_timeout(&self) -> bool {
         self.allow_core_timeout
+    }
+
+    /// Changes of the limits so far (see the field).
+    #[inline]
+    pub(crate) fn changes(&self) -> usize {
+        // ORDERING: SeqCst, as the setters' increment; the sleep's lock
+        // already orders a wake-all before a later registration.
+        self.changes.load(Ordering::SeqCst)
     }
 
     /// The keep-alive a worker going to sleep uses.
@@ -105,6 +120,7 @@ impl Shared {
         let settings = self.limits.settings();
         let old_core = self.limits.core.swap(core, Ordering::SeqCst);
         let old_max = self.limits.max.swap(max, Ordering::SeqCst);
+        self.limits.changes.fetch_add(1, Ordering::SeqCst);
         drop(settings);
         if core < old_core || max < old_max {
             self.sleep.wake_all();
@@ -125,6 +141,7 @@ impl Shared {
         self.limits
             .keep_alive_ns
             .store(saturating_ns(keep_alive), Ordering::SeqCst);
+        self.limits.changes.fetch_add(1, Ordering::SeqCst);
         drop(settings);
         self.sleep.wake_all();
     }

@@ -189,6 +189,8 @@ impl Shared {
                 continue;
             }
             self.stop_searching(slot);
+            // Read before the limits: a resize after it ends the sleep.
+            let changes = self.limits.changes();
             let live = self.live.load(Ordering::Relaxed);
             if live > self.limits.max() {
                 // `max_threads` was lowered below the threads alive: an
@@ -200,7 +202,8 @@ impl Shared {
             }
             let may_time_out = self.limits.allow_core_timeout() || live > self.limits.core();
             let keep_alive = may_time_out.then_some(self.limits.keep_alive());
-            match self.sleep.sleep(keep_alive, || self.should_wake()) {
+            let woken = || self.should_wake() || self.limits.changes() != changes;
+            match self.sleep.sleep(keep_alive, woken) {
                 Wake::Recheck | Wake::Woken => {}
                 Wake::TimedOut => {
                     if self.try_retire(place) {

@@ -114,6 +114,25 @@ fn lowering_max_lets_the_extra_workers_exit_once_idle() {
 }
 
 #[test]
+fn lowering_max_while_the_workers_head_for_sleep_still_lets_them_exit() {
+    // Each round the resize lands just as the workers finish their jobs,
+    // while they decide how to sleep: one that read the old limits and
+    // registers as a sleeper after the resize's wake-all must still see
+    // the change, or it sleeps on (keep-alive 60 s) above the new max.
+    let e = exec(4, 4);
+    for _ in 0..50 {
+        e.set_threads(4, 4).unwrap();
+        for h in together(&e, 4) {
+            h.join().unwrap();
+        }
+        e.set_threads(1, 1).unwrap();
+        wait_until("the workers above the new max exit", || {
+            e.metrics().threads.live == 1
+        });
+    }
+}
+
+#[test]
 fn lowering_core_lets_idle_core_workers_time_out() {
     let e = Executor::builder()
         .core_threads(3)
