@@ -189,6 +189,7 @@ impl<M> Mailbox<M> {
             }
             return schedule
                 .pick(
+                    &take.cursor,
                     take.order.len(),
                     |i| lane(i).is_some_and(|l| allowed(l) && l.has_entries()),
                     |i| {

@@ -125,6 +125,8 @@ impl<M> Mailbox<M> {
                 phase: Phase::Running,
                 order: (0..declared.len()).collect(),
                 schedule,
+                // The picker's type (a loom atomic in the models).
+                cursor: crate::sync::atomic::AtomicUsize::new(0),
             }),
             ready: Signal::default(),
             generation: AtomicUsize::new(0),

@@ -4,6 +4,7 @@
 use super::reason::Reason;
 use crate::lane::picker::Schedule;
 use crate::priority::Priority;
+use crate::sync::atomic::AtomicUsize;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Phase {
@@ -22,4 +23,6 @@ pub(crate) struct Take {
     pub(crate) order: Vec<usize>,
     /// The weighted picker over the declared lanes (fixed), if any.
     pub(crate) schedule: Option<Schedule>,
+    /// The cursor that walks `schedule`'s cycle.
+    pub(crate) cursor: AtomicUsize,
 }

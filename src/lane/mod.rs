@@ -64,6 +64,11 @@ struct Claims {
     /// because every claim reads it with `claimed`, and it is written only
     /// by `pause`, `resume` and `close`, rarely.
     paused: AtomicBool,
+    /// The picker's cursor, in the lane its cycle visits most
+    /// (`Shared::cursor_lane`; unused in the others): a pick's `fetch_add`
+    /// then takes the line that most claims take next, so the two move
+    /// one line between workers, not two.
+    cursor: AtomicUsize,
 }
 
 /// Why a producer could not get a slot.
@@ -158,6 +163,7 @@ impl Lane {
                 claimed: AtomicUsize::new(0),
                 seen: AtomicUsize::new(0),
                 paused: AtomicBool::new(false),
+                cursor: AtomicUsize::new(0),
             }),
             occupied: CachePadded::new(AtomicUsize::new(0)),
             space_waiters: AtomicUsize::new(0),
@@ -304,6 +310,12 @@ impl Lane {
     #[inline]
     pub(crate) fn queued_seqcst(&self) -> usize {
         self.ready(Ordering::SeqCst)
+    }
+
+    /// The picker's cursor kept on this lane's claim line (see `Claims`).
+    #[inline]
+    pub(crate) fn pick_cursor(&self) -> &AtomicUsize {
+        &self.claims.cursor
     }
 
     /// Could a worker start one of this lane's jobs now (queued, and the

@@ -59,6 +59,9 @@ pub(crate) struct Shared {
     /// The lanes as configured, in the same order (read back by `config`).
     pub(crate) lane_configs: Box<[LaneConfig]>,
     schedule: Schedule,
+    /// The lane whose claim line holds the picker's cursor: the one the
+    /// cycle visits most (`Lane::pick_cursor`).
+    cursor_lane: usize,
     pub(crate) hooks: Hooks,
     pub(crate) thread_settings: ThreadSettings,
     /// The `metrics` facade's handles (feature `metrics`; nothing without).
@@ -142,13 +145,15 @@ impl Shared {
         // Loom models leave the histograms out: hundreds of counters per
         // lane and worker, none of them part of a protocol.
         let record_waits = record_waits && !cfg!(loom);
+        let schedule = Schedule::new(picker, &weights);
         Arc::new(Shared {
             name,
             limits: resize::Limits::new(config),
             aging: lanes.iter().any(Lane::ages),
             lanes,
             lane_configs: configs.into(),
-            schedule: Schedule::new(picker, &weights),
+            cursor_lane: schedule.most_visited(),
+            schedule,
             stamp_jobs: record_waits || hooks.need_clock() || facade::STAMPS_JOBS,
             record_waits,
             waits,

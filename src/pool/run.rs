@@ -96,6 +96,7 @@ impl Shared {
             let (lane, claim) = match promoted {
                 Some(found) => found,
                 None => self.schedule.pick(
+                    lanes[self.cursor_lane].pick_cursor(),
                     lanes.len(),
                     |l| lanes[l].is_claimable(),
                     |l| lanes[l].try_claim_to_run(),
