@@ -37,6 +37,10 @@
 //! - `paused` (beside `claimed`, on the workers' line) says the lane is
 //!   paused: producers fill it as ever, workers claim nothing from it
 //!   (`lane/pause.rs`, rule 9 of `sleep/README.md`).
+//! - `cursor` (beside `claimed` too) is the weighted picker's cursor, kept
+//!   in the lane its cycle visits most and unused in the others
+//!   (`picker.rs`): a pick's `fetch_add` brings the line most claims
+//!   take next.
 
 pub(crate) mod config;
 mod pause;

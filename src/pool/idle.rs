@@ -6,7 +6,9 @@
 //! [`WorkerSlot`] (a plain store on its own cache line) before it tries to
 //! claim a job and keeps the mark through the whole batch it then runs;
 //! it clears the mark only when it stops searching (to sleep or exit), and
-//! only then, on that cold path, looks for idle-waiters to notify.
+//! only then, on that cold path, looks for idle-waiters to notify. The
+//! timer's side looks too, once it has re-queued retries and taken them
+//! off its pending count.
 
 use super::Shared;
 use super::worker::WorkerSlot;
@@ -20,7 +22,7 @@ pub(super) enum Quiet {
     /// A thread outside the pool waits for every job.
     Everyone,
     /// Rule 8: a worker waiting on the pool (its job in `wait_idle`), and
-    /// a worker deciding whether to wake the waiters, ignore every worker
+    /// whoever decides whether to wake the waiters, ignore every worker
     /// whose job is itself waiting on the pool, its own included (each
     /// waiter then checks for itself).
     ExceptPoolWaiters,

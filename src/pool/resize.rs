@@ -23,7 +23,7 @@ pub(crate) struct Limits {
     /// The keep-alive in ns, saturating (about 584 years: never).
     keep_alive_ns: AtomicU64,
     allow_core_timeout: bool,
-    /// Changes made so far, bumped by each setter before it wakes the
+    /// Changes made so far, bumped by each setter before any wake of the
     /// sleepers. A worker reads it before it reads the limits to decide how
     /// to sleep, and its wake condition compares it again after it
     /// registers as a sleeper: a change whose wake-all came before that

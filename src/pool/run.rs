@@ -323,30 +323,26 @@ impl Shared {
         let spawned = timer::spawn(
             format!("{}-timer", self.name),
             move || owner.timer.next(),
-            move |entries: Vec<Entry>| {
-                let n = entries.len();
-                for entry in entries {
-                    deliver.lanes[entry.lane].push_retry(entry.task);
-                    deliver.after_publish();
-                }
-                deliver.timer.delivered(n);
-                // The last job may have run and its worker looked for
-                // idle-waiters while these still counted as pending.
-                deliver.look_for_idle_waiters();
-            },
+            move |entries: Vec<Entry>| deliver.requeue_due(entries),
         );
         match spawned {
             Ok(handle) => lock(&self.threads).push(handle),
-            Err(_) => {
-                // No timer thread: retries skip their backoff.
-                let entries = self.timer.flush(true);
-                let n = entries.len();
-                for entry in entries {
-                    self.lanes[entry.lane].push_retry(entry.task);
-                    self.after_publish();
-                }
-                self.retries_landed(n);
-            }
+            // No timer thread: retries skip their backoff.
+            Err(_) => self.requeue_due(self.timer.take_for_delivery()),
         }
+    }
+
+    /// Re-queues retries the timer handed over (counted in flight there),
+    /// then takes them off its counts.
+    fn requeue_due(self: &Arc<Self>, entries: Vec<Entry>) {
+        let n = entries.len();
+        for entry in entries {
+            self.lanes[entry.lane].push_retry(entry.task);
+            self.after_publish();
+        }
+        self.timer.delivered(n);
+        // The last job may have run and its worker looked for idle-waiters
+        // while these still counted as pending.
+        self.look_for_idle_waiters();
     }
 }

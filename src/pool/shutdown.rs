@@ -32,13 +32,10 @@ impl Shared {
             lane.wake_producers();
         }
         self.sleep.wake_all();
-        // Retries waiting out a backoff are re-queued now.
-        let entries = self.timer.flush(false);
-        let n = entries.len();
-        for entry in entries {
-            self.lanes[entry.lane].push_retry(entry.task);
-        }
-        self.retries_landed(n);
+        // Retries waiting out a backoff are re-queued now, by the timer
+        // thread (there is one whenever one waits: the first schedule
+        // starts it, and without it a retry is never scheduled).
+        self.timer.flush();
         // Jobs accepted while no worker was alive still need one.
         if self.any_ready() && self.live.load(Ordering::SeqCst) == 0 && !self.is_stopped() {
             self.spawn_worker();
@@ -54,7 +51,7 @@ impl Shared {
             let _gate = lock(&self.requeue);
             self.stopped.store(1, Ordering::SeqCst);
         }
-        let delayed = self.timer.flush(true);
+        let delayed = self.timer.take_all();
         self.close();
         let mut pending = Vec::new();
         let landed = delayed.len();

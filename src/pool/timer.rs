@@ -53,7 +53,8 @@ struct State {
 pub(crate) struct Timer {
     state: Mutex<State>,
     changed: Condvar,
-    /// Entries in the heap; the pool is not drained while this is non-zero.
+    /// Entries scheduled and not yet landed (in their lanes, or handed
+    /// back): the pool is neither idle nor drained while this is non-zero.
     pending: AtomicUsize,
 }
 
@@ -90,7 +91,7 @@ impl Timer {
         Ok(start)
     }
 
-    /// Entries waiting.
+    /// Entries scheduled and not yet landed.
     pub(crate) fn pending(&self) -> usize {
         self.pending.load(Ordering::SeqCst)
     }
@@ -139,29 +140,42 @@ impl Timer {
         }
     }
 
-    /// Shutdown: no more waiting. Returns the entries still held when
-    /// `take` is set (`shutdown_now`), else leaves them to the thread.
-    /// When taking, first waits for entries the thread is re-queueing, so
+    /// Graceful shutdown: no more waiting. The thread hands over every
+    /// entry at once, then exits.
+    pub(crate) fn flush(&self) {
+        lock(&self.state).flush = true;
+        self.changed.notify_all();
+    }
+
+    /// `shutdown_now`: no more waiting, and every entry still held is
+    /// returned. First waits for entries the thread is re-queueing, so
     /// that they are in their lanes before the caller empties them. The
     /// entries returned still count as pending: the caller says
-    /// [`landed`](Timer::landed) once they are in their lanes or handed
-    /// back.
-    pub(crate) fn flush(&self, take: bool) -> Vec<Entry> {
+    /// [`landed`](Timer::landed) once it has handed them back.
+    pub(crate) fn take_all(&self) -> Vec<Entry> {
         let mut state = lock(&self.state);
         state.flush = true;
-        while take && state.in_flight > 0 {
+        while state.in_flight > 0 {
             state = match wait_until(&self.changed, state, None) {
                 Ok(state) | Err(state) => state,
             };
         }
-        let taken: Vec<Entry> = if take || !state.started {
-            state.heap.drain().collect()
-        } else {
-            Vec::new()
-        };
+        let taken = state.heap.drain().collect();
         drop(state);
         self.changed.notify_all();
         taken
+    }
+
+    /// No timer thread could start: no more waiting, and every entry
+    /// held is returned to be re-queued now, as the thread would, counted
+    /// in flight until the caller's [`delivered`](Timer::delivered) (so a
+    /// `take_all` meanwhile waits for them to be in their lanes).
+    pub(crate) fn take_for_delivery(&self) -> Vec<Entry> {
+        let mut state = lock(&self.state);
+        state.flush = true;
+        let due: Vec<Entry> = state.heap.drain().collect();
+        state.in_flight = due.len();
+        due
     }
 }
 
