@@ -97,7 +97,13 @@ fn a_retry_that_lands_after_its_worker_looked_still_lets_the_waiter_out() {
             let job = e
                 .enqueue_retrying(
                     P,
-                    move |attempt| if attempt.number < 2 { Err("once") } else { Ok(round) },
+                    move |attempt| {
+                        if attempt.number < 2 {
+                            Err("once")
+                        } else {
+                            Ok(round)
+                        }
+                    },
                     retry,
                 )
                 .unwrap();
