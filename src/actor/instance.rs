@@ -13,7 +13,7 @@ use super::lane::{PERMIT_NAP, PERMIT_NAP_MAX};
 use super::letter::Letter;
 use super::letters::{DeadReason, Phase};
 use super::mailbox::KILL_SENT;
-use super::outcome::{count_fault, dead_letter, fault, panicked, send_back};
+use super::outcome::{copy_of, count_fault, dead_letter, error_text, fault, panicked, send_back};
 use super::reason::Reason;
 use super::shared::Core;
 use super::strategy::{Decision, Strategy};
@@ -84,8 +84,7 @@ fn run<A: Actor>(core: &Core<A::In>, settings: &Settings<A>, mut actor: A, index
     let ok = match catch_unwind(AssertUnwindSafe(|| actor.init(&ctx))) {
         Ok(Ok(())) => true,
         Ok(Err(error)) => {
-            fault(core, index, Phase::Init, error.to_string(), 0, None, None);
-            drop_quietly(error);
+            fault(core, index, Phase::Init, error_text(error), 0, None, None);
             false
         }
         Err(payload) => {
@@ -266,7 +265,24 @@ fn process<A: Actor>(
     let mut attempts = 0u32;
     loop {
         attempts += 1;
-        let copy = copier.map(|c| c(&msg));
+        let copy = match copier.map(|c| copy_of(c, &msg)).transpose() {
+            Ok(copy) => copy,
+            Err(error) => {
+                // Without its copy the letter cannot be retried nor sent
+                // back: it faults, with its message, before its perform.
+                fault(
+                    core,
+                    index,
+                    Phase::Perform,
+                    error,
+                    attempts,
+                    Some(priority),
+                    Some(msg),
+                );
+                count_fault(core);
+                return;
+            }
+        };
         let mut outbox = Outbox {
             down: &settings.down,
             letter: info,
@@ -282,13 +298,10 @@ fn process<A: Actor>(
         let error = match performed {
             Ok(Ok(())) => {
                 core.performed.add_one(index);
+                drop_quietly(copy);
                 return;
             }
-            Ok(Err(e)) => {
-                let text = e.to_string();
-                drop_quietly(e);
-                text
-            }
+            Ok(Err(e)) => error_text(e),
             Err(payload) => panicked(payload),
         };
         if let Some((policy, _)) = &settings.retry

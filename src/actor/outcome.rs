@@ -2,6 +2,7 @@
 //! instances and a broker's consumers: sent back (rule 12), handed out as
 //! a dead letter, or reported as a fault.
 
+use super::actor::ActorError;
 use super::letter::Letter;
 use super::letters::{DeadLetter, DeadReason, Fault, Phase};
 use super::shared::Core;
@@ -9,6 +10,7 @@ use super::strategy::Strategy;
 use crate::priority::Priority;
 use crate::util::{drop_quietly, panic_message};
 use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering;
 
 /// Re-queues `letter` at `priority` with `ttl`, or, past the hop limit,
@@ -77,4 +79,24 @@ pub(crate) fn panicked(payload: Box<dyn Any + Send>) -> String {
     let text = format!("panicked: {}", panic_message(payload.as_ref()));
     drop_quietly(payload);
     text
+}
+
+/// The text of an error an `init` or a perform returned, then the error
+/// dropped. Its `Display` and its `Drop` are user code: a panic in either
+/// is caught (and said in the text) instead of unwinding through the
+/// instance, which would leave its letter in flight for ever.
+pub(crate) fn error_text(error: ActorError) -> String {
+    let text = match catch_unwind(AssertUnwindSafe(|| error.to_string())) {
+        Ok(text) => text,
+        Err(payload) => format!("an error whose Display {}", panicked(payload)),
+    };
+    drop_quietly(error);
+    text
+}
+
+/// A copy of a message for a retry or a send-back after a failure, made
+/// by the message's `Clone` (user code): the fault's text if it panicked.
+pub(crate) fn copy_of<M>(copy: fn(&M) -> M, msg: &M) -> Result<M, String> {
+    catch_unwind(AssertUnwindSafe(|| copy(msg)))
+        .map_err(|payload| format!("copying the message {}", panicked(payload)))
 }

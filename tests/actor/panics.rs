@@ -238,3 +238,87 @@ fn a_pipeline_with_panicking_stages_still_drains() {
         assert_eq!(probes.performed.load(Ordering::SeqCst), 160);
     });
 }
+
+/// An error whose `Display` panics.
+#[derive(Debug)]
+struct Unprintable;
+
+impl std::fmt::Display for Unprintable {
+    fn fmt(&self, _: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        panic!("{DELIBERATE} in an error's Display");
+    }
+}
+
+impl std::error::Error for Unprintable {}
+
+/// A message whose `Clone` panics for 3, and whose copy of 1 panics when
+/// dropped (the original does not).
+#[derive(Debug, PartialEq)]
+struct Touchy {
+    n: u32,
+    copy: bool,
+}
+
+impl Clone for Touchy {
+    fn clone(&self) -> Self {
+        assert!(self.n != 3, "{DELIBERATE} in a message's Clone");
+        Touchy {
+            n: self.n,
+            copy: true,
+        }
+    }
+}
+
+impl Drop for Touchy {
+    fn drop(&mut self) {
+        if self.copy && self.n == 1 && !std::thread::panicking() {
+            panic!("{DELIBERATE} in a copy's drop");
+        }
+    }
+}
+
+/// Fails 2 with an unprintable error; performs the rest.
+struct Picky;
+
+impl Actor for Picky {
+    type In = Touchy;
+    type Out = ();
+
+    fn perform(&mut self, m: Touchy, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+        if m.n == 2 {
+            return Err(Box::new(Unprintable));
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn user_code_around_a_perform_that_panics_faults_the_letter_and_drain_returns() {
+    // A copy for the retry policy (the message's `Clone`), the copy's
+    // destructor after a perform, and the text of a returned error (its
+    // `Display`): each is user code outside the perform itself.
+    within("clone, drop and display panics", || {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let stage = Stage::builder("touchy", |_| Picky)
+            .retry(RetryPolicy::new(1))
+            .on_fault(move |f| tx.send(f).unwrap())
+            .spawn()
+            .expect("spawn");
+        for n in 1..=4 {
+            stage.addr().send(Touchy { n, copy: false }).unwrap();
+        }
+        let exit = stage.drain();
+        assert_eq!(exit.reason, Reason::Drained);
+        assert_balanced(&exit.metrics);
+        assert_eq!((exit.metrics.performed, exit.metrics.faulted), (2, 2));
+        let faults: Vec<_> = rx.try_iter().collect();
+        let text = |n: u32| {
+            let f = faults
+                .iter()
+                .find(|f| f.message.as_ref().is_some_and(|m| m.n == n));
+            f.map(|f| f.error.clone())
+        };
+        assert!(text(2).is_some_and(|e| e.contains("an error whose Display panicked")));
+        assert!(text(3).is_some_and(|e| e.contains("copying the message panicked")));
+    });
+}

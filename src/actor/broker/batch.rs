@@ -6,9 +6,10 @@
 use crate::actor::addr::Outbox;
 use crate::actor::letter::Letter;
 use crate::actor::letters::Phase;
-use crate::actor::outcome::{count_fault, dead_letter, fault, panicked, send_back};
+use crate::actor::outcome::{copy_of, count_fault, dead_letter, fault, panicked, send_back};
 use crate::actor::shared::Core;
 use crate::actor::strategy::{Decision, Strategy};
+use crate::util::drop_quietly;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -106,8 +107,20 @@ impl<'a, M, O> Batch<'a, M, O> {
             };
             match decision {
                 Decision::Perform => {
+                    let copy = match self.strategy.copier().map(|c| copy_of(c, &letter.msg)) {
+                        None => None,
+                        Some(Ok(copy)) => Some(copy),
+                        Some(Err(error)) => {
+                            // No copy, no send-back after a failure: the
+                            // letter faults, with its message, unperformed.
+                            let (instance, priority) = (self.out.instance, Some(letter.priority));
+                            let msg = Some(letter.msg);
+                            fault(self.core, instance, Phase::Perform, error, 0, priority, msg);
+                            count_fault(self.core);
+                            continue;
+                        }
+                    };
                     self.out.letter = letter.info(self.strategy.hops());
-                    let copy = self.strategy.copier().map(|c| c(&letter.msg));
                     let (msg, meta) = letter.split();
                     self.current = Some(Taken { meta, copy });
                     return Some(msg);
@@ -176,11 +189,14 @@ impl<'a, M, O> Batch<'a, M, O> {
 
     /// The letter taken last, if still held, is performed.
     fn settle_current(&mut self) {
-        if self.current.take().is_some() {
+        if let Some(taken) = self.current.take() {
             // ORDERING: Relaxed, a count: exact once read after the
             // broker ended, the consumers' threads joined (the join
             // orders every add before the read).
             self.performed.fetch_add(1, Ordering::Relaxed);
+            // Its copy's destructor is user code, and this may run
+            // outside the batch perform's guard (`finish`).
+            drop_quietly(taken);
         }
     }
 

@@ -8,7 +8,7 @@ use crate::actor::addr::{Downstream, Outbox};
 use crate::actor::current::Serving;
 use crate::actor::letter::Letter;
 use crate::actor::letters::{DeadReason, Phase};
-use crate::actor::outcome::{dead_letter, fault, panicked};
+use crate::actor::outcome::{dead_letter, error_text, fault, panicked};
 use crate::actor::reason::Reason;
 use crate::actor::shared::Core;
 use crate::actor::strategy::Strategy;
@@ -73,8 +73,7 @@ pub(crate) fn run<A: Actor>(
     let ok = match catch_unwind(AssertUnwindSafe(|| actor.init(&ctx))) {
         Ok(Ok(())) => true,
         Ok(Err(error)) => {
-            fault(core, id, Phase::Init, error.to_string(), 0, None, None);
-            drop_quietly(error);
+            fault(core, id, Phase::Init, error_text(error), 0, None, None);
             false
         }
         Err(payload) => {
@@ -100,11 +99,7 @@ pub(crate) fn run<A: Actor>(
                     let outcome =
                         match catch_unwind(AssertUnwindSafe(|| actor.perform_batch(&mut batch))) {
                             Ok(Ok(())) => Ok(()),
-                            Ok(Err(error)) => {
-                                let text = error.to_string();
-                                drop_quietly(error);
-                                Err(text)
-                            }
+                            Ok(Err(error)) => Err(error_text(error)),
                             Err(payload) => Err(panicked(payload)),
                         };
                     batch.finish(id, outcome);
