@@ -125,11 +125,14 @@ impl Signal {
     /// given whether the future's turn in line has come, and says whether
     /// the wait is over (it may answer `true` without its turn, for a
     /// closed door). Pending: the future is in line and will be woken.
+    /// Once the wait is over, `room_left()` says whether the next in line
+    /// may find a slot too; then it is woken (`Line::hand_on`).
     pub(crate) fn poll_wait(
         &self,
         place: &mut Place,
         cx: &mut Context<'_>,
         check: impl FnOnce(bool) -> bool,
+        room_left: impl FnOnce() -> bool,
     ) -> Poll<()> {
         // Cloned before the lock: a waker is user code.
         let waker = cx.waker().clone();
@@ -146,9 +149,11 @@ impl Signal {
             return Poll::Pending;
         }
         let left = c.line.leave(place);
+        let next = if room_left() { c.line.hand_on() } else { None };
         self.rearm(&c);
         drop(c);
         drop_quietly((left, waker));
+        wake(next);
         Poll::Ready(())
     }
 

@@ -141,10 +141,24 @@ impl Lane {
             return Poll::Pending;
         };
         let left = line.leave(waiter);
+        let next = if self.has_room() {
+            line.hand_on()
+        } else {
+            None
+        };
         self.space_waiters.fetch_sub(1, Ordering::SeqCst);
         drop(line);
         drop_quietly((left, waker));
+        wake(next);
         Poll::Ready(outcome)
+    }
+
+    /// Is a slot free? A future that took its slot wakes the next in line
+    /// only then (`sync/line.rs`).
+    fn has_room(&self) -> bool {
+        self.capacity
+            .limit()
+            .is_none_or(|cap| self.occupied.load(Ordering::SeqCst) < cap)
     }
 
     /// The future `waiter` is dropped: it leaves the line, and if it had

@@ -15,7 +15,15 @@
 //! polled nor dropped keeps the first claim on the slot it was woken for,
 //! and the futures behind it wait: as a permit that tokio's semaphore has
 //! handed to a waiter stays with that waiter until it is polled or
-//! dropped. The futures' docs say so.
+//! dropped. The futures' docs say so. A future that leaves with its slot
+//! while no woken future is yet to look, and sees room left, wakes the
+//! first still in line ([`Line::hand_on`]): slots freed while the line was
+//! held up (their releases found nobody in line, or only futures barred
+//! by the woken one) would otherwise wait for the next release, with a
+//! future in line and the slot free. Only with room left, so that no
+//! future is woken ahead of the slot it waits for (a woken future may take
+//! a slot before one woken earlier, as it may when each was woken for a
+//! slot of its own).
 //!
 //! Wakers are user code: the owner clones one before it takes its lock,
 //! and wakes or drops them after it lets the lock go ([`wake`],
@@ -127,6 +135,19 @@ impl Line {
         let ticket = place.ticket.take()?;
         self.members -= 1;
         self.waiting.remove(&ticket)
+    }
+
+    /// After a future left with its slot and saw room left: the first
+    /// future still in line, taken out to look for a slot too, unless a
+    /// woken one is yet to look (module docs). The caller wakes it with
+    /// [`wake`] once its lock is let go.
+    #[must_use]
+    pub(crate) fn hand_on(&mut self) -> Option<Waker> {
+        if self.woken == 0 {
+            self.take_first()
+        } else {
+            None
+        }
     }
 
     /// The future at `place` is dropped: it leaves, and if it had been

@@ -236,6 +236,46 @@ fn a_dropped_waiter_hands_its_wake_up_to_the_next() {
 }
 
 #[test]
+fn a_waiter_behind_one_woken_is_woken_when_that_one_takes_its_slot() {
+    // Three slots free up while only `early` waits: the first pop wakes
+    // it, the other two find nobody in line. `late` then comes and must
+    // not pass `early`, woken and yet to look; once `early` takes its
+    // slot, `late` is woken for one of the two still free.
+    let stage = stage(1, 3);
+    let addr = stage.addr();
+    let release = hold_instance(&addr);
+    let (ran_tx, ran) = mpsc::channel();
+    for _ in 0..3 {
+        addr.send_with(reporting(&ran_tx), SendOptions::new().priority(LOW))
+            .unwrap();
+    }
+    let (early_woken, early_waker) = waker();
+    let (late_woken, late_waker) = waker();
+    let mut early = addr.reserve(LOW);
+    assert!(poll(&mut early, &early_waker).is_pending());
+    drop(release);
+    for _ in 0..3 {
+        ran.recv_timeout(LIMIT).expect("the queued letters run");
+    }
+    assert!(early_woken.try_recv().is_ok());
+    let mut late = addr.reserve(LOW);
+    assert!(poll(&mut late, &late_waker).is_pending(), "behind early");
+    let Poll::Ready(Ok(first)) = poll(&mut early, &early_waker) else {
+        panic!("early takes a slot");
+    };
+    assert!(
+        late_woken.try_recv().is_ok(),
+        "late is woken for a free slot"
+    );
+    let Poll::Ready(Ok(second)) = poll(&mut late, &late_waker) else {
+        panic!("late takes a slot");
+    };
+    first.send(reporting(&ran_tx));
+    second.send(reporting(&ran_tx));
+    assert_eq!(stage.drain().metrics.performed, 6);
+}
+
+#[test]
 fn a_full_lane_never_holds_up_a_waiter_on_another() {
     let stage = stage(1, 1);
     let addr = stage.addr();

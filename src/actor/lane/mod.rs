@@ -206,6 +206,12 @@ impl<M> Lane<M> {
         self.filled.load(Ordering::SeqCst)
     }
 
+    /// Is a slot free? A future that took its slot wakes the next in
+    /// line only then (rule 13).
+    fn has_room(&self) -> bool {
+        self.capacity.limit().is_none_or(|cap| self.length() < cap)
+    }
+
     /// Is a run of slots free (rule 9), or the lane closed? What a
     /// sender that found the lane full waits for while it spins.
     pub(crate) fn has_room_for_a_run(&self) -> bool {
@@ -259,16 +265,21 @@ impl<M> Lane<M> {
         }
         let mut outcome = Err(NoSlot::Full);
         // Rule 10: `poll_wait` arms `space`, then checks.
-        let ready = self.space.poll_wait(place, cx, |may_take| {
-            if self.is_closed() {
-                outcome = Err(NoSlot::Closed);
-                return true;
-            }
-            if may_take {
-                outcome = self.try_reserve_permit();
-            }
-            !matches!(outcome, Err(NoSlot::Full))
-        });
+        let ready = self.space.poll_wait(
+            place,
+            cx,
+            |may_take| {
+                if self.is_closed() {
+                    outcome = Err(NoSlot::Closed);
+                    return true;
+                }
+                if may_take {
+                    outcome = self.try_reserve_permit();
+                }
+                !matches!(outcome, Err(NoSlot::Full))
+            },
+            || self.has_room(),
+        );
         ready.map(|()| outcome)
     }
 
