@@ -47,8 +47,12 @@ impl<M> Addr<M> {
     /// The future resolves to [`SendError::ShutDown`] once the stage
     /// accepts nothing (also while it waits), and to
     /// [`SendError::UnknownPriority`] under
-    /// [`Unlisted::Refuse`](super::Unlisted::Refuse). There is no message
-    /// to hand back yet: the errors carry `()`.
+    /// [`Unlisted::Refuse`](super::Unlisted::Refuse), and to
+    /// [`SendError::Full`] when polled on one of the stage's own instances
+    /// while the lane is full: as [`send`](Addr::send) does there, it never
+    /// waits for a slot only the instances can free (rule 16 of
+    /// `src/actor/README.md`). There is no message to hand back yet: the
+    /// errors carry `()`.
     ///
     /// # Examples
     ///
@@ -135,6 +139,16 @@ impl<M> Reserving<M> {
         };
         let lane = self.mb.lane_at(slot);
         match lane.poll_reserve(&mut self.place, cx) {
+            // Rule 16: an instance of the stage waiting for a slot of its
+            // own lane would wait for itself.
+            Poll::Pending if self.mb.is_own_thread() => {
+                lane.cancel_reserve(&mut self.place);
+                Poll::Ready(Err(SendError::Full {
+                    priority: self.priority,
+                    capacity: lane.capacity.limit().unwrap_or(usize::MAX),
+                    message: (),
+                }))
+            }
             Poll::Pending => Poll::Pending,
             Poll::Ready(Ok(ticket)) => Poll::Ready(Ok(SendPermit {
                 mb: Arc::clone(&self.mb),

@@ -1,5 +1,6 @@
 //! What an instance does to its own stage from inside a perform: a send
-//! to its own full lane is refused instead of blocking for ever, and
+//! (or a reserve) to its own full lane is refused instead of blocking for
+//! ever, and
 //! dropping the stage (or the pipeline holding it) drains it instead of
 //! waiting for itself.
 
@@ -8,6 +9,7 @@ use priority_executor::actor::{
     Actor, ActorError, Addr, MailboxConfig, Outbox, Pipeline, Reason, SendError, Stage,
 };
 use priority_executor::{Capacity, Priority, SendOptions};
+use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::Duration;
 
@@ -45,6 +47,16 @@ impl Actor for SelfSender {
                 Err(e) => Err((e.into_inner(), false)),
             };
             self.sends.send(outcome)?;
+            // A permit for the full lane: refused as Full, not left to
+            // wait for a slot only this instance could free.
+            let mut reserve = me.reserve(Priority::MEDIUM);
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            let outcome = match std::pin::Pin::new(&mut reserve).poll(&mut cx) {
+                std::task::Poll::Ready(Err(SendError::Full { .. })) => Err((4, true)),
+                std::task::Poll::Ready(Ok(_)) => Ok(4),
+                _ => Err((4, false)),
+            };
+            self.sends.send(outcome)?;
         }
         Ok(())
     }
@@ -67,7 +79,7 @@ fn a_send_to_its_own_full_lane_from_perform_is_refused_not_blocked() {
         .expect("spawn");
         me.set(stage.addr()).expect("set once");
         stage.addr().send(0).expect("accepted");
-        let sends: Vec<_> = (0..3)
+        let sends: Vec<_> = (0..4)
             .map(|_| sends.recv().expect("a send's outcome"))
             .collect();
         let exit = stage.drain();
@@ -76,7 +88,7 @@ fn a_send_to_its_own_full_lane_from_perform_is_refused_not_blocked() {
     });
     assert_eq!(
         sends,
-        vec![Ok(1), Err((2, true)), Err((3, true))],
+        vec![Ok(1), Err((2, true)), Err((3, true)), Err((4, true))],
         "the first send takes the free slot; the others are handed back Full at once"
     );
     assert_eq!(performed, vec![0, 1]);
