@@ -1,8 +1,7 @@
 //! What an instance does to its own stage from inside a perform: a send
 //! (or a reserve) to its own full lane is refused instead of blocking for
-//! ever, and
-//! dropping the stage (or the pipeline holding it) drains it instead of
-//! waiting for itself.
+//! ever, and dropping the stage (or the pipeline holding it) drains it
+//! instead of waiting for itself.
 
 use super::common::within;
 use priority_executor::actor::{
