@@ -99,6 +99,22 @@ pub(crate) struct FutureJob<F: Future> {
     this: Weak<FutureJob<F>>,
 }
 
+impl<F: Future> Drop for FutureJob<F> {
+    /// The future and a result nobody took are user code, dropped by
+    /// whoever lets go of the job last: a handle, a waker a reactor kept,
+    /// the pool. A panic in their destructors is caught here, so it
+    /// unwinds into none of them.
+    fn drop(&mut self) {
+        let body = std::mem::replace(&mut *lock(&self.body), Body::Gone);
+        drop_quietly(body);
+        let mut slot = lock(&self.result);
+        let outcome = std::mem::replace(&mut slot.outcome, Outcome::Taken);
+        let waker = slot.waker.take();
+        drop(slot);
+        drop_quietly((outcome, waker));
+    }
+}
+
 /// A future allocated for a lane, not yet queued (see [`Submission`]).
 pub(crate) struct NewFuture<F: Future>(Arc<FutureJob<F>>);
 
@@ -384,18 +400,31 @@ where
     F::Output: Send + 'static,
 {
     fn poll_result(&self, waker: Option<&Waker>) -> Poll<Result<F::Output, JobError>> {
+        // Cloned before the lock and the one replaced dropped after it: a
+        // waker is user code, and the worker's `finish` takes this lock.
+        let waker = waker.cloned();
         let mut slot = lock(&self.result);
         match std::mem::replace(&mut slot.outcome, Outcome::Taken) {
-            Outcome::Done(result) => Poll::Ready(result),
-            Outcome::Taken => Poll::Ready(Err(JobError::Cancelled)),
+            Outcome::Done(result) => {
+                drop(slot);
+                drop_quietly(waker);
+                Poll::Ready(result)
+            }
+            Outcome::Taken => {
+                drop(slot);
+                drop_quietly(waker);
+                Poll::Ready(Err(JobError::Cancelled))
+            }
             Outcome::Pending => {
                 slot.outcome = Outcome::Pending;
-                if let Some(waker) = waker {
-                    match &slot.waker {
-                        Some(old) if old.will_wake(waker) => {}
-                        _ => slot.waker = Some(waker.clone()),
+                let unused = match waker {
+                    Some(new) if slot.waker.as_ref().is_none_or(|old| !old.will_wake(&new)) => {
+                        slot.waker.replace(new)
                     }
-                }
+                    unused => unused,
+                };
+                drop(slot);
+                drop_quietly(unused);
                 Poll::Pending
             }
         }

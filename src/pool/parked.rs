@@ -50,13 +50,24 @@ impl Parked {
 
     /// Lists a future just spawned.
     pub(crate) fn register(&self, future: Weak<dyn Abandon>) {
+        // The futures looked at, let go after the lock: the last owner of
+        // one runs its destructors (user code).
+        let mut looked_at = Vec::new();
         let mut list = lock(&self.list);
         if list.entries.len() >= list.sweep_at {
-            list.entries
-                .retain(|entry| entry.upgrade().is_some_and(|f| !f.is_done()));
+            list.entries.retain(|entry| {
+                let Some(future) = entry.upgrade() else {
+                    return false;
+                };
+                let live = !future.is_done();
+                looked_at.push(future);
+                live
+            });
             list.sweep_at = (2 * list.entries.len()).max(FIRST_SWEEP);
         }
         list.entries.push(future);
+        drop(list);
+        drop(looked_at);
     }
 
     /// Drops every future still parked; calls `cancelled(lane)` for each

@@ -12,7 +12,7 @@ use crate::sync::{
     Arc, decrement_above, dekker_fence, increment_below, lock, spin_hint, thread, thread_local,
     yield_now,
 };
-use crate::util::call_quietly;
+use crate::util::{call_quietly, drop_quietly};
 use crossbeam_utils::CachePadded;
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -105,11 +105,14 @@ impl Shared {
     /// on); then the default `{executor}-{id}`, which the builder checked.
     #[cold]
     fn thread_name(&self, id: usize) -> String {
-        if let Some(name_fn) = &self.thread_settings.name
-            && let Ok(name) = catch_unwind(AssertUnwindSafe(|| name_fn(id)))
-            && !name.contains('\0')
-        {
-            return name;
+        if let Some(name_fn) = &self.thread_settings.name {
+            match catch_unwind(AssertUnwindSafe(|| name_fn(id))) {
+                Ok(name) if !name.contains('\0') => return name,
+                Ok(_) => {}
+                // Its payload is user code too: a drop that panics would
+                // unwind with `live` and `idle` already raised.
+                Err(payload) => drop_quietly(payload),
+            }
         }
         format!("{}-{}", self.name, id)
     }

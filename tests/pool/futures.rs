@@ -256,3 +256,49 @@ fn a_future_parked_when_its_executor_ends_is_dropped_and_its_handle_cancelled() 
     waker.lock().unwrap().take().unwrap().wake();
     assert_eq!(dropped.load(Ordering::SeqCst), 1);
 }
+
+/// A future that leaves its waker in `waker` and stays pending; its
+/// destructor panics.
+struct Stranded {
+    waker: Arc<Mutex<Option<Waker>>>,
+}
+
+impl Future for Stranded {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        *self.waker.lock().unwrap() = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+impl Drop for Stranded {
+    fn drop(&mut self) {
+        panic!("pool tests: deliberate panic in a future's drop");
+    }
+}
+
+#[test]
+fn a_future_whose_destructor_panics_goes_quietly_with_the_last_waker() {
+    // Its handle dropped, the future lives on only in the waker it left:
+    // dropping that waker, on this thread, drops the future, whose panic
+    // must not reach the waker's owner.
+    let exec = exec(1);
+    let waker = Arc::new(Mutex::new(None));
+    let handle = exec
+        .spawn_future(
+            HIGH,
+            Stranded {
+                waker: waker.clone(),
+            },
+        )
+        .unwrap();
+    exec.wait_idle();
+    drop(handle);
+    let last = waker
+        .lock()
+        .unwrap()
+        .take()
+        .expect("the future left its waker");
+    drop(last);
+    assert_eq!(exec.spawn_future(HIGH, async { 7 }).unwrap().join(), Ok(7));
+}
