@@ -158,7 +158,11 @@ where
         let faults: Arc<Mutex<Vec<String>>> = Arc::default();
         let mut factory = self.factory;
         let mut builder = Stage::builder(self.name.clone(), move |i| Remote { inner: factory(i) })
-            .instances(self.instances);
+            .instances(self.instances)
+            // A dead letter's envelope is dropped at once: its delivery's
+            // handler hears `Skipped` and has it redelivered, rather than
+            // waiting for an envelope kept among the stage's dead letters.
+            .on_dead_letter(drop);
         {
             let faults = faults.clone();
             builder = builder.on_fault(move |fault| {
