@@ -14,6 +14,7 @@ mod support;
 mod accounting;
 mod backpressure;
 mod broker;
+mod broker_drop;
 #[cfg(feature = "esb")]
 mod config_file;
 mod fifo_within_priority;

@@ -259,7 +259,7 @@ impl<A: Actor> Broker<A> {
             mb.begin_drain();
         }
         let reason = if self.manual {
-            self.drive()
+            drive(&self.shared)
         } else {
             let mut end = lock(&self.shared.end);
             loop {
@@ -280,12 +280,13 @@ impl<A: Actor> Broker<A> {
             metrics: self.shared.metrics(),
         }
     }
+}
 
-    /// Manual cycles, until the end: back to back while they count quiet
-    /// or lonely cycles towards it, else waiting for a send, a send-back
-    /// or the end of the last letter being performed.
-    fn drive(&self) -> Reason {
-        let shared = &self.shared;
+/// Manual cycles, until the end: back to back while they count quiet or
+/// lonely cycles towards it, else waiting for a send, a send-back or the
+/// end of the last letter being performed.
+fn drive<A: Actor>(shared: &Shared<A>) -> Reason {
+    {
         let mb = &shared.core.mb;
         loop {
             let seen = mb.generation();
@@ -341,7 +342,10 @@ fn run_cycles<A: Actor>(shared: &Shared<A>, every: Duration) {
 }
 
 /// Dropping a broker drains it, as [`drain`](Broker::drain). Dropped by
-/// one of its consumers, it begins the drain and returns at once.
+/// one of its consumers, it begins the drain and returns at once; with
+/// manual cycles, which nobody can tick once it is dropped, a thread of
+/// its own then runs them to the end (if the system refuses that thread,
+/// the broker waits for ticks that never come).
 impl<A: Actor> Drop for Broker<A> {
     fn drop(&mut self) {
         if self.done {
@@ -349,6 +353,16 @@ impl<A: Actor> Drop for Broker<A> {
         }
         if self.shared.core.mb.is_own_thread() {
             self.shared.core.mb.begin_drain();
+            if self.manual {
+                let shared = self.shared.clone();
+                // If the system refuses the thread, the drain waits for a
+                // tick that nobody can run (the type's docs say so).
+                let _ = thread::Builder::new()
+                    .name(format!("{}-drain", shared.core.mb.name))
+                    .spawn(move || {
+                        drive(&shared);
+                    });
+            }
             return;
         }
         self.finish(true);
