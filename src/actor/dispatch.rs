@@ -274,6 +274,13 @@ impl<M> Mailbox<M> {
 
     /// Begins a drain (rule 10). `false` if the stage was already ending.
     pub(crate) fn begin_drain(&self) -> bool {
+        // The door closes only with a change of phase (under the take
+        // lock), so a closed door already says "not running": answered
+        // without the lock, which a stop's or a kill's sweep may hold for
+        // as long as a permit in a swept lane is held.
+        if self.is_closed() {
+            return false;
+        }
         let mut take = self.take.lock();
         if take.phase != Phase::Running {
             return false;
