@@ -1,9 +1,11 @@
-//! A broker dropped by one of its own consumers drains by itself, also
-//! with manual cycles, which nobody can tick once the broker is dropped.
+//! A broker's consumers acting on the broker itself: one that drops it
+//! starts a drain that runs to its end, also with manual cycles, which
+//! nobody can tick once the broker is dropped; two that unregister each
+//! other do not wait for each other.
 
 use super::support::LIMIT;
 use priority_executor::actor::{Actor, ActorError, Batch, Broker, Outbox, Reason, Strategy};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Barrier, Mutex, mpsc};
 
 type Slot = Arc<Mutex<Option<Broker<Dropper>>>>;
 
@@ -70,4 +72,90 @@ fn a_broker_with_manual_cycles_dropped_by_its_consumer_drains() {
     let mut seen: Vec<u64> = performed.try_iter().collect();
     seen.sort_unstable();
     assert_eq!(seen, [0, 1, 2]);
+}
+
+type Shared = Arc<Mutex<Option<Arc<Broker<Unregisterer>>>>>;
+
+/// Takes its letter, meets the other consumer, then unregisters it.
+struct Unregisterer {
+    broker: Shared,
+    ids: Arc<Mutex<Vec<usize>>>,
+    met: Arc<Barrier>,
+    destroyed: mpsc::Sender<(usize, Reason)>,
+    me: usize,
+}
+
+impl Actor for Unregisterer {
+    type In = u64;
+    type Out = ();
+    fn perform(&mut self, _: u64, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+        Ok(())
+    }
+    fn perform_batch(&mut self, batch: &mut Batch<'_, u64, ()>) -> Result<(), ActorError> {
+        self.me = batch.outbox().instance();
+        while batch.next_letter().is_some() {}
+        self.met.wait();
+        let other = *self
+            .ids
+            .lock()
+            .map_err(|_| "ids")?
+            .iter()
+            .find(|&&id| id != self.me)
+            .ok_or("no other")?;
+        let broker = self
+            .broker
+            .lock()
+            .map_err(|_| "slot")?
+            .clone()
+            .ok_or("no broker")?;
+        broker.unregister(other);
+        Ok(())
+    }
+    fn destroy(&mut self, reason: Reason) {
+        let _ = self.destroyed.send((self.me, reason));
+    }
+}
+
+#[test]
+fn two_consumers_unregistering_each_other_do_not_wait_for_each_other() {
+    let slot: Shared = Arc::default();
+    let ids = Arc::new(Mutex::new(Vec::new()));
+    let met = Arc::new(Barrier::new(2));
+    let (destroyed_tx, destroyed) = mpsc::channel();
+    let broker = Arc::new(
+        Broker::builder("unregister-each-other")
+            .manual_cycles()
+            .batch(1)
+            .spawn()
+            .expect("spawn"),
+    );
+    for _ in 0..2 {
+        let consumer = Unregisterer {
+            broker: slot.clone(),
+            ids: ids.clone(),
+            met: met.clone(),
+            destroyed: destroyed_tx.clone(),
+            me: usize::MAX,
+        };
+        let id = broker
+            .register(consumer, Strategy::always())
+            .expect("registered");
+        ids.lock().unwrap().push(id);
+    }
+    *slot.lock().unwrap() = Some(broker.clone());
+    broker.addr().send(1).expect("accepted");
+    broker.addr().send(2).expect("accepted");
+    assert_eq!(broker.tick().expect("running").len(), 2, "a batch each");
+    for _ in 0..2 {
+        let (_, reason) = destroyed
+            .recv_timeout(LIMIT)
+            .expect("both consumers leave: neither waits for the other");
+        assert_eq!(reason, Reason::Unregistered);
+    }
+    slot.lock().unwrap().take();
+    let Ok(broker) = Arc::try_unwrap(broker) else {
+        panic!("the consumers let go of the broker");
+    };
+    let exit = broker.drain();
+    assert_eq!(exit.metrics.performed, 2);
 }

@@ -153,7 +153,10 @@ impl<A: Actor> Broker<A> {
 
     /// Unregisters consumer `id`: it gets no further batch, performs the
     /// batches it was handed, and is destroyed (`Reason::Unregistered`)
-    /// before this returns. `false` if no such consumer is registered.
+    /// before this returns; called by one of the consumers, it returns at
+    /// once (a consumer never waits for another: two unregistering each
+    /// other would wait for ever). `false` if no such consumer is
+    /// registered.
     ///
     /// # Examples
     ///

@@ -214,8 +214,10 @@ impl<A: Actor> Shared<A> {
     }
 
     /// Removes a consumer from the ring: it performs the batches it holds,
-    /// then is destroyed (`Reason::Unregistered`) before this returns
-    /// (unless called on that consumer's own thread).
+    /// then is destroyed (`Reason::Unregistered`) before this returns,
+    /// unless called on a consumer's thread: a consumer never joins another
+    /// (two unregistering each other would wait for each other), and its
+    /// thread is joined at the broker's end instead.
     pub(crate) fn unregister(&self, id: usize) -> bool {
         let mut ring = lock(&self.ring);
         let Some(pos) = ring.consumers.iter().position(|s| s.id == id) else {
@@ -230,11 +232,10 @@ impl<A: Actor> Shared<A> {
             ring.cursor = 0;
         }
         let _ = slot.tx.send(Work::End(Reason::Unregistered));
-        let at = ring.threads.iter().position(|(t, _)| *t == id);
-        let mine = at.is_some_and(|i| ring.threads[i].1.thread().id() == thread::current().id());
-        let thread = if mine {
+        let thread = if self.core.mb.is_own_thread() {
             None
         } else {
+            let at = ring.threads.iter().position(|(t, _)| *t == id);
             at.map(|i| ring.threads.remove(i))
         };
         drop(ring);
