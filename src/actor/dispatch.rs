@@ -325,6 +325,21 @@ impl<M> Mailbox<M> {
         self.sweep(&mut take, None, reason, dead);
     }
 
+    /// After a broker's batch: if the broker ended meanwhile (a `tick`
+    /// from inside the batch ended it, and its last sweep could not wait
+    /// for the batch it ran in), what the batch sent back or left untaken
+    /// is turned away now, as the end's sweep would have, instead of
+    /// staying in the closed lanes. One look at the door otherwise.
+    pub(crate) fn sweep_after_end(&self, dead: &mut Vec<DeadLetter<M>>) {
+        if !self.is_closed() {
+            return;
+        }
+        let mut take = self.take.lock();
+        if let Phase::Closed(reason) = take.phase {
+            self.sweep(&mut take, None, DeadReason::after(reason), dead);
+        }
+    }
+
     /// Ends the stage at once: no instance survived `init` (rule 13).
     pub(crate) fn close_failed(&self, dead: &mut Vec<DeadLetter<M>>) {
         self.close(Reason::FailedInit, DeadReason::FailedInit, dead);

@@ -1,7 +1,8 @@
 //! A broker's consumers acting on the broker itself: one that drops it
 //! starts a drain that runs to its end, also with manual cycles, which
 //! nobody can tick once the broker is dropped; two that unregister each
-//! other do not wait for each other.
+//! other do not wait for each other; one whose own tick ends the broker
+//! loses none of the letters its batch still held.
 
 use super::support::LIMIT;
 use priority_executor::actor::{Actor, ActorError, Batch, Broker, Outbox, Reason, Strategy};
@@ -158,4 +159,71 @@ fn two_consumers_unregistering_each_other_do_not_wait_for_each_other() {
     };
     let exit = broker.drain();
     assert_eq!(exit.metrics.performed, 2);
+}
+
+type Ending = Arc<Mutex<Option<Arc<Broker<Ender>>>>>;
+
+/// Takes one letter of its batch, queues a kill and ticks: its own cycle
+/// ends the broker while the batch still holds its other letter.
+struct Ender {
+    broker: Ending,
+    destroyed: mpsc::Sender<Reason>,
+}
+
+impl Actor for Ender {
+    type In = u64;
+    type Out = ();
+    fn perform(&mut self, _: u64, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+        Ok(())
+    }
+    fn perform_batch(&mut self, batch: &mut Batch<'_, u64, ()>) -> Result<(), ActorError> {
+        batch.next_letter().ok_or("a letter")?;
+        let broker = self
+            .broker
+            .lock()
+            .map_err(|_| "slot")?
+            .clone()
+            .ok_or("no broker")?;
+        broker.addr().kill()?;
+        assert_eq!(broker.tick(), Err(Reason::Killed));
+        Ok(())
+    }
+    fn destroy(&mut self, reason: Reason) {
+        let _ = self.destroyed.send(reason);
+    }
+}
+
+#[test]
+fn a_letter_left_in_a_batch_whose_own_tick_ended_the_broker_is_a_dead_letter() {
+    let slot: Ending = Arc::default();
+    let (destroyed_tx, destroyed) = mpsc::channel();
+    let broker = Arc::new(
+        Broker::builder("ended-from-inside")
+            .manual_cycles()
+            .batch(2)
+            .spawn()
+            .expect("spawn"),
+    );
+    let ender = Ender {
+        broker: slot.clone(),
+        destroyed: destroyed_tx,
+    };
+    broker
+        .register(ender, Strategy::always())
+        .expect("registered");
+    *slot.lock().unwrap() = Some(broker.clone());
+    broker.addr().send(1).expect("accepted");
+    broker.addr().send(2).expect("accepted");
+    assert_eq!(broker.tick().expect("running").len(), 1, "one batch of 2");
+    let reason = destroyed.recv_timeout(LIMIT).expect("destroyed");
+    assert_eq!(reason, Reason::Killed);
+    slot.lock().unwrap().take();
+    let Ok(broker) = Arc::try_unwrap(broker) else {
+        panic!("the consumer let go of the broker");
+    };
+    let exit = broker.join();
+    assert_eq!(exit.reason, Reason::Killed);
+    assert_eq!(exit.metrics.performed, 1);
+    assert_eq!(exit.metrics.dead_lettered, 1, "the letter left untaken");
+    assert!(exit.metrics.is_balanced(), "{:?}", exit.metrics);
 }

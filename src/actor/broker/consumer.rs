@@ -104,6 +104,11 @@ pub(crate) fn run<A: Actor>(
                         };
                     batch.finish(id, outcome);
                     core.mb.let_go_batch(n);
+                    let mut dead = Vec::new();
+                    core.mb.sweep_after_end(&mut dead);
+                    if !dead.is_empty() {
+                        core.deliver_dead(&mut dead);
+                    }
                 }
                 Ok(Work::End(reason)) => break reason,
                 // The broker is gone without a word: cannot happen (it
