@@ -35,6 +35,10 @@ impl<M> Addr<M> {
     /// A future that was woken is polled again or dropped: until then, the
     /// slot it was woken for is kept for it, and the futures waiting
     /// behind it wait too (as a permit tokio's semaphore hands a waiter).
+    /// Its waker is woken by the instance that frees the slot, while that
+    /// instance dispatches: as the wakers of tokio and of every common
+    /// runtime do, it must only schedule the task, neither block nor poll
+    /// it on the spot (the stage's instances would wait on it).
     ///
     /// A permit holds a slot the stage counts as a letter coming: letters
     /// sent to that lane after it wait behind it (first in, first out),

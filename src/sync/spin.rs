@@ -1,5 +1,8 @@
-//! A lock for short critical sections that no user code runs in: a
-//! mailbox's take lock (`actor/dispatch.rs`). Unlocking is a plain
+//! A lock for short critical sections: a mailbox's take lock
+//! (`actor/dispatch.rs`). The only user code run in it is the waker of a
+//! future waiting for room in a lane (`Addr::reserve`), woken by the pop
+//! that frees the slot, with a panic caught; its docs ask that it neither
+//! block nor poll the task on the spot. Unlocking is a plain
 //! Release store, where the standard mutex's unlock is a read-modify-write
 //! (it must learn whether a thread sleeps on it): one locked instruction
 //! less on every dispatch. A thread that finds it held spins, then yields
