@@ -13,7 +13,7 @@ use super::lane::{PERMIT_NAP, PERMIT_NAP_MAX};
 use super::letter::Letter;
 use super::letters::{DeadReason, Phase};
 use super::mailbox::KILL_SENT;
-use super::outcome::{copy_of, count_fault, dead_letter, error_text, fault, panicked, send_back};
+use super::outcome::{copy_of, dead_letter, error_text, fault, panicked, perform_fault, send_back};
 use super::reason::Reason;
 use super::shared::Core;
 use super::strategy::{Decision, Strategy};
@@ -236,16 +236,7 @@ fn process<A: Actor>(
         }
         Err(payload) => {
             let error = format!("strategy {}", panicked(payload));
-            fault(
-                core,
-                index,
-                Phase::Perform,
-                error,
-                0,
-                Some(letter.priority),
-                Some(letter.msg),
-            );
-            count_fault(core);
+            perform_fault(core, index, error, 0, letter.priority, Some(letter.msg));
             return;
         }
     }
@@ -270,16 +261,7 @@ fn process<A: Actor>(
             Err(error) => {
                 // Without its copy the letter cannot be retried nor sent
                 // back: it faults, with its message, before its perform.
-                fault(
-                    core,
-                    index,
-                    Phase::Perform,
-                    error,
-                    attempts,
-                    Some(priority),
-                    Some(msg),
-                );
-                count_fault(core);
+                perform_fault(core, index, error, attempts - 1, priority, Some(msg));
                 return;
             }
         };
@@ -341,16 +323,7 @@ fn process<A: Actor>(
             send_back(core, strategy, letter, lowered, ttl);
             return;
         }
-        fault(
-            core,
-            index,
-            Phase::Perform,
-            error,
-            attempts,
-            Some(priority),
-            copy,
-        );
-        count_fault(core);
+        perform_fault(core, index, error, attempts, priority, copy);
         return;
     }
 }

@@ -75,6 +75,30 @@ pub(crate) fn fault<M>(
     });
 }
 
+/// A letter whose perform failed on its last attempt, or that could not
+/// be performed at all: reported to the fault sink with what is left of
+/// its message, and counted as faulted.
+pub(crate) fn perform_fault<M>(
+    core: &Core<M>,
+    instance: usize,
+    error: String,
+    attempts: u32,
+    priority: Priority,
+    message: Option<M>,
+) {
+    let phase = Phase::Perform;
+    fault(
+        core,
+        instance,
+        phase,
+        error,
+        attempts,
+        Some(priority),
+        message,
+    );
+    count_fault(core);
+}
+
 pub(crate) fn panicked(payload: Box<dyn Any + Send>) -> String {
     let text = format!("panicked: {}", panic_message(payload.as_ref()));
     drop_quietly(payload);

@@ -53,8 +53,9 @@ impl<M> Addr<M> {
     /// [`SendError::UnknownPriority`] under
     /// [`Unlisted::Refuse`](super::Unlisted::Refuse), and to
     /// [`SendError::Full`] when polled on one of the stage's own instances
-    /// while the lane is full: as [`send`](Addr::send) does there, it never
-    /// waits for a slot only the instances can free (rule 16 of
+    /// whenever it would wait (the lane full, or futures ahead of it in
+    /// line): as [`send`](Addr::send) does there, it never waits for a
+    /// slot only the instances can free (rule 16 of
     /// `src/actor/README.md`). There is no message to hand back yet: the
     /// errors carry `()`.
     ///

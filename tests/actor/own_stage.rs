@@ -9,7 +9,9 @@ use priority_executor::actor::{
 };
 use priority_executor::{Capacity, Priority, SendOptions};
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(20);
@@ -49,10 +51,10 @@ impl Actor for SelfSender {
             // A permit for the full lane: refused as Full, not left to
             // wait for a slot only this instance could free.
             let mut reserve = me.reserve(Priority::MEDIUM);
-            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-            let outcome = match std::pin::Pin::new(&mut reserve).poll(&mut cx) {
-                std::task::Poll::Ready(Err(SendError::Full { .. })) => Err((4, true)),
-                std::task::Poll::Ready(Ok(_)) => Ok(4),
+            let mut cx = Context::from_waker(Waker::noop());
+            let outcome = match Pin::new(&mut reserve).poll(&mut cx) {
+                Poll::Ready(Err(SendError::Full { .. })) => Err((4, true)),
+                Poll::Ready(Ok(_)) => Ok(4),
                 _ => Err((4, false)),
             };
             self.sends.send(outcome)?;

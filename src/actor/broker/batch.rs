@@ -6,7 +6,9 @@
 use crate::actor::addr::Outbox;
 use crate::actor::letter::Letter;
 use crate::actor::letters::Phase;
-use crate::actor::outcome::{copy_of, count_fault, dead_letter, fault, panicked, send_back};
+use crate::actor::outcome::{
+    copy_of, count_fault, dead_letter, fault, panicked, perform_fault, send_back,
+};
 use crate::actor::shared::Core;
 use crate::actor::strategy::{Decision, Strategy};
 use crate::util::drop_quietly;
@@ -91,17 +93,8 @@ impl<'a, M, O> Batch<'a, M, O> {
                     // A strategy that panics (a user predicate) faults the
                     // letter it was deciding for: reported, never lost.
                     let error = format!("strategy {}", panicked(payload));
-                    let (instance, priority) = (self.out.instance, Some(letter.priority));
-                    fault(
-                        self.core,
-                        instance,
-                        Phase::Perform,
-                        error,
-                        0,
-                        priority,
-                        Some(letter.msg),
-                    );
-                    count_fault(self.core);
+                    let (instance, priority) = (self.out.instance, letter.priority);
+                    perform_fault(self.core, instance, error, 0, priority, Some(letter.msg));
                     continue;
                 }
             };
@@ -113,10 +106,15 @@ impl<'a, M, O> Batch<'a, M, O> {
                         Some(Err(error)) => {
                             // No copy, no send-back after a failure: the
                             // letter faults, with its message, unperformed.
-                            let (instance, priority) = (self.out.instance, Some(letter.priority));
-                            let msg = Some(letter.msg);
-                            fault(self.core, instance, Phase::Perform, error, 0, priority, msg);
-                            count_fault(self.core);
+                            let (instance, priority) = (self.out.instance, letter.priority);
+                            perform_fault(
+                                self.core,
+                                instance,
+                                error,
+                                0,
+                                priority,
+                                Some(letter.msg),
+                            );
                             continue;
                         }
                     };
@@ -160,10 +158,12 @@ impl<'a, M, O> Batch<'a, M, O> {
     ///
     /// See [`Broker`](crate::actor::Broker).
     pub fn send_back(&mut self, msg: M) -> Result<(), M> {
-        let Some(taken) = self.current.take() else {
+        let Some(Taken { meta, copy }) = self.current.take() else {
             return Err(msg);
         };
-        let letter = taken.meta.with(msg);
+        // The copy's destructor is user code.
+        drop_quietly(copy);
+        let letter = meta.with(msg);
         let (priority, ttl) = (letter.priority, letter.ttl);
         send_back(self.core, self.strategy, letter, priority, ttl);
         Ok(())

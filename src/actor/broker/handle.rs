@@ -278,6 +278,7 @@ impl<A: Actor> Broker<A> {
         if let Some(thread) = self.cycles.take() {
             let _ = thread.join();
         }
+        self.shared.join_rest();
         Exit {
             reason,
             metrics: self.shared.metrics(),
@@ -289,37 +290,36 @@ impl<A: Actor> Broker<A> {
 /// lonely cycles towards it, else waiting for a send, a send-back or the
 /// end of the last letter being performed.
 fn drive<A: Actor>(shared: &Shared<A>) -> Reason {
-    {
-        let mb = &shared.core.mb;
-        loop {
-            let seen = mb.generation();
-            let fills = mb.holds_permits().then(|| mb.permit_fills());
-            match shared.cycle() {
-                Err(reason) => return reason,
-                Ok(handed) if handed.is_empty() => {
-                    let quiet = mb.in_flight() == 0 && !mb.has_mail();
-                    let lonely = shared.consumers().is_empty();
-                    let counting = shared.end_after.is_some() && (quiet || lonely);
-                    if !counting {
-                        // While a permit is held, the wait ends at a nap's
-                        // end too (lane rule 13).
-                        let nap = fills.and_then(|_| Instant::now().checked_add(PERMIT_NAP_MAX));
-                        // With no consumer (none can register while the
-                        // driver runs `join`), letters are no reason to
-                        // cycle; a stop, kill or drain is (`interrupt`
-                        // raises its flag, SeqCst, then notifies).
-                        mb.ready.wait(nap, || {
-                            let news = if lonely {
-                                mb.interrupts() != 0
-                            } else {
-                                mb.mail_since(fills)
-                            };
-                            news || mb.generation() != seen
-                        });
-                    }
+    let mb = &shared.core.mb;
+    loop {
+        let seen = mb.generation();
+        let fills = mb.holds_permits().then(|| mb.permit_fills());
+        match shared.cycle() {
+            Err(reason) => return reason,
+            Ok(handed) if handed.is_empty() => {
+                let quiet = mb.in_flight() == 0 && !mb.has_mail();
+                let lonely = shared.consumers().is_empty();
+                let counting = shared.end_after.is_some() && (quiet || lonely);
+                if !counting {
+                    // While a permit is held, the wait ends at a nap's
+                    // end too (lane rule 13).
+                    let nap = fills.and_then(|_| Instant::now().checked_add(PERMIT_NAP_MAX));
+                    // With no consumer (none can register while the
+                    // driver runs `join`, nor once a consumer dropped
+                    // the broker), letters are no reason to
+                    // cycle; a stop, kill or drain is (`interrupt`
+                    // raises its flag, SeqCst, then notifies).
+                    mb.ready.wait(nap, || {
+                        let news = if lonely {
+                            mb.interrupts() != 0
+                        } else {
+                            mb.mail_since(fills)
+                        };
+                        news || mb.generation() != seen
+                    });
                 }
-                Ok(_) => {}
             }
+            Ok(_) => {}
         }
     }
 }
@@ -348,7 +348,7 @@ fn run_cycles<A: Actor>(shared: &Shared<A>, every: Duration) {
 /// one of its consumers, it begins the drain and returns at once; with
 /// manual cycles, which nobody can tick once it is dropped, a thread of
 /// its own then runs them to the end (if the system refuses that thread,
-/// the broker waits for ticks that never come).
+/// the consumers and the letters queued stay where they are, for ever).
 impl<A: Actor> Drop for Broker<A> {
     fn drop(&mut self) {
         if self.done {
@@ -356,10 +356,11 @@ impl<A: Actor> Drop for Broker<A> {
         }
         if self.shared.core.mb.is_own_thread() {
             self.shared.core.mb.begin_drain();
-            if self.manual {
+            if self.manual && self.shared.finished().is_none() {
                 let shared = self.shared.clone();
-                // If the system refuses the thread, the drain waits for a
-                // tick that nobody can run (the type's docs say so).
+                // If the system refuses the thread, nobody runs the drain's
+                // cycles: the consumers and the letters queued stay where
+                // they are (the `Drop` docs say so).
                 let _ = thread::Builder::new()
                     .name(format!("{}-drain", shared.core.mb.name))
                     .spawn(move || {

@@ -134,7 +134,14 @@ impl<A: Actor> Shared<A> {
         for slot in ring.consumers.drain(..) {
             let _ = slot.tx.send(Work::End(reason));
         }
-        let threads = std::mem::take(&mut ring.threads);
+        // A consumer whose own tick runs this cycle keeps its thread in the
+        // ring: it cannot join itself, and `join_rest` joins it once its
+        // batch is over.
+        let me = thread::current().id();
+        let (mine, threads): (Vec<_>, Vec<_>) = std::mem::take(&mut ring.threads)
+            .into_iter()
+            .partition(|(_, handle)| handle.thread().id() == me);
+        ring.threads = mine;
         drop(ring);
         mb.close(reason, DeadReason::after(reason), &mut dead);
         self.core.deliver_dead(&mut dead);
@@ -165,6 +172,15 @@ impl<A: Actor> Shared<A> {
                 Err(p) => p.into_inner(),
             };
         }
+    }
+
+    /// After the end, on a thread that is not a consumer: joins the
+    /// consumer threads the end could not (one whose own tick ended the
+    /// broker, ones unregistered by a consumer), so that nothing of theirs
+    /// is still running once `join` or `drain` returns.
+    pub(crate) fn join_rest(&self) {
+        let threads = std::mem::take(&mut lock(&self.ring).threads);
+        join_all(threads);
     }
 
     pub(crate) fn finished(&self) -> Option<Reason> {
@@ -233,6 +249,8 @@ impl<A: Actor> Shared<A> {
         }
         let _ = slot.tx.send(Work::End(Reason::Unregistered));
         let thread = if self.core.mb.is_own_thread() {
+            // Left to be joined later; the finished ones go now.
+            ring.threads.retain(|(_, handle)| !handle.is_finished());
             None
         } else {
             let at = ring.threads.iter().position(|(t, _)| *t == id);
