@@ -8,6 +8,12 @@ use super::support::LIMIT;
 use priority_executor::actor::{Actor, ActorError, Batch, Broker, Outbox, Reason, Strategy};
 use std::sync::{Arc, Barrier, Mutex, mpsc};
 
+/// The broker a test shares with its consumers, from inside a batch.
+fn held<A: Actor>(slot: &Mutex<Option<Arc<Broker<A>>>>) -> Result<Arc<Broker<A>>, ActorError> {
+    let broker = slot.lock().map_err(|_| "slot lock")?.clone();
+    Ok(broker.ok_or("no broker in the slot")?)
+}
+
 type Slot = Arc<Mutex<Option<Broker<Dropper>>>>;
 
 /// Takes its batch, then drops the broker it finds in `slot`; reports its
@@ -103,12 +109,7 @@ impl Actor for Unregisterer {
             .iter()
             .find(|&&id| id != self.me)
             .ok_or("no other")?;
-        let broker = self
-            .broker
-            .lock()
-            .map_err(|_| "slot")?
-            .clone()
-            .ok_or("no broker")?;
+        let broker = held(&self.broker)?;
         broker.unregister(other);
         Ok(())
     }
@@ -178,12 +179,7 @@ impl Actor for Ender {
     }
     fn perform_batch(&mut self, batch: &mut Batch<'_, u64, ()>) -> Result<(), ActorError> {
         batch.next_letter().ok_or("a letter")?;
-        let broker = self
-            .broker
-            .lock()
-            .map_err(|_| "slot")?
-            .clone()
-            .ok_or("no broker")?;
+        let broker = held(&self.broker)?;
         broker.addr().kill()?;
         // Checked by the test from the exit: a failed assert here would
         // only be a fault.
