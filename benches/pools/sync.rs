@@ -1,5 +1,6 @@
 //! A count-down latch and a gate: how workloads wait for jobs without sleeps.
 
+use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
@@ -9,7 +10,9 @@ use std::sync::{Condvar, Mutex};
 /// job that reaches zero takes the lock, to wake the waiter.
 #[derive(Debug, Default)]
 pub struct Latch {
-    left: AtomicUsize,
+    /// On a line of its own: the jobs of every pool write it, and it must
+    /// not share a line with whatever the allocator put next to it.
+    left: CachePadded<AtomicUsize>,
     lock: Mutex<()>,
     opened: Condvar,
 }
@@ -17,7 +20,7 @@ pub struct Latch {
 impl Latch {
     pub fn new(count: usize) -> Latch {
         Latch {
-            left: AtomicUsize::new(count),
+            left: CachePadded::new(AtomicUsize::new(count)),
             ..Latch::default()
         }
     }
