@@ -64,12 +64,18 @@ pub(crate) struct Mailbox<M> {
     /// Set (under `grow`) when the door closes.
     pub(crate) closed: AtomicBool,
     pub(crate) handed_back: CachePadded<AtomicU64>,
-    pub(crate) take: SpinLock<Take>,
-    /// Instances waiting for a letter or a change of phase.
-    pub(crate) ready: Signal,
+    /// Taken for every dispatch: on a line of its own, away from what
+    /// every send reads.
+    pub(crate) take: CachePadded<SpinLock<Take>>,
+    /// Instances waiting for a letter or a change of phase. On a line of
+    /// its own: every send reads it, and the take lock and the counts an
+    /// instance writes for every letter must not share its line.
+    pub(crate) ready: CachePadded<Signal>,
     /// Bumped at every change a waiting instance must look at.
     pub(crate) generation: AtomicUsize,
-    pub(crate) in_flight: AtomicUsize,
+    /// Written for every letter (under the take lock): on a line of its
+    /// own too.
+    pub(crate) in_flight: CachePadded<AtomicUsize>,
     /// Control sent so far ([`KILL_SENT`], [`STOP_SENT`], [`DRAINING`]):
     /// what ends a retry's backoff (rule 15).
     pub(crate) interrupts: AtomicUsize,
@@ -121,16 +127,16 @@ impl<M> Mailbox<M> {
             generator,
             closed: AtomicBool::new(false),
             handed_back: CachePadded::new(AtomicU64::new(0)),
-            take: SpinLock::new(Take {
+            take: CachePadded::new(SpinLock::new(Take {
                 phase: Phase::Running,
                 order: (0..declared.len()).collect(),
                 schedule,
                 // The picker's type (a loom atomic in the models).
                 cursor: crate::sync::atomic::AtomicUsize::new(0),
-            }),
-            ready: Signal::default(),
+            })),
+            ready: CachePadded::new(Signal::default()),
             generation: AtomicUsize::new(0),
-            in_flight: AtomicUsize::new(0),
+            in_flight: CachePadded::new(AtomicUsize::new(0)),
             interrupts: AtomicUsize::new(0),
             backoff: Signal::default(),
             idle,
