@@ -6,14 +6,30 @@
 //! Release store, where the standard mutex's unlock is a read-modify-write
 //! (it must learn whether a thread sleeps on it): one locked instruction
 //! less on every dispatch. A thread that finds it held spins, then yields
-//! its time slice until it is free; it never sleeps, so the sections it
-//! guards must stay short (a pop, a sweep of a lane).
+//! its time slice, then naps (from [`FIRST_NAP`] doubling up to
+//! [`LAST_NAP`]) until it is free: the sections it guards are short (a
+//! pop, a sweep of a lane), except a `stop`'s or a `kill`'s sweep that
+//! waits for a held permit to be used or dropped, which may take as long
+//! as its holder likes; the instances waiting for the lock meanwhile cost
+//! no core.
 //!
 //! Under loom it is loom's mutex, so the models see every interleaving of
 //! what it guards.
 
+/// Yields a waiting thread makes, once done spinning, before it naps.
+#[cfg_attr(loom, allow(dead_code))]
+const YIELDS: u32 = 64;
+/// A waiting thread's first nap: the lock has been held through its spin
+/// and [`YIELDS`] yields, so it is a long hold.
+#[cfg_attr(loom, allow(dead_code))]
+const FIRST_NAP: std::time::Duration = std::time::Duration::from_micros(50);
+/// The longest nap: the most a waiting thread may sleep past the release.
+#[cfg_attr(loom, allow(dead_code))]
+const LAST_NAP: std::time::Duration = std::time::Duration::from_millis(1);
+
 #[cfg(not(loom))]
 mod imp {
+    use super::{FIRST_NAP, LAST_NAP, YIELDS};
     use crossbeam_utils::Backoff;
     use std::cell::UnsafeCell;
     use std::ops::{Deref, DerefMut};
@@ -22,6 +38,9 @@ mod imp {
     pub(crate) struct SpinLock<T> {
         held: AtomicBool,
         value: UnsafeCell<T>,
+        /// Naps taken by waiting threads, for the tests.
+        #[cfg(test)]
+        pub(super) naps: std::sync::atomic::AtomicUsize,
     }
 
     // SAFETY: the value is reached only through a guard, and one guard at
@@ -38,6 +57,8 @@ mod imp {
             SpinLock {
                 held: AtomicBool::new(false),
                 value: UnsafeCell::new(value),
+                #[cfg(test)]
+                naps: std::sync::atomic::AtomicUsize::new(0),
             }
         }
 
@@ -59,14 +80,23 @@ mod imp {
         #[cold]
         fn lock_slow(&self) {
             let backoff = Backoff::new();
+            let mut yields = 0;
+            let mut nap = FIRST_NAP;
             loop {
                 // Read first, so waiting threads share the line until it
                 // is released.
                 while self.held.load(Ordering::Relaxed) {
-                    if backoff.is_completed() {
+                    if !backoff.is_completed() {
+                        backoff.snooze();
+                    } else if yields < YIELDS {
+                        yields += 1;
                         std::thread::yield_now();
                     } else {
-                        backoff.snooze();
+                        // A long hold (a sweep waiting for a permit).
+                        #[cfg(test)]
+                        self.naps.fetch_add(1, Ordering::Relaxed);
+                        std::thread::sleep(nap);
+                        nap = (nap * 2).min(LAST_NAP);
                     }
                 }
                 // ORDERING: as in `lock`.
@@ -135,6 +165,8 @@ pub(crate) use imp::SpinLock;
 mod tests {
     use super::SpinLock;
     use std::sync::Arc;
+    use std::sync::atomic::Ordering;
+    use std::time::{Duration, Instant};
 
     /// Two threads add through the lock: every increment is seen, so no two
     /// guards ever held the value at once (and Miri sees each access).
@@ -159,5 +191,26 @@ mod tests {
             thread.join().expect("no panic");
         }
         assert_eq!(*lock.lock(), 2 * rounds);
+    }
+
+    /// A thread waiting through a long hold naps instead of spinning, and
+    /// still takes the lock once it is released.
+    #[test]
+    fn a_waiter_naps_through_a_long_hold() {
+        let lock = Arc::new(SpinLock::new(0u64));
+        let held = lock.lock();
+        let waiter = {
+            let lock = Arc::clone(&lock);
+            std::thread::spawn(move || *lock.lock() += 1)
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while lock.naps.load(Ordering::Relaxed) < 2 && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        let naps = lock.naps.load(Ordering::Relaxed);
+        drop(held);
+        waiter.join().expect("no panic");
+        assert!(naps >= 2, "the waiter napped {naps} times in 30 s");
+        assert_eq!(*lock.lock(), 1);
     }
 }
