@@ -274,7 +274,7 @@ fn process<A: Actor>(
             head: &core.head,
         };
         let performed = {
-            let _span = span::perform(&core.mb.name, index, priority, attempts).entered();
+            let _span = span::enter(span::perform(&core.mb.name, index, priority, attempts));
             catch_unwind(AssertUnwindSafe(|| actor.perform(msg, &mut outbox)))
         };
         let error = match performed {

@@ -23,7 +23,7 @@ pub(crate) struct JobMeta {
     pub(crate) deadline_ns: u64,
     /// The span current at `enqueue`: the parent of each attempt's span.
     #[cfg(feature = "tracing")]
-    pub(crate) parent: tracing::Span,
+    pub(crate) parent: crate::observe::span::Parent,
 }
 
 impl JobMeta {

@@ -14,6 +14,10 @@
 //! attempt of a `perform` runs inside a span named `perform` (same target
 //! and level), child of the instance's `job` span, with the fields `stage`,
 //! `instance`, `priority` (the message's) and `attempt`.
+//!
+//! The subscriber is the application's code: a panic in it while a span
+//! is made, entered, left or closed is caught, and the attempt goes on
+//! without its span; the job, the worker and the letter are not lost.
 
 #[cfg(feature = "tracing")]
 pub(crate) use on::*;
@@ -24,12 +28,60 @@ pub(crate) use off::*;
 #[cfg(feature = "tracing")]
 mod on {
     use crate::priority::Priority;
+    use crate::util::drop_quietly;
+    use std::panic::{AssertUnwindSafe, catch_unwind};
     use std::time::Duration;
     use tracing::Span;
 
     /// What a job keeps of the span current at its enqueue: the parent of
-    /// its attempts' spans.
-    pub(crate) type Parent = Span;
+    /// its attempts' spans. Dropping it closes the span through the
+    /// subscriber, quietly (see [`quietly`]).
+    #[derive(Debug)]
+    pub(crate) struct Parent(Span);
+
+    impl Drop for Parent {
+        fn drop(&mut self) {
+            let span = std::mem::replace(&mut self.0, Span::none());
+            quietly(|| drop(span));
+        }
+    }
+
+    /// A span an attempt runs in, entered: entering, leaving and closing
+    /// it call the subscriber, quietly (see [`quietly`]).
+    pub(crate) struct Entered(Span);
+
+    impl Drop for Entered {
+        fn drop(&mut self) {
+            // Left even if entering it panicked: the subscriber may have
+            // entered it before the panic, and leaving a span that is
+            // not entered is a no-op for the registry.
+            quietly(|| self.0.with_subscriber(|(id, to)| to.exit(id)));
+            let span = std::mem::replace(&mut self.0, Span::none());
+            quietly(|| drop(span));
+        }
+    }
+
+    /// Enters `span` for the attempt that follows, until the result drops.
+    #[inline]
+    pub(crate) fn enter(span: Span) -> Entered {
+        // The span stays out of the closure: a panic while entering must
+        // not drop it (closing it would call the subscriber again).
+        quietly(|| span.with_subscriber(|(id, to)| to.enter(id)));
+        Entered(span)
+    }
+
+    /// Runs subscriber code, the application's: a panic there must not
+    /// unwind a worker that holds a job or an instance that holds a
+    /// letter, so it is caught (the attempt goes on without its span).
+    fn quietly<T>(call: impl FnOnce() -> T) -> Option<T> {
+        match catch_unwind(AssertUnwindSafe(call)) {
+            Ok(value) => Some(value),
+            Err(payload) => {
+                drop_quietly(payload);
+                None
+            }
+        }
+    }
 
     /// Does a job need its enqueue time for its span? Only once a
     /// subscriber has been set (a relaxed load of tracing's own flag).
@@ -41,11 +93,11 @@ mod on {
     /// The span to parent a job's attempts to: the one current now, if the
     /// job was stamped (a subscriber was set) and none otherwise.
     #[inline]
-    pub(crate) fn current(enqueued_ns: u64) -> Span {
+    pub(crate) fn current(enqueued_ns: u64) -> Parent {
         if enqueued_ns == 0 {
-            Span::none()
+            Parent(Span::none())
         } else {
-            Span::current()
+            Parent(quietly(Span::current).unwrap_or_else(Span::none))
         }
     }
 
@@ -67,7 +119,7 @@ mod on {
         guarded(|| {
             tracing::info_span!(
                 target: "priority_executor",
-                parent: parent,
+                parent: &parent.0,
                 "job",
                 executor,
                 priority = priority.0,
@@ -81,7 +133,9 @@ mod on {
     /// Names the sequence a job runs, in the span of its attempt.
     #[cfg_attr(not(feature = "esb"), allow(dead_code))]
     pub(crate) fn record_sequence(name: &str) {
-        Span::current().record("sequence", name);
+        quietly(|| {
+            Span::current().record("sequence", name);
+        });
     }
 
     /// The span one attempt of an actor's `perform` runs in.
@@ -100,18 +154,11 @@ mod on {
         })
     }
 
-    /// Makes a span through the subscriber, the application's code: if it
-    /// panics, the attempt runs in no span rather than unwinding a worker
-    /// that holds a job.
+    /// Makes a span through the subscriber, quietly: if that panics, the
+    /// attempt runs in no span.
     #[inline]
     fn guarded(make: impl FnOnce() -> Span) -> Span {
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(make)) {
-            Ok(span) => span,
-            Err(payload) => {
-                crate::util::drop_quietly(payload);
-                Span::none()
-            }
-        }
+        quietly(make).unwrap_or_else(Span::none)
     }
 }
 
@@ -132,11 +179,10 @@ mod off {
     /// What a job keeps of the span current at its enqueue: nothing.
     pub(crate) type Parent = ();
 
-    impl NoSpan {
-        #[inline(always)]
-        pub(crate) fn entered(self) -> NoSpan {
-            self
-        }
+    /// Entering no span does nothing.
+    #[inline(always)]
+    pub(crate) fn enter(span: NoSpan) -> NoSpan {
+        span
     }
 
     #[inline(always)]

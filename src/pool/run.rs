@@ -244,7 +244,7 @@ impl Shared {
             attempt: unsafe { task.next_attempt() },
         };
         // The hooks run inside the attempt's span too.
-        let _span = match task.meta() {
+        let _span = span::enter(match task.meta() {
             Some(meta) => span::attempt(
                 meta.parent(),
                 &self.name,
@@ -253,8 +253,7 @@ impl Shared {
                 waited,
             ),
             None => span::none(),
-        }
-        .entered();
+        });
         if let Some(hook) = &self.hooks.before {
             call_quietly(|| hook(&info));
         }

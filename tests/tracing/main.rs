@@ -55,6 +55,18 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Spans {
         self.0.lock().unwrap().insert(id.clone(), seen);
     }
 
+    fn on_enter(&self, id: &Id, _ctx: Context<'_, S>) {
+        self.panic_if_told(id, "entering");
+    }
+
+    fn on_exit(&self, id: &Id, _ctx: Context<'_, S>) {
+        self.panic_if_told(id, "leaving");
+    }
+
+    fn on_close(&self, id: Id, _ctx: Context<'_, S>) {
+        self.panic_if_told(&id, "closing");
+    }
+
     fn on_record(&self, id: &Id, values: &Record<'_>, _ctx: Context<'_, S>) {
         if let Some(seen) = self.0.lock().unwrap().get_mut(id) {
             values.record(&mut Fields(&mut seen.fields));
@@ -73,9 +85,22 @@ fn spans() -> &'static Spans {
     })
 }
 
+/// The executor and the stage whose spans the layer panics on, as a
+/// subscriber with a bug would.
+const PANICKY: &str = "panicky";
+
 impl Spans {
     fn get(&self, id: &Id) -> Seen {
         self.0.lock().unwrap()[id].clone()
+    }
+
+    fn panic_if_told(&self, id: &Id, what: &str) {
+        let told = self.0.lock().unwrap().get(id).is_some_and(|seen| {
+            seen.fields.get("executor").map(String::as_str) == Some(PANICKY)
+                || seen.fields.get("stage").map(String::as_str) == Some(PANICKY)
+        });
+        // Not under the lock: the other tests go on using it.
+        assert!(!told, "the subscriber panics {what} a span");
     }
 }
 
@@ -277,4 +302,51 @@ fn an_actor_stage_performs_in_spans_naming_the_stage_and_the_message_priority() 
             ("job", "traced-stage")
         );
     }
+}
+
+/// The subscriber is the application's code: its panics while entering,
+/// leaving or closing an attempt's span cost the attempt its span, not
+/// the job, the worker or the letter.
+#[test]
+fn a_subscriber_that_panics_around_the_spans_loses_no_job() {
+    spans();
+    let exec = executor(PANICKY);
+    let handles: Vec<_> = (0..3)
+        .map(|n| exec.enqueue(Priority(10), move || n * 2).unwrap())
+        .collect();
+    let results: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+    assert_eq!(results, [Ok(0), Ok(2), Ok(4)]);
+    // The worker that ran them is still there.
+    assert_eq!(exec.enqueue(Priority(1), || 7).unwrap().join(), Ok(7));
+    exec.shutdown();
+}
+
+#[cfg(feature = "actor")]
+#[test]
+fn a_subscriber_that_panics_around_a_perform_loses_no_letter() {
+    use priority_executor::actor::{Actor, ActorError, Outbox, Reason, Stage};
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    struct Count(Arc<AtomicU32>);
+    impl Actor for Count {
+        type In = u32;
+        type Out = ();
+        fn perform(&mut self, _: u32, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }
+    }
+
+    spans();
+    let performed = Arc::new(AtomicU32::new(0));
+    let count = performed.clone();
+    let stage = Stage::builder(PANICKY, move |_| Count(count.clone()))
+        .spawn()
+        .unwrap();
+    for n in 0..3 {
+        stage.addr().send(n).unwrap();
+    }
+    let report = stage.drain();
+    assert_eq!(report.reason, Reason::Drained);
+    assert_eq!(performed.load(Ordering::SeqCst), 3);
 }
