@@ -274,7 +274,10 @@ fn process<A: Actor>(
             head: &core.head,
         };
         let performed = {
-            let _span = span::enter(span::perform(&core.mb.name, index, priority, attempts));
+            let _span = span::enter(
+                span::perform(&core.mb.name, index, priority, attempts),
+                None,
+            );
             catch_unwind(AssertUnwindSafe(|| actor.perform(msg, &mut outbox)))
         };
         let error = match performed {

@@ -16,8 +16,12 @@
 //! `instance`, `priority` (the message's) and `attempt`.
 //!
 //! The subscriber is the application's code: a panic in it while a span
-//! is made, entered, left or closed is caught, and the attempt goes on
-//! without its span; the job, the worker and the letter are not lost.
+//! is made, entered, left or closed is caught, so the job, the worker and
+//! the letter are not lost. The subscriber misses the call that panicked
+//! (only a panic while making the span leaves the attempt without one).
+//! A close that panics while closing it releases its parent, which the
+//! attempt still holds; a chain of such closes further up, inside the
+//! subscriber's own unwinding, is beyond reach and may still abort.
 
 #[cfg(feature = "tracing")]
 pub(crate) use on::*;
@@ -47,27 +51,43 @@ mod on {
     }
 
     /// A span an attempt runs in, entered: entering, leaving and closing
-    /// it call the subscriber, quietly (see [`quietly`]).
-    pub(crate) struct Entered(Span);
+    /// it call the subscriber, quietly (see [`quietly`]). It holds its
+    /// parent too, let go only after the span closed: the registry
+    /// releases a closing span's parent while a panic of that close
+    /// unwinds, and closing the parent there, with a second panic, would
+    /// abort.
+    pub(crate) struct Entered {
+        span: Span,
+        parent: Span,
+    }
 
     impl Drop for Entered {
         fn drop(&mut self) {
             // Left even if entering it panicked: the subscriber may have
             // entered it before the panic, and leaving a span that is
             // not entered is a no-op for the registry.
-            quietly(|| self.0.with_subscriber(|(id, to)| to.exit(id)));
-            let span = std::mem::replace(&mut self.0, Span::none());
+            quietly(|| self.span.with_subscriber(|(id, to)| to.exit(id)));
+            let span = std::mem::replace(&mut self.span, Span::none());
             quietly(|| drop(span));
+            let parent = std::mem::replace(&mut self.parent, Span::none());
+            quietly(|| drop(parent));
         }
     }
 
-    /// Enters `span` for the attempt that follows, until the result drops.
+    /// Enters `span` for the attempt that follows, until the result drops;
+    /// `parent` is the span it was made under, if any.
     #[inline]
-    pub(crate) fn enter(span: Span) -> Entered {
+    pub(crate) fn enter(span: Span, parent: Option<&Parent>) -> Entered {
+        let parent = match parent {
+            Some(parent) if !parent.0.is_none() => {
+                quietly(|| parent.0.clone()).unwrap_or_else(Span::none)
+            }
+            _ => Span::none(),
+        };
         // The span stays out of the closure: a panic while entering must
         // not drop it (closing it would call the subscriber again).
         quietly(|| span.with_subscriber(|(id, to)| to.enter(id)));
-        Entered(span)
+        Entered { span, parent }
     }
 
     /// Runs subscriber code, the application's: a panic there must not
@@ -181,7 +201,7 @@ mod off {
 
     /// Entering no span does nothing.
     #[inline(always)]
-    pub(crate) fn enter(span: NoSpan) -> NoSpan {
+    pub(crate) fn enter(span: NoSpan, _: Option<&Parent>) -> NoSpan {
         span
     }
 

@@ -244,16 +244,16 @@ impl Shared {
             attempt: unsafe { task.next_attempt() },
         };
         // The hooks run inside the attempt's span too.
-        let _span = span::enter(match task.meta() {
-            Some(meta) => span::attempt(
-                meta.parent(),
-                &self.name,
-                lane.priority,
-                info.attempt,
-                waited,
-            ),
-            None => span::none(),
-        });
+        let parent = task.meta().map(JobMeta::parent);
+        let _span = span::enter(
+            match parent {
+                Some(parent) => {
+                    span::attempt(parent, &self.name, lane.priority, info.attempt, waited)
+                }
+                None => span::none(),
+            },
+            parent,
+        );
         if let Some(hook) = &self.hooks.before {
             call_quietly(|| hook(&info));
         }

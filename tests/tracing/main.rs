@@ -6,7 +6,7 @@
 //! for this binary; each test finds its spans by the executor's name.
 
 use priority_executor::{Capacity, Executor, Priority, RetryPolicy};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 use tracing::field::{Field, Visit};
@@ -85,8 +85,9 @@ fn spans() -> &'static Spans {
     })
 }
 
-/// The executor and the stage whose spans the layer panics on, as a
-/// subscriber with a bug would.
+/// Spans whose `executor` or `stage` field starts with this make the layer
+/// panic, as a subscriber with a bug would; a `close` field that does,
+/// only when the span closes.
 const PANICKY: &str = "panicky";
 
 impl Spans {
@@ -94,14 +95,40 @@ impl Spans {
         self.0.lock().unwrap()[id].clone()
     }
 
-    fn panic_if_told(&self, id: &Id, what: &str) {
-        let told = self.0.lock().unwrap().get(id).is_some_and(|seen| {
-            seen.fields.get("executor").map(String::as_str) == Some(PANICKY)
-                || seen.fields.get("stage").map(String::as_str) == Some(PANICKY)
+    fn panic_if_told(&self, id: &Id, what: &'static str) {
+        // A span whose `close` field names it panics only as it closes.
+        let fields: &[&str] = if what == "closing" {
+            &["executor", "stage", "close"]
+        } else {
+            &["executor", "stage"]
+        };
+        let told = self.0.lock().unwrap().get(id).and_then(|seen| {
+            fields
+                .iter()
+                .filter_map(|field| seen.fields.get(field))
+                .find(|name| name.starts_with(PANICKY))
+                .cloned()
         });
-        // Not under the lock: the other tests go on using it.
-        assert!(!told, "the subscriber panics {what} a span");
+        if let Some(name) = told {
+            // Counted first, so a test sees the panic happened. Not under
+            // the map's lock: the other tests go on using it.
+            *PANICS.lock().unwrap().entry((name, what)).or_default() += 1;
+            panic!("the subscriber panics {what} a span");
+        }
     }
+}
+
+/// The layer's panics so far, by the span's executor or stage and what the
+/// layer was doing ("entering", "leaving", "closing").
+static PANICS: Mutex<BTreeMap<(String, &'static str), usize>> = Mutex::new(BTreeMap::new());
+
+fn panics(name: &str, what: &'static str) -> usize {
+    PANICS
+        .lock()
+        .unwrap()
+        .get(&(name.to_owned(), what))
+        .copied()
+        .unwrap_or(0)
 }
 
 fn executor(name: &str) -> Executor {
@@ -305,12 +332,13 @@ fn an_actor_stage_performs_in_spans_naming_the_stage_and_the_message_priority() 
 }
 
 /// The subscriber is the application's code: its panics while entering,
-/// leaving or closing an attempt's span cost the attempt its span, not
-/// the job, the worker or the letter.
+/// leaving or closing an attempt's span cost the subscriber those calls,
+/// not the job, the worker or the letter.
 #[test]
 fn a_subscriber_that_panics_around_the_spans_loses_no_job() {
     spans();
-    let exec = executor(PANICKY);
+    let name = "panicky-pool";
+    let exec = executor(name);
     let handles: Vec<_> = (0..3)
         .map(|n| exec.enqueue(Priority(10), move || n * 2).unwrap())
         .collect();
@@ -319,6 +347,44 @@ fn a_subscriber_that_panics_around_the_spans_loses_no_job() {
     // The worker that ran them is still there.
     assert_eq!(exec.enqueue(Priority(1), || 7).unwrap().join(), Ok(7));
     exec.shutdown();
+    for what in ["entering", "leaving", "closing"] {
+        assert!(panics(name, what) >= 3, "the layer panicked {what}");
+    }
+}
+
+/// A job whose request span is gone holds the last reference to it: the
+/// attempt's span closing must not close it in the middle of the panic of
+/// that close (tracing's registry releases the parent while it unwinds,
+/// and a second panic there would abort).
+#[test]
+fn a_parent_span_closed_after_its_job_by_a_panicking_subscriber_loses_nothing() {
+    spans();
+    let name = "panicky-parent";
+    let exec = executor(name);
+    let (ran, runs) = std::sync::mpsc::channel();
+    for n in 0..3 {
+        let request = info_span!("request", close = name);
+        let (go, gate) = std::sync::mpsc::channel::<()>();
+        let ran = ran.clone();
+        let job = move || {
+            // Until the request's code has let its span go: the job then
+            // holds the last reference to it.
+            gate.recv().unwrap();
+            ran.send(n).unwrap();
+        };
+        // The handle dropped: the job's cell, with its parent, goes as
+        // soon as the job has run, inside the attempt.
+        drop(request.in_scope(|| exec.enqueue(Priority(10), job)));
+        drop(request);
+        go.send(()).unwrap();
+        assert_eq!(runs.recv().unwrap(), n);
+    }
+    assert_eq!(exec.enqueue(Priority(1), || 7).unwrap().join(), Ok(7));
+    exec.shutdown();
+    assert!(
+        panics(name, "closing") >= 6,
+        "the layer panicked closing both spans"
+    );
 }
 
 #[cfg(feature = "actor")]
@@ -338,9 +404,10 @@ fn a_subscriber_that_panics_around_a_perform_loses_no_letter() {
     }
 
     spans();
+    let name = "panicky-stage";
     let performed = Arc::new(AtomicU32::new(0));
     let count = performed.clone();
-    let stage = Stage::builder(PANICKY, move |_| Count(count.clone()))
+    let stage = Stage::builder(name, move |_| Count(count.clone()))
         .spawn()
         .unwrap();
     for n in 0..3 {
@@ -349,4 +416,7 @@ fn a_subscriber_that_panics_around_a_perform_loses_no_letter() {
     let report = stage.drain();
     assert_eq!(report.reason, Reason::Drained);
     assert_eq!(performed.load(Ordering::SeqCst), 3);
+    for what in ["entering", "leaving", "closing"] {
+        assert!(panics(name, what) >= 3, "the layer panicked {what}");
+    }
 }
