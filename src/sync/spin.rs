@@ -23,7 +23,7 @@ const YIELDS: u32 = 64;
 /// and [`YIELDS`] yields, so it is a long hold.
 #[cfg_attr(loom, allow(dead_code))]
 const FIRST_NAP: std::time::Duration = std::time::Duration::from_micros(50);
-/// The longest nap: the most a waiting thread may sleep past the release.
+/// The longest nap a waiting thread takes between looks.
 #[cfg_attr(loom, allow(dead_code))]
 const LAST_NAP: std::time::Duration = std::time::Duration::from_millis(1);
 
@@ -80,9 +80,13 @@ mod imp {
         #[cold]
         fn lock_slow(&self) {
             let backoff = Backoff::new();
-            let mut yields = 0;
-            let mut nap = FIRST_NAP;
             loop {
+                // Counted per hold: a waiter that loses the race to many
+                // short holds in turn keeps yielding, and only one hold
+                // that lasts through the spin and the yields puts it to
+                // sleep.
+                let mut yields = 0;
+                let mut nap = FIRST_NAP;
                 // Read first, so waiting threads share the line until it
                 // is released.
                 while self.held.load(Ordering::Relaxed) {
