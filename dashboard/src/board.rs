@@ -39,6 +39,10 @@ pub(crate) type ActionHook = Arc<dyn Fn(&ActionRecord) + Send + Sync>;
 #[derive(Clone)]
 pub struct Dashboard {
     pub(crate) inner: Arc<Inner>,
+    /// Set by [`close_streams`](Dashboard::close_streams), or when a
+    /// server of [`spawn`](Dashboard::spawn) stops (each has its own), so
+    /// that the event streams of the routers made from this value end.
+    pub(crate) closing: Arc<watch::Sender<bool>>,
 }
 
 pub(crate) struct Inner {
@@ -51,8 +55,6 @@ pub(crate) struct Inner {
     pub(crate) log: Mutex<ActionLog>,
     pub(crate) on_action: ActionHook,
     pub(crate) period: Duration,
-    /// Set when the ready server stops, so that event streams end.
-    pub(crate) closing: watch::Sender<bool>,
 }
 
 pub(crate) struct Watched {
@@ -115,9 +117,39 @@ impl Dashboard {
                 log: Mutex::new(ActionLog::default()),
                 on_action: Arc::new(|record| eprintln!("{record}")),
                 period: Duration::from_secs(1),
-                closing: watch::channel(false).0,
             }),
+            closing: Arc::new(watch::channel(false).0),
         }
+    }
+
+    /// Ends the event streams (`GET /api/events`) of the routers made
+    /// from this dashboard and its clones, now and for good: a stream
+    /// opened later ends at once, and the page falls back to polling.
+    /// Call it when the application shuts down gracefully: an open page
+    /// holds its event stream, and with it the connection the shutdown
+    /// waits for, as long as the stream goes on. A server of
+    /// [`spawn`](Dashboard::spawn) does this for its own streams when it
+    /// stops.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use priority_executor_dashboard::Dashboard;
+    ///
+    /// # async fn run() -> std::io::Result<()> {
+    /// let dashboard = Dashboard::new();
+    /// let app = axum::Router::new().nest("/dashboard", dashboard.router());
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+    /// axum::serve(listener, app)
+    ///     .with_graceful_shutdown(async move {
+    ///         let _ = tokio::signal::ctrl_c().await;
+    ///         dashboard.close_streams();
+    ///     })
+    ///     .await
+    /// # }
+    /// ```
+    pub fn close_streams(&self) {
+        self.closing.send_replace(true);
     }
 
     pub(crate) fn with(mut self, change: impl FnOnce(&mut Inner)) -> Dashboard {

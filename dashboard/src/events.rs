@@ -1,6 +1,7 @@
 //! Server-sent events: a `snapshot` event at once, then one every period
 //! (about a second), each the JSON of [`Dashboard::snapshot`]. The stream
-//! ends when the ready server stops.
+//! ends at [`Dashboard::close_streams`], or when the ready server that
+//! serves it stops.
 
 use crate::board::Dashboard;
 use axum::extract::State;
@@ -17,7 +18,7 @@ pub(crate) async fn events(
     let mut ticks = interval_at(Instant::now(), board.inner.period);
     // A slow viewer gets the latest snapshot, not a backlog of old ones.
     ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
-    let closing = board.inner.closing.subscribe();
+    let closing = board.closing.subscribe();
     let state = (board, ticks, closing, 0u64);
     let stream = stream::unfold(state, |(board, mut ticks, mut closing, seq)| async move {
         if *closing.borrow() {

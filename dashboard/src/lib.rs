@@ -30,7 +30,10 @@
 //! # }
 //! ```
 //!
-//! The page is then at `http://127.0.0.1:8080/dashboard`.
+//! The page is then at `http://127.0.0.1:8080/dashboard`. An open page
+//! holds an event stream; for a graceful shutdown, call
+//! [`Dashboard::close_streams`] when it begins, or the shutdown waits for
+//! the page to close.
 //!
 //! ## Or run the ready server
 //!

@@ -4,6 +4,7 @@
 use crate::board::Dashboard;
 use std::io;
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -73,7 +74,13 @@ impl Dashboard {
             .enable_all()
             .build()?;
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let board = self.clone();
+        // Streams of its own: stopping this server ends them, and only
+        // them (not a router of the same dashboard mounted elsewhere, nor
+        // a server spawned later).
+        let board = Dashboard {
+            inner: Arc::clone(&self.inner),
+            closing: Arc::new(tokio::sync::watch::channel(false).0),
+        };
         let thread = std::thread::Builder::new()
             .name("dashboard".into())
             .spawn(move || {
@@ -84,13 +91,13 @@ impl Dashboard {
                     let app = board
                         .router()
                         .into_make_service_with_connect_info::<SocketAddr>();
-                    let closing = board.inner.closing.clone();
+                    let closing = Arc::clone(&board.closing);
                     let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
                         let _ = stopped.await;
                         // Event streams end, so their connections close.
                         closing.send_replace(true);
                     });
-                    let mut closed = board.inner.closing.subscribe();
+                    let mut closed = board.closing.subscribe();
                     tokio::select! {
                         _ = serve => {}
                         _ = async {
