@@ -23,7 +23,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 pub enum Outcome {
     /// The handler ran and its response was sent.
     Completed,
-    /// Its lane was full: `503 Service Unavailable` with `Retry-After`.
+    /// Its lane was full, or no worker thread could be started for it:
+    /// `503 Service Unavailable` with `Retry-After`.
     Shed,
     /// The executor was shutting down, or the registry no longer has it:
     /// `503` with `Retry-After`.
@@ -31,7 +32,8 @@ pub enum Outcome {
     /// It waited in its lane past the layer's `ttl` and never ran:
     /// `504 Gateway Timeout`.
     Expired,
-    /// The handler panicked (the worker lives on): `500`.
+    /// The handler panicked (the worker lives on), or the layer's
+    /// [`classify`](crate::PriorityLayer::classify) closure did: `500`.
     Panicked,
     /// The priority it was given has no lane: `500`, a configuration
     /// mistake (a classifier returning a priority the executor lacks).
@@ -44,8 +46,9 @@ pub enum Outcome {
     /// Its body was longer than the layer's limit: `413 Payload Too Large`.
     TooLarge,
     /// The client went away (the response future was dropped) before the
-    /// answer was ready. A job already queued still runs; its response is
-    /// dropped.
+    /// answer was ready. A job not yet started is cancelled and never runs
+    /// (it keeps its place in its lane until a worker passes over it); one
+    /// already running finishes, and its response is dropped.
     Abandoned,
 }
 

@@ -2,10 +2,11 @@
 //! registry's), how they get a priority, and the limits that apply.
 
 use crate::counts::{Counters, Counts};
-use crate::headers_to_message;
 use crate::refused::{Refused, RefusedHook};
+use crate::{drop_quietly, headers_to_message};
 use priority_executor::{Executor, Priority, Registry};
 use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -61,7 +62,9 @@ pub(crate) enum Target {
 /// `HandleErrorLayer` (the visa example of this package runs such a stack).
 /// A layer above that drops the response future, as a time-out does,
 /// cancels the request's job if it still waits in its lane: it never runs
-/// and is counted `abandoned`.
+/// and is counted `abandoned` (its place in the lane is freed when a
+/// worker reaches it and passes over it, so it counts against a bounded
+/// lane's capacity until then).
 ///
 /// `poll_ready` is always ready: a request's lane is known only from its
 /// head, so room cannot be awaited before the request is there. A full
@@ -243,6 +246,12 @@ impl PriorityLayer {
     /// answered `504 Gateway Timeout`. Default: no limit; a `ttl` too long
     /// for the clock to reach (`Duration::MAX`) is no limit either.
     ///
+    /// The deadline is checked when a worker reaches the request: while
+    /// every worker is busy (or its lane is paused) the `504` comes when
+    /// one does, not at the deadline. For a hard limit on how long a
+    /// client waits, put tower's `TimeoutLayer` above this layer: its
+    /// time-out drops the response future, which cancels the waiting job.
+    ///
     /// # Examples
     ///
     /// See [`PriorityLayer`].
@@ -347,17 +356,34 @@ impl PriorityLayer {
     }
 
     /// The priority of a request with this head.
-    pub(crate) fn priority_of(&self, head: &http::request::Parts) -> Option<Priority> {
+    pub(crate) fn priority_of(&self, head: &http::request::Parts) -> Route {
         if let Some(classify) = &self.classify {
-            return Some(classify(head));
+            // The application's code: a panic is the request's answer
+            // (`500`), not an unwind through the server's connection.
+            return match catch_unwind(AssertUnwindSafe(|| classify(head))) {
+                Ok(priority) => Route::To(priority),
+                Err(payload) => {
+                    drop_quietly(payload);
+                    Route::ClassifierPanicked
+                }
+            };
         }
         match &self.target {
-            Target::One { lowest, .. } => Some(*lowest),
-            Target::Registry { executors, name } => {
-                executors.priority_for(name, &headers_to_message(&head.headers))
-            }
+            Target::One { lowest, .. } => Route::To(*lowest),
+            Target::Registry { executors, name } => executors
+                .priority_for(name, &headers_to_message(&head.headers))
+                .map_or(Route::Gone, Route::To),
         }
     }
+}
+
+/// Where a request goes, from its head.
+pub(crate) enum Route {
+    To(Priority),
+    /// The registry no longer has the executor.
+    Gone,
+    /// The [`classify`](PriorityLayer::classify) closure panicked.
+    ClassifierPanicked,
 }
 
 impl fmt::Debug for PriorityLayer {

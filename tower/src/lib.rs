@@ -100,3 +100,11 @@ pub fn headers_to_message(headers: &HeaderMap) -> Message {
     }
     message
 }
+
+/// Drops a panic's payload, whose own destructor may panic too (that
+/// second payload is forgotten).
+pub(crate) fn drop_quietly(payload: Box<dyn std::any::Any + Send>) {
+    if let Err(again) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(payload))) {
+        std::mem::forget(again);
+    }
+}

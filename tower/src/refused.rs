@@ -103,7 +103,8 @@ fn run(hook: &RefusedFn, counters: &Counters, rx: Receiver<Refused>) {
     for refused in rx {
         // The hook only gets the request: no state of the layer is seen
         // half-updated if it panics.
-        if catch_unwind(AssertUnwindSafe(|| hook(refused))).is_err() {
+        if let Err(payload) = catch_unwind(AssertUnwindSafe(|| hook(refused))) {
+            crate::drop_quietly(payload);
             counters.hook_panicked();
         }
     }

@@ -4,7 +4,7 @@
 use crate::BlockingHandler;
 use crate::counts::{InFlight, Outcome};
 use crate::handler::{self, Queued};
-use crate::layer::{PriorityLayer, Target};
+use crate::layer::{PriorityLayer, Route, Target};
 use crate::refused::Refused;
 use bytes::Bytes;
 use http::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
@@ -124,9 +124,9 @@ where
             .ttl
             .map_or(JobOptions::new(), |ttl| JobOptions::new().ttl(ttl));
         let (head, body) = request.into_parts();
-        let priority = layer.priority_of(&head);
+        let route = layer.priority_of(&head);
         Box::pin(async move {
-            let (outcome, response) = serve(&layer, handler, priority, head, body, options).await;
+            let (outcome, response) = serve(&layer, handler, route, head, body, options).await;
             in_flight.settle(outcome);
             Ok(response)
         })
@@ -137,7 +137,7 @@ where
 async fn serve<H, B>(
     layer: &PriorityLayer,
     handler: Arc<H>,
-    priority: Option<Priority>,
+    route: Route,
     head: http::request::Parts,
     body: B,
     options: JobOptions,
@@ -159,14 +159,26 @@ where
         Err(err) => return answer(layer, Outcome::BadBody, format!("reading the body: {err}")),
     };
     let request = Request::from_parts(head, body);
-    let Some(priority) = priority else {
-        return refused(
-            layer,
-            request,
-            Priority(0),
-            Outcome::ShutDown,
-            "the executor is gone",
-        );
+    let priority = match route {
+        Route::To(priority) => priority,
+        Route::Gone => {
+            return refused(
+                layer,
+                request,
+                Priority(0),
+                Outcome::ShutDown,
+                "the executor is gone",
+            );
+        }
+        // Not handed to the refused hook: its priority is unknown, and the
+        // request would fail the same way again.
+        Route::ClassifierPanicked => {
+            return answer(
+                layer,
+                Outcome::Panicked,
+                "the request's classifier panicked".to_owned(),
+            );
+        }
     };
     let queued: Queued<H> = Box::new((handler, request));
     let job = match enqueue(layer, priority, queued, options) {
@@ -175,6 +187,11 @@ where
             let (outcome, text) = match &err {
                 EnqueueError::Full { .. } => (Outcome::Shed, err.to_string()),
                 EnqueueError::UnknownPriority { .. } => (Outcome::Misrouted, err.to_string()),
+                // The operating system's reason stays on the server.
+                EnqueueError::NoThread { .. } => (
+                    Outcome::Shed,
+                    "no worker thread could be started for it".to_owned(),
+                ),
                 _ => (Outcome::ShutDown, err.to_string()),
             };
             let (_, request) = *err.into_inner();
@@ -271,8 +288,9 @@ fn answer(
 }
 
 /// A queued request's job, cancelled if dropped before it finished (the
-/// response future was dropped): one not yet started never runs, and its
-/// worker is free for the requests still waited for.
+/// response future was dropped): one not yet started never runs, though
+/// it keeps its place in its lane until a worker reaches it and passes
+/// over it.
 struct CancelOnDrop<T>(Option<JobHandle<T>>);
 
 impl<T> Future for CancelOnDrop<T> {

@@ -192,3 +192,74 @@ async fn refusals_past_the_hooks_backlog_are_answered_and_counted_dropped() {
     assert_eq!(handed[0], "held");
     assert_eq!(handed[REFUSED_BACKLOG], format!("{}", REFUSED_BACKLOG - 1));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_classifier_answers_500_and_the_next_request_is_served() {
+    let exec = one_worker(8);
+    let layer = PriorityLayer::new(exec.clone()).classify(|head| {
+        if head.headers.contains_key("x-odd") {
+            panic!("the classifier met a header it did not expect");
+        }
+        Priority(1)
+    });
+    let server = Server::start(app(&layer, Gate::default())).await;
+    let http = Http::new();
+
+    let odd = tokio::time::timeout(
+        WATCHDOG,
+        http.post(server.addr, "/visa", &[("x-odd", "1")], "odd"),
+    )
+    .await
+    .expect("the server answers");
+    assert_eq!(
+        (odd.status, odd.body.as_str()),
+        (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the request's classifier panicked"
+        )
+    );
+    let next = http.post(server.addr, "/visa", &[], "good").await;
+    assert_eq!((next.status, next.body.as_str()), (StatusCode::OK, "good"));
+    let counts = layer.counts();
+    assert_eq!(
+        (counts.panicked, counts.completed, counts.abandoned),
+        (1, 1, 0)
+    );
+    server
+        .begin_shutdown()
+        .await
+        .expect("joined")
+        .expect("served");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_no_worker_can_start_for_is_shed_without_the_systems_reason() {
+    // No core thread; no thread of this stack size can start at all.
+    let exec = priority_executor::Executor::builder()
+        .core_threads(0)
+        .stack_size(1 << 46)
+        .lane(Priority(1), priority_executor::Capacity::Unbounded)
+        .build()
+        .expect("a valid executor");
+    let layer = PriorityLayer::new(exec.clone());
+    let server = Server::start(app(&layer, Gate::default())).await;
+    let http = Http::new();
+
+    let answer = tokio::time::timeout(WATCHDOG, http.post(server.addr, "/visa", &[], "x"))
+        .await
+        .expect("the server answers");
+    assert_eq!(
+        (answer.status, answer.body.as_str()),
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "no worker thread could be started for it"
+        )
+    );
+    let counts = layer.counts();
+    assert_eq!((counts.shed, counts.shut_down), (1, 0));
+    server
+        .begin_shutdown()
+        .await
+        .expect("joined")
+        .expect("served");
+}
