@@ -235,6 +235,17 @@ impl Session {
         if !self.channel.status().connected() {
             return Err(format!("channel closed ({:?})", self.channel.status()));
         }
+        // Dead letters and retries go out on it: closed (the broker closes
+        // a channel that published to a missing exchange), every copy
+        // would fail from then on; a new session opens a new one.
+        if let Some(publishing) = &self.publishing
+            && !publishing.status().connected()
+        {
+            return Err(format!(
+                "the channel for dead letters and retries closed ({:?})",
+                publishing.status()
+            ));
+        }
         Ok(())
     }
 

@@ -121,7 +121,7 @@ impl State {
                 .collect::<std::collections::BTreeMap<_, _>>(),
         );
         headers.insert(REASON_HEADER.into(), long_string(reason));
-        headers.insert(ERROR_HEADER.into(), long_string(error));
+        headers.insert(ERROR_HEADER.into(), long_string(&cut(error, ERROR_MAX)));
         headers.insert(
             ATTEMPTS_HEADER.into(),
             AMQPValue::LongLongInt(i64::from(item.attempts)),
@@ -158,21 +158,38 @@ impl State {
         let received = item.received.clone();
         let tx = self.tx.clone();
         tokio::spawn(async move {
+            let target = format!(
+                "exchange {:?}, routing key {:?}",
+                exchange.as_str(),
+                routing_key.as_str()
+            );
             let publish = async {
                 let confirm = channel
                     .basic_publish(
                         exchange,
                         routing_key,
-                        BasicPublishOptions::default(),
+                        // A copy no queue takes comes back, rather than
+                        // being confirmed and lost with the original.
+                        BasicPublishOptions {
+                            mandatory: true,
+                            ..BasicPublishOptions::default()
+                        },
                         &received.body,
                         properties,
                     )
                     .await?;
                 confirm.await
             };
-            let result = match within(OPERATION_TIMEOUT, "publishing a copy", publish).await {
-                Ok(c) if c.is_ack() => Ok(()),
-                Ok(_) => Err("the broker nacked the copy".to_owned()),
+            let operation = format!("publishing a copy to {target}");
+            let result = match within(OPERATION_TIMEOUT, &operation, publish).await {
+                Ok(c) if c.is_nack() => Err(format!("the broker nacked the copy sent to {target}")),
+                Ok(c) => match c.take_message() {
+                    None => Ok(()),
+                    Some(returned) => Err(format!(
+                        "no queue took the copy sent to {target} ({} {}): bind a queue to it",
+                        returned.reply_code, returned.reply_text
+                    )),
+                },
                 Err(e) => Err(e),
             };
             let _ = tx.send(done(tag, result));
@@ -238,4 +255,38 @@ impl State {
 
 fn long_string(s: &str) -> AMQPValue {
     AMQPValue::LongString(LongString::from(s.as_bytes().to_vec()))
+}
+
+/// The most bytes of an error a dead letter carries in [`ERROR_HEADER`]:
+/// a header past the broker's frame size would close the connection, and
+/// the delivery would fail the same way on every reconnect.
+pub(crate) const ERROR_MAX: usize = 4096;
+
+/// `text` cut to at most `max` bytes, at a character boundary, with `…`
+/// saying it was.
+fn cut(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if text.len() <= max {
+        return text.into();
+    }
+    let mark = "…";
+    let mut end = max.saturating_sub(mark.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{mark}", &text[..end]).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cut;
+
+    #[test]
+    fn a_long_error_is_cut_at_a_character_boundary() {
+        assert_eq!(cut("short", 10), "short");
+        let long = "é".repeat(3000); // 6000 bytes
+        let kept = cut(&long, 4096);
+        assert!(kept.len() <= 4096, "{}", kept.len());
+        assert!(kept.ends_with('…'));
+        assert!(kept.trim_end_matches('…').chars().all(|c| c == 'é'));
+    }
 }

@@ -170,3 +170,83 @@ fn a_job_not_started_in_time_is_dead_lettered_as_expired() {
         publisher.delete_queue(name).expect("delete");
     }
 }
+
+/// A dead-letter exchange with no queue bound takes no copy: the message is
+/// not acked as if dead-lettered (it would be lost), but requeued, with an
+/// event naming the exchange, until a queue is there to take it.
+#[test]
+fn a_dead_letter_no_queue_takes_is_requeued_not_lost() {
+    use priority_executor_amqp::Event;
+
+    let publisher: Publisher = crate::broker_or_skip!();
+    let queue = unique("dl-unbound");
+    let dlx = format!("{queue}.dlx");
+    // The exchange is declared; no queue is bound to it.
+    let config = ConsumerConfig::new(&queue)
+        .prefetch(1)
+        .dead_letter_exchange(&dlx);
+    publisher.declare(&config).expect("declare");
+    publisher
+        .publish_all([Outgoing::to_queue(&queue, "bad").message_id("bad")])
+        .expect("publish");
+
+    let failures: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen = failures.clone();
+    let bridge = Bridge::builder(crate::common::uri(), executor(1))
+        .on_event(move |event| {
+            if let Event::DeadLetterFailed { error, .. } = event {
+                seen.lock().unwrap().push(error.clone());
+            }
+        })
+        .consume(config, |_| Err(Failure::reject("never valid")))
+        .start()
+        .expect("start");
+    wait_until(Duration::from_secs(30), "two failed dead letters", || {
+        failures.lock().unwrap().len() >= 2
+    });
+    let m = bridge.stop().remove(0);
+    assert_eq!((m.acked, m.dead_lettered), (0, 0), "{m:?}");
+    let error = failures.lock().unwrap()[0].clone();
+    assert!(
+        error.contains("no queue took") && error.contains(&dlx),
+        "the event names the exchange: {error}"
+    );
+    assert_eq!(
+        publisher.queue_len(&queue).expect("len"),
+        1,
+        "the message is back in its queue"
+    );
+    publisher.delete_queue(&queue).expect("delete");
+}
+
+/// An error longer than a frame is cut in the dead letter's header: the
+/// letter gets through, and the connection stays up.
+#[test]
+fn a_very_long_error_is_cut_in_the_dead_letter() {
+    let publisher: Publisher = crate::broker_or_skip!();
+    let queue = unique("dl-long");
+    let dlq = format!("{queue}.dead");
+    let config = ConsumerConfig::new(&queue)
+        .prefetch(1)
+        .dead_letter_exchange(format!("{queue}.dlx"))
+        .dead_letter_queue(&dlq);
+    publisher.declare(&config).expect("declare");
+    publisher
+        .publish_all([Outgoing::to_queue(&queue, "long").message_id("long")])
+        .expect("publish");
+    let bridge = Bridge::builder(crate::common::uri(), executor(1))
+        .consume(config, |_| Err(Failure::reject("x".repeat(300_000))))
+        .start()
+        .expect("start");
+    wait_until(Duration::from_secs(30), "the dead letter", || {
+        bridge.metrics()[0].dead_lettered == 1
+    });
+    let m = bridge.stop().remove(0);
+    assert_eq!(m.dead_lettered, 1, "{m:?}");
+    let letters = read_dead_letters(&dlq, 1);
+    let error = &letters["long"][headers::ERROR];
+    assert!(error.len() <= 4096 && error.starts_with("xxx"), "{}", error.len());
+    for name in [&queue, &dlq] {
+        publisher.delete_queue(name).expect("delete");
+    }
+}
