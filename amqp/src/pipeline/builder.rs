@@ -131,7 +131,9 @@ where
     }
 
     /// A failed perform of an inbox message runs again up to `n` times
-    /// before the message is dead-lettered. Default 0.
+    /// before the message is dead-lettered. Default 0. The retries wait in
+    /// this process, the message in hand (not in a retry queue of the
+    /// broker), so a drain marker behind it passes only after them.
     pub fn retries(mut self, n: u32) -> Self {
         self.retries = n;
         self

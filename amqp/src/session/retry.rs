@@ -25,12 +25,18 @@ pub(crate) fn retry_queue(queue: &str, delay: Duration) -> String {
 impl State {
     /// Sends the delivery's next attempt through the retry queue of
     /// `delay`; the original is acked once the broker has the copy
-    /// ([`Msg::Retried`]). Without a publishing channel it waits in
-    /// hand instead.
+    /// ([`Msg::Retried`]). Without a publishing channel, or in a pipeline
+    /// stage's inbox, it waits in hand instead.
     pub(super) async fn retry(&mut self, tag: u64, delay: Duration) -> Step {
-        let Some(channel) = self.publishing.clone() else {
-            self.retry_in_hand(tag, delay);
-            return Ok(());
+        // A pipeline stage's inbox retries in hand: a copy waiting in the
+        // broker is out of hand, and the drain marker behind it would pass
+        // before its retry ran.
+        let channel = match &self.publishing {
+            Some(channel) if self.ctx.drain.is_none() => channel.clone(),
+            _ => {
+                self.retry_in_hand(tag, delay);
+                return Ok(());
+            }
         };
         let Some(item) = self.in_hand.get(&tag) else {
             return Ok(());

@@ -245,7 +245,11 @@ fn a_very_long_error_is_cut_in_the_dead_letter() {
     assert_eq!(m.dead_lettered, 1, "{m:?}");
     let letters = read_dead_letters(&dlq, 1);
     let error = &letters["long"][headers::ERROR];
-    assert!(error.len() <= 4096 && error.starts_with("xxx"), "{}", error.len());
+    assert!(
+        error.len() <= 4096 && error.starts_with("xxx"),
+        "{}",
+        error.len()
+    );
     for name in [&queue, &dlq] {
         publisher.delete_queue(name).expect("delete");
     }

@@ -235,3 +235,69 @@ fn a_consumer_takes_one_marker_and_leaves_the_other_in_the_queue() {
         publisher.delete_queue(&name).expect("delete");
     }
 }
+
+/// A stage with retries: a message whose first attempt fails is retried
+/// before the drain marker behind it passes, so the drain still means
+/// "everything sent before it has been performed".
+#[test]
+fn the_drain_waits_for_a_retry_of_a_message_before_it() {
+    use priority_executor::actor::{Actor, ActorError, Outbox};
+    use priority_executor_amqp::StageProcess;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    struct Source;
+    impl Actor for Source {
+        type In = String;
+        type Out = String;
+        fn perform(&mut self, msg: String, out: &mut Outbox<'_, String>) -> Result<(), ActorError> {
+            out.send(msg)?;
+            Ok(())
+        }
+    }
+    struct Sink {
+        failed_once: Arc<AtomicBool>,
+        performed: Arc<Mutex<Vec<String>>>,
+    }
+    impl Actor for Sink {
+        type In = String;
+        type Out = String;
+        fn perform(&mut self, msg: String, _: &mut Outbox<'_, String>) -> Result<(), ActorError> {
+            if msg == "flaky" && !self.failed_once.swap(true, Ordering::SeqCst) {
+                return Err("the first attempt fails".into());
+            }
+            self.performed.lock().unwrap().push(msg);
+            Ok(())
+        }
+    }
+
+    let _publisher = crate::broker_or_skip!();
+    let queue = unique("kabuki-retry");
+    let failed_once = Arc::new(AtomicBool::new(false));
+    let performed: Arc<Mutex<Vec<String>>> = Arc::default();
+    let (f, p) = (failed_once.clone(), performed.clone());
+    let sink = StageProcess::builder(uri(), "sink", move |_| Sink {
+        failed_once: f.clone(),
+        performed: p.clone(),
+    })
+    .inbox(&queue)
+    .retries(2)
+    .start()
+    .expect("start the sink");
+    let source = StageProcess::builder(uri(), "source", |_| Source)
+        .outbox(&queue)
+        .start()
+        .expect("start the source");
+    for msg in ["a", "b", "flaky"] {
+        source.send(msg.to_owned()).expect("send");
+    }
+    source.drain().expect("the source drains");
+    sink.drain().expect("the sink drains");
+    assert!(
+        failed_once.load(Ordering::SeqCst),
+        "the first attempt failed"
+    );
+    let mut got = performed.lock().unwrap().clone();
+    got.sort();
+    assert_eq!(got, ["a", "b", "flaky"], "performed before the drain ended");
+}
