@@ -83,6 +83,10 @@ impl State {
                     "not started within start_within = {limit:?} (waited {waited:?} in lane {})",
                     item.received.lane
                 );
+                // The attempt counted when it was queued never ran.
+                if let Some(item) = self.in_hand.get_mut(&tag) {
+                    item.attempts = item.attempts.saturating_sub(1);
+                }
                 self.dead_letter(tag, "expired", &message).await
             }
             Err(JobError::Panicked { message }) => {

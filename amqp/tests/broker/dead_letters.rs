@@ -162,6 +162,7 @@ fn a_job_not_started_in_time_is_dead_lettered_as_expired() {
     let letters = read_dead_letters(&dlq, 1);
     let late = &letters["late"];
     assert_eq!(late[headers::REASON], "expired");
+    assert_eq!(late[headers::ATTEMPTS], "0", "no attempt ran");
     assert!(
         late[headers::ERROR].contains("start_within = 100ms"),
         "{late:?}"
