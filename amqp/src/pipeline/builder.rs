@@ -19,6 +19,7 @@ use priority_executor::{Capacity, Executor, Priority};
 use std::fmt;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 type Factory<A> = Box<dyn FnMut(usize) -> A + Send>;
 
@@ -67,7 +68,12 @@ pub struct StageProcessBuilder<A: Actor> {
     outbox: Option<String>,
     table: PriorityTable,
     retries: u32,
+    reports_within: Duration,
 }
+
+/// How long the holder of drain marker 0 waits for the other holders'
+/// reports, unless told otherwise.
+pub const DRAIN_REPORTS_WITHIN: Duration = Duration::from_secs(300);
 
 impl<A: Actor> StageProcess<A>
 where
@@ -94,6 +100,7 @@ where
             outbox: None,
             table: stage_priorities(),
             retries: 0,
+            reports_within: DRAIN_REPORTS_WITHIN,
         }
     }
 }
@@ -136,6 +143,17 @@ where
     /// broker), so a drain marker behind it passes only after them.
     pub fn retries(mut self, n: u32) -> Self {
         self.retries = n;
+        self
+    }
+
+    /// How long [`StageProcess::drain`], holding drain marker 0 of an inbox
+    /// several processes consume, waits for the other processes' reports
+    /// before it gives up with an error naming the missing ones (a process
+    /// that died with its marker, or before taking it). Default
+    /// [`DRAIN_REPORTS_WITHIN`], five minutes: a process reports once its
+    /// own stage has drained, so a stage with long performs needs more.
+    pub fn drain_reports_within(mut self, limit: Duration) -> Self {
+        self.reports_within = limit;
         self
     }
 
@@ -236,6 +254,7 @@ where
             inbox: self.inbox,
             outbox: self.outbox,
             faults,
+            reports_within: self.reports_within,
         })
     }
 }

@@ -47,7 +47,7 @@ mod remote;
 mod report;
 mod wire;
 
-pub use builder::StageProcessBuilder;
+pub use builder::{DRAIN_REPORTS_WITHIN, StageProcessBuilder};
 pub use process::StageProcess;
 pub use queues::stage_priorities;
 pub use report::DrainReport;

@@ -16,9 +16,9 @@ use priority_executor::actor::{Actor, Addr, SendError, Stage};
 use priority_executor::{Capacity, Executor, Priority};
 use std::collections::HashSet;
 use std::fmt;
-use std::sync::mpsc::{self, Receiver};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// A running stage process: see [`StageProcessBuilder`](crate::StageProcessBuilder).
 pub struct StageProcess<A: Actor> {
@@ -32,6 +32,8 @@ pub struct StageProcess<A: Actor> {
     pub(super) inbox: Option<String>,
     pub(super) outbox: Option<String>,
     pub(super) faults: Arc<Mutex<Vec<String>>>,
+    /// How long marker 0's holder waits for the others' reports.
+    pub(super) reports_within: Duration,
 }
 
 impl<A: Actor> StageProcess<A>
@@ -153,13 +155,34 @@ where
             )
             .start()?;
         let mut reported = HashSet::new();
+        let deadline = Instant::now() + self.reports_within;
+        let missing = |reported: &HashSet<u32>| -> Vec<u32> {
+            (0..marker.count)
+                .filter(|i| *i != marker.index && !reported.contains(i))
+                .collect()
+        };
         while (reported.len() as u32) < marker.count - 1 {
-            match rx.recv() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
                 Ok(index) if index != marker.index => {
                     reported.insert(index);
                 }
                 Ok(_) => {}
-                Err(_) => {
+                Err(RecvTimeoutError::Timeout) => {
+                    bridge.stop();
+                    return Err(BridgeError::Runtime(format!(
+                        "stage {}: drain {}: no report from the holders of markers {:?} of {} \
+                         on {} within {:?} (drain_reports_within): a process that died \
+                         with its marker, or never took it",
+                        self.name,
+                        marker.epoch,
+                        missing(&reported),
+                        marker.count,
+                        control_queue(inbox),
+                        self.reports_within
+                    )));
+                }
+                Err(RecvTimeoutError::Disconnected) => {
                     return Err(BridgeError::Runtime(format!(
                         "stage {}: the control queue's consumer ended",
                         self.name

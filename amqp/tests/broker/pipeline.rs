@@ -301,3 +301,53 @@ fn the_drain_waits_for_a_retry_of_a_message_before_it() {
     got.sort();
     assert_eq!(got, ["a", "b", "flaky"], "performed before the drain ended");
 }
+
+/// The holder of marker 0 of two gives up, naming the missing marker,
+/// when the other holder never reports (it died with its marker).
+#[test]
+fn a_drain_whose_other_marker_holder_never_reports_ends_with_an_error() {
+    use priority_executor::actor::{Actor, ActorError, Outbox};
+    use priority_executor_amqp::StageProcess;
+
+    struct Sink;
+    impl Actor for Sink {
+        type In = String;
+        type Out = String;
+        fn perform(&mut self, _: String, _: &mut Outbox<'_, String>) -> Result<(), ActorError> {
+            Ok(())
+        }
+    }
+
+    let publisher = crate::broker_or_skip!();
+    let queue = unique("kabuki-lost-marker");
+    let sink = StageProcess::builder(uri(), "sink", |_| Sink)
+        .inbox(&queue)
+        .drain_reports_within(Duration::from_millis(300))
+        .start()
+        .expect("start the sink");
+    // Marker 0 of 2, as an upstream stage with two consumers counted
+    // sends it; the holder of marker 1 is gone.
+    publisher
+        .publish(
+            &Outgoing::to_queue(&queue, Vec::new())
+                .priority(0)
+                .header("x-pe-drain", "lost-epoch")
+                .header("x-pe-drain-index", 0)
+                .header("x-pe-drain-count", 2),
+        )
+        .expect("publish the marker");
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(sink.drain());
+    });
+    let drained = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the drain ends");
+    let error = drained.expect_err("marker 1 never reported").to_string();
+    assert!(
+        error.contains("lost-epoch")
+            && error.contains("[1]")
+            && error.contains("drain_reports_within"),
+        "{error}"
+    );
+}
