@@ -221,30 +221,32 @@ impl BridgeBuilder {
             let (ready_tx, ready_rx) = oneshot::channel();
             let (done_tx, done_rx) = oneshot::channel();
             let stop = stop_rx.clone();
+            let queue = ctx.queue.to_string();
             handle.spawn(async move {
                 session::run(ctx, ready_tx, stop).await;
                 let _ = done_tx.send(());
             });
-            ready.push(ready_rx);
+            ready.push((queue, ready_rx));
             bridge.done.push(done_rx);
         }
         Ok((bridge, ready))
     }
 }
 
-/// A consumer task's word that it started, or why not.
-type Ready = oneshot::Receiver<Result<(), BridgeError>>;
+/// A consumer task's queue, and its word that it started or why not.
+type Ready = (String, oneshot::Receiver<Result<(), BridgeError>>);
 
 /// Waits until every consumer started; the first error otherwise (the
 /// caller drops the bridge, which stops the others).
 async fn all_ready(ready: Vec<Ready>) -> Result<(), BridgeError> {
-    for ready in ready {
+    for (queue, ready) in ready {
         match ready.await {
             Ok(result) => result?,
             Err(_) => {
-                return Err(BridgeError::Runtime(
-                    "a consumer task ended before it started".to_owned(),
-                ));
+                return Err(BridgeError::Runtime(format!(
+                    "the consumer of queue {queue:?} ended before it started \
+                     (its runtime shut down, or its task panicked)"
+                )));
             }
         }
     }

@@ -72,23 +72,31 @@ impl AsyncPublisher {
                 link: Mutex::new(None),
             }),
         };
-        publisher.run(|_| async { Ok(()) }).await?;
+        publisher
+            .run(|| "connecting".to_owned(), |_| async { Ok(()) })
+            .await?;
         Ok(publisher)
     }
 
-    /// Runs `f` with a connected confirm channel, opening one if needed.
-    async fn run<T, F, Fut>(&self, f: F) -> Result<T, BridgeError>
+    /// Runs `f` with a connected confirm channel, opening one if needed;
+    /// `what` names the operation in a time-out's error.
+    async fn run<T, F, Fut>(&self, what: impl FnOnce() -> String, f: F) -> Result<T, BridgeError>
     where
         F: FnOnce(Channel) -> Fut,
         Fut: Future<Output = Result<T, BridgeError>>,
     {
-        self.run_within(CALL_LIMIT, f).await
+        self.run_within(CALL_LIMIT, what, f).await
     }
 
     /// Runs `f` with a connected confirm channel for at most `limit`; past
     /// it the connection is dropped (and opened again by the next call),
     /// since a client whose I/O has stopped may never answer.
-    async fn run_within<T, F, Fut>(&self, limit: Duration, f: F) -> Result<T, BridgeError>
+    async fn run_within<T, F, Fut>(
+        &self,
+        limit: Duration,
+        what: impl FnOnce() -> String,
+        f: F,
+    ) -> Result<T, BridgeError>
     where
         F: FnOnce(Channel) -> Fut,
         Fut: Future<Output = Result<T, BridgeError>>,
@@ -112,7 +120,7 @@ impl AsyncPublisher {
             Err(_) => {
                 drop(inner.link.lock().await.take());
                 Err(BridgeError::Broker {
-                    operation: "publisher".to_owned(),
+                    operation: what(),
                     reason: format!("no answer from the broker within {limit:?}"),
                 })
             }
@@ -128,8 +136,11 @@ impl AsyncPublisher {
     /// [`BridgeError::QueueMismatch`] if the queue exists with other
     /// arguments; a connection error.
     pub async fn declare(&self, config: &ConsumerConfig) -> Result<(), BridgeError> {
-        self.run(|channel| async move { declare(config, &channel).await })
-            .await
+        self.run(
+            || format!("declaring queue {:?}", config.queue),
+            |channel| async move { declare(config, &channel).await },
+        )
+        .await
     }
 
     /// Publishes one message and waits for the broker's confirm.
@@ -139,10 +150,13 @@ impl AsyncPublisher {
     /// The broker nacked it, no queue took it (returned as unroutable), or
     /// the connection failed.
     pub async fn publish(&self, message: &Outgoing) -> Result<(), BridgeError> {
-        self.run(|channel| async move {
-            let confirm = send(&channel, message).await?;
-            settle(confirm, message).await
-        })
+        self.run(
+            || format!("publishing to {}", message.target()),
+            |channel| async move {
+                let confirm = send(&channel, message).await?;
+                settle(confirm, message).await
+            },
+        )
         .await
     }
 
@@ -161,16 +175,21 @@ impl AsyncPublisher {
     ) -> Result<usize, BridgeError> {
         let messages: Vec<Outgoing> = messages.into_iter().collect();
         let limit = CALL_LIMIT + Duration::from_millis(messages.len() as u64);
-        self.run_within(limit, |channel| async move {
-            let mut confirms = Vec::with_capacity(messages.len());
-            for message in &messages {
-                confirms.push(send(&channel, message).await?);
-            }
-            for (confirm, message) in confirms.into_iter().zip(&messages) {
-                settle(confirm, message).await?;
-            }
-            Ok(messages.len())
-        })
+        let count = messages.len();
+        self.run_within(
+            limit,
+            || format!("publishing {count} messages"),
+            |channel| async move {
+                let mut confirms = Vec::with_capacity(messages.len());
+                for message in &messages {
+                    confirms.push(send(&channel, message).await?);
+                }
+                for (confirm, message) in confirms.into_iter().zip(&messages) {
+                    settle(confirm, message).await?;
+                }
+                Ok(messages.len())
+            },
+        )
         .await
     }
 
@@ -204,12 +223,15 @@ impl AsyncPublisher {
         what: &'static str,
         read: fn(&lapin::Queue) -> u32,
     ) -> Result<u32, BridgeError> {
-        self.run(|channel| async move {
-            passive(&channel, queue)
-                .await
-                .map(|q| read(&q))
-                .map_err(|e| broker_error(format!("queue {queue:?}: {what}"), e))
-        })
+        self.run(
+            || format!("queue {queue:?}: {what}"),
+            |channel| async move {
+                passive(&channel, queue)
+                    .await
+                    .map(|q| read(&q))
+                    .map_err(|e| broker_error(format!("queue {queue:?}: {what}"), e))
+            },
+        )
         .await
     }
 
@@ -219,12 +241,15 @@ impl AsyncPublisher {
     ///
     /// The queue does not exist, or the connection failed.
     pub async fn purge(&self, queue: &str) -> Result<u32, BridgeError> {
-        self.run(|channel| async move {
-            channel
-                .queue_purge(queue.into(), QueuePurgeOptions::default())
-                .await
-                .map_err(|e| broker_error(format!("queue {queue:?}: purging"), e))
-        })
+        self.run(
+            || format!("purging queue {queue:?}"),
+            |channel| async move {
+                channel
+                    .queue_purge(queue.into(), QueuePurgeOptions::default())
+                    .await
+                    .map_err(|e| broker_error(format!("queue {queue:?}: purging"), e))
+            },
+        )
         .await
     }
 
@@ -234,13 +259,16 @@ impl AsyncPublisher {
     ///
     /// The connection failed.
     pub async fn delete_queue(&self, queue: &str) -> Result<(), BridgeError> {
-        self.run(|channel| async move {
-            channel
-                .queue_delete(queue.into(), QueueDeleteOptions::default())
-                .await
-                .map(|_| ())
-                .map_err(|e| broker_error(format!("queue {queue:?}: deleting"), e))
-        })
+        self.run(
+            || format!("deleting queue {queue:?}"),
+            |channel| async move {
+                channel
+                    .queue_delete(queue.into(), QueueDeleteOptions::default())
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| broker_error(format!("queue {queue:?}: deleting"), e))
+            },
+        )
         .await
     }
 
