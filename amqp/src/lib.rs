@@ -36,7 +36,8 @@
 //!   `Ok`, or after its dead letter was confirmed by the broker. A process
 //!   that dies, or a connection that drops, leaves its unacked messages to
 //!   the broker, which delivers them again (a message whose handler had
-//!   finished but whose ack was not sent runs twice).
+//!   finished but whose ack was not sent runs twice; so may one whose
+//!   dead letter or retry copy was published but not confirmed in time).
 //! - Never an ack for an unfinished job: the ack is sent by the task that
 //!   awaited the job's handle.
 //! - Nothing is dropped: an unmapped broker priority runs in the unmapped
