@@ -39,7 +39,9 @@ pub enum Outcome {
     /// mistake (a classifier returning a priority the executor lacks).
     Misrouted,
     /// Queued, then handed back by `shutdown_now` and dropped unrun:
-    /// `503` with `Retry-After`.
+    /// `503` with `Retry-After`. The answer goes out when the jobs
+    /// `shutdown_now` returned are dropped: an application that keeps them
+    /// (to run them elsewhere) holds these requests open until then.
     Cancelled,
     /// Its body could not be read: `400 Bad Request`.
     BadBody,
