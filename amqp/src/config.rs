@@ -153,7 +153,7 @@ impl ConsumerConfig {
     ///
     /// A copy the exchange routes to no queue (nothing bound: see
     /// [`dead_letter_queue`](Self::dead_letter_queue)) is not taken for
-    /// delivered: the original is requeued, with an
+    /// delivered: the original is requeued a second later, with an
     /// [`Event::DeadLetterFailed`](crate::Event::DeadLetterFailed) naming
     /// the exchange, and its handler runs again when it comes back. The
     /// error in the letter's `x-pe-error` is cut to 4 KiB.

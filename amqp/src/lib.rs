@@ -92,9 +92,7 @@ pub use error::BridgeError;
 pub use liveness::{DEFAULT_CONNECTION_TIMEOUT, DEFAULT_HEARTBEAT};
 pub use metrics::{ConsumerMetrics, Event};
 pub use outgoing::Outgoing;
-pub use pipeline::{
-    DRAIN_REPORTS_WITHIN, DrainReport, StageProcess, StageProcessBuilder, Wire, stage_priorities,
-};
+pub use pipeline::{DrainReport, StageProcess, StageProcessBuilder, Wire, stage_priorities};
 pub use publisher::{AsyncPublisher, Publisher, PublisherBuilder};
 pub use table::PriorityTable;
 

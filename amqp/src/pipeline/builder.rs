@@ -68,12 +68,8 @@ pub struct StageProcessBuilder<A: Actor> {
     outbox: Option<String>,
     table: PriorityTable,
     retries: u32,
-    reports_within: Duration,
+    reports_within: Option<Duration>,
 }
-
-/// How long the holder of drain marker 0 waits for the other holders'
-/// reports, unless told otherwise.
-pub const DRAIN_REPORTS_WITHIN: Duration = Duration::from_secs(300);
 
 impl<A: Actor> StageProcess<A>
 where
@@ -100,7 +96,7 @@ where
             outbox: None,
             table: stage_priorities(),
             retries: 0,
-            reports_within: DRAIN_REPORTS_WITHIN,
+            reports_within: None,
         }
     }
 }
@@ -147,13 +143,39 @@ where
     }
 
     /// How long [`StageProcess::drain`], holding drain marker 0 of an inbox
-    /// several processes consume, waits for the other processes' reports
-    /// before it gives up with an error naming the missing ones (a process
-    /// that died with its marker, or before taking it). Default
-    /// [`DRAIN_REPORTS_WITHIN`], five minutes: a process reports once its
-    /// own stage has drained, so a stage with long performs needs more.
+    /// several processes consume, waits for the other processes' reports.
+    /// Past it, it sends the markers downstream all the same (so the
+    /// stages after it drain and exit) and returns an error naming the
+    /// missing reports: a process that died with its marker, or before it
+    /// took one, whose messages wait in the inbox for the next run. By
+    /// default it waits as long as it takes: a process reports once its
+    /// own stage has drained, which with long performs takes long.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # use priority_executor::actor::{Actor, ActorError, Outbox};
+    /// # struct Index;
+    /// # impl Actor for Index {
+    /// #     type In = String;
+    /// #     type Out = String;
+    /// #     fn perform(&mut self, d: String, o: &mut Outbox<'_, String>) -> Result<(), ActorError> {
+    /// #         o.send(d)?;
+    /// #         Ok(())
+    /// #     }
+    /// # }
+    /// use priority_executor_amqp::StageProcess;
+    /// use std::time::Duration;
+    ///
+    /// let stage = StageProcess::builder("amqp://guest:guest@127.0.0.1:5672/%2f", "index", |_| Index)
+    ///     .inbox("index")
+    ///     .outbox("write")
+    ///     .drain_reports_within(Duration::from_secs(600))
+    ///     .start()?;
+    /// # Ok::<(), priority_executor_amqp::BridgeError>(())
+    /// ```
     pub fn drain_reports_within(mut self, limit: Duration) -> Self {
-        self.reports_within = limit;
+        self.reports_within = Some(limit);
         self
     }
 

@@ -25,7 +25,10 @@
 //!    process, and its outputs are in the outbox: it sends markers
 //!    downstream as in step 1.
 //!
-//! No step waits for a fixed time. Every process of a stage must be
+//! No step waits for a fixed time, unless the holder of marker 0 is given
+//! a limit for the reports
+//! ([`drain_reports_within`](StageProcessBuilder::drain_reports_within)).
+//! Every process of a stage must be
 //! consuming when the markers for its queue are counted (start the
 //! downstream processes first, as Kabuki's script did); a process that
 //! joins later gets no marker.
@@ -47,7 +50,7 @@ mod remote;
 mod report;
 mod wire;
 
-pub use builder::{DRAIN_REPORTS_WITHIN, StageProcessBuilder};
+pub use builder::StageProcessBuilder;
 pub use process::StageProcess;
 pub use queues::stage_priorities;
 pub use report::DrainReport;

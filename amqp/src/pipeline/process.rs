@@ -32,8 +32,9 @@ pub struct StageProcess<A: Actor> {
     pub(super) inbox: Option<String>,
     pub(super) outbox: Option<String>,
     pub(super) faults: Arc<Mutex<Vec<String>>>,
-    /// How long marker 0's holder waits for the others' reports.
-    pub(super) reports_within: Duration,
+    /// How long marker 0's holder waits for the others' reports, if not
+    /// for ever.
+    pub(super) reports_within: Option<Duration>,
 }
 
 impl<A: Actor> StageProcess<A>
@@ -65,7 +66,10 @@ where
     /// # Errors
     ///
     /// A broker error while reporting or forwarding; the inbox consumer
-    /// stopping without a marker (the bridge's runtime failed).
+    /// stopping without a marker (the bridge's runtime failed); the other
+    /// processes' reports not all in within
+    /// [`drain_reports_within`](crate::StageProcessBuilder::drain_reports_within)
+    /// (the markers were sent downstream all the same).
     pub fn drain(mut self) -> Result<DrainReport, BridgeError> {
         let marker = match self.drained.take() {
             Some(rx) => rx.recv().map_err(|_| {
@@ -86,11 +90,19 @@ where
             None => return Err(BridgeError::Runtime("drained twice".to_owned())),
         };
         let mut forwarded = 0;
+        let mut missing = None;
         if marker.index == 0 {
             if marker.count > 1
                 && let Some(inbox) = &self.inbox
             {
-                self.await_reports(inbox, &marker)?;
+                // Reports missing past the limit: the markers still go
+                // downstream, so the stages after this one drain too.
+                if let Err(error) = self.await_reports(inbox, &marker) {
+                    if self.reports_within.is_none() {
+                        return Err(error);
+                    }
+                    missing = Some(error);
+                }
             }
             if let Some(outbox) = &self.outbox {
                 let count = self.publisher.consumer_count(outbox)?.max(1);
@@ -110,6 +122,9 @@ where
                     .header(EPOCH_HEADER, &marker.epoch)
                     .header(INDEX_HEADER, marker.index),
             )?;
+        }
+        if let Some(error) = missing {
+            return Err(error);
         }
         let faults = self
             .faults
@@ -155,15 +170,20 @@ where
             )
             .start()?;
         let mut reported = HashSet::new();
-        let deadline = Instant::now() + self.reports_within;
+        let deadline = self.reports_within.map(|limit| Instant::now() + limit);
         let missing = |reported: &HashSet<u32>| -> Vec<u32> {
             (0..marker.count)
                 .filter(|i| *i != marker.index && !reported.contains(i))
                 .collect()
         };
         while (reported.len() as u32) < marker.count - 1 {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(left) {
+            let received = match deadline {
+                Some(deadline) => {
+                    rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                }
+                None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            };
+            match received {
                 Ok(index) if index != marker.index => {
                     reported.insert(index);
                 }
@@ -173,13 +193,13 @@ where
                     return Err(BridgeError::Runtime(format!(
                         "stage {}: drain {}: no report from the holders of markers {:?} of {} \
                          on {} within {:?} (drain_reports_within): a process that died \
-                         with its marker, or never took it",
+                         with its marker, or never took it; the markers went downstream",
                         self.name,
                         marker.epoch,
                         missing(&reported),
                         marker.count,
                         control_queue(inbox),
-                        self.reports_within
+                        self.reports_within.unwrap_or_default()
                     )));
                 }
                 Err(RecvTimeoutError::Disconnected) => {

@@ -115,6 +115,7 @@ impl Session {
             waiting: Waiting::new(ctx.executor.clone()),
             alive: self.alive.clone(),
             publishing: self.publishing.clone(),
+            one_copy: Arc::default(),
             retry_queues: HashSet::new(),
             executor_down: false,
             status: self.connection.status().clone(),

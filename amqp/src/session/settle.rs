@@ -19,6 +19,10 @@ pub(crate) const ERROR_HEADER: &str = "x-pe-error";
 pub(crate) const ATTEMPTS_HEADER: &str = "x-pe-attempts";
 pub(crate) const QUEUE_HEADER: &str = "x-pe-queue";
 
+/// How long a delivery whose dead letter failed stays in hand before it is
+/// requeued.
+const DEAD_LETTER_PAUSE: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl State {
     pub(super) async fn on_msg(&mut self, msg: Msg) -> Step {
         match msg {
@@ -47,9 +51,18 @@ impl State {
                         queue: self.ctx.queue.to_string(),
                         error,
                     });
-                    self.requeue(tag).await
+                    // Requeued after a pause, not at once: a dead letter
+                    // that fails again (an exchange routing to no queue)
+                    // would otherwise run its handler in a tight loop.
+                    let tx = self.tx.clone();
+                    tokio::spawn(async move {
+                        tokio::time::sleep(DEAD_LETTER_PAUSE).await;
+                        let _ = tx.send(Msg::RequeueDue { tag });
+                    });
+                    Ok(())
                 }
             },
+            Msg::RequeueDue { tag } => self.requeue(tag).await,
         }
     }
 
@@ -161,7 +174,9 @@ impl State {
         };
         let received = item.received.clone();
         let tx = self.tx.clone();
+        let one_copy = self.one_copy.clone();
         tokio::spawn(async move {
+            let _one = one_copy.lock().await;
             let target = format!(
                 "exchange {:?}, routing key {:?}",
                 exchange.as_str(),

@@ -29,6 +29,11 @@ pub(super) struct State {
     pub(super) alive: Arc<AtomicBool>,
     /// The confirm channel for dead letters and retries.
     pub(super) publishing: Option<Channel>,
+    /// Held by a copy from its publish to its confirm: one copy at a time
+    /// on `publishing`, so a copy that comes back unroutable is known for
+    /// the one it is (the client hands a returned message to whichever
+    /// confirm it resolves next).
+    pub(super) one_copy: Arc<tokio::sync::Mutex<()>>,
     /// The retry queues declared in this session.
     pub(super) retry_queues: HashSet<String>,
     pub(super) executor_down: bool,

@@ -43,6 +43,10 @@ pub(super) enum Msg {
         tag: u64,
         result: Result<(), String>,
     },
+    /// A delivery whose dead letter failed is given back to the broker now.
+    RequeueDue {
+        tag: u64,
+    },
 }
 
 /// A delivery in hand: not yet acked, nacked or dead-lettered.

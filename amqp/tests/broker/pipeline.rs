@@ -271,7 +271,7 @@ fn the_drain_waits_for_a_retry_of_a_message_before_it() {
         }
     }
 
-    let _publisher = crate::broker_or_skip!();
+    let publisher = crate::broker_or_skip!();
     let queue = unique("kabuki-retry");
     let failed_once = Arc::new(AtomicBool::new(false));
     let performed: Arc<Mutex<Vec<String>>> = Arc::default();
@@ -300,10 +300,18 @@ fn the_drain_waits_for_a_retry_of_a_message_before_it() {
     let mut got = performed.lock().unwrap().clone();
     got.sort();
     assert_eq!(got, ["a", "b", "flaky"], "performed before the drain ended");
+    for name in [
+        queue.clone(),
+        format!("{queue}.dead"),
+        format!("{queue}.drain"),
+    ] {
+        publisher.delete_queue(&name).expect("delete");
+    }
 }
 
 /// The holder of marker 0 of two gives up, naming the missing marker,
-/// when the other holder never reports (it died with its marker).
+/// when the other holder never reports (it died with its marker), and
+/// sends the drain downstream all the same.
 #[test]
 fn a_drain_whose_other_marker_holder_never_reports_ends_with_an_error() {
     use priority_executor::actor::{Actor, ActorError, Outbox};
@@ -320,8 +328,10 @@ fn a_drain_whose_other_marker_holder_never_reports_ends_with_an_error() {
 
     let publisher = crate::broker_or_skip!();
     let queue = unique("kabuki-lost-marker");
+    let downstream = unique("kabuki-lost-marker-next");
     let sink = StageProcess::builder(uri(), "sink", |_| Sink)
         .inbox(&queue)
+        .outbox(&downstream)
         .drain_reports_within(Duration::from_millis(300))
         .start()
         .expect("start the sink");
@@ -350,4 +360,18 @@ fn a_drain_whose_other_marker_holder_never_reports_ends_with_an_error() {
             && error.contains("drain_reports_within"),
         "{error}"
     );
+    assert_eq!(
+        publisher.queue_len(&downstream).expect("len"),
+        1,
+        "the marker went downstream all the same"
+    );
+    for name in [queue.clone(), downstream.clone()] {
+        for name in [
+            name.clone(),
+            format!("{name}.dead"),
+            format!("{name}.drain"),
+        ] {
+            publisher.delete_queue(&name).expect("delete");
+        }
+    }
 }
