@@ -187,7 +187,9 @@ where
             let (outcome, text) = match &err {
                 EnqueueError::Full { .. } => (Outcome::Shed, err.to_string()),
                 EnqueueError::UnknownPriority { .. } => (Outcome::Misrouted, err.to_string()),
-                // The operating system's reason stays on the server.
+                // The operating system's reason is not sent to the
+                // client; the executor counts the failure in its
+                // `ThreadMetrics::spawn_failures`.
                 EnqueueError::NoThread { .. } => (
                     Outcome::Shed,
                     "no worker thread could be started for it".to_owned(),
