@@ -61,15 +61,23 @@ fn open_stream(addr: std::net::SocketAddr, path: &str) -> Result<std::net::TcpSt
 #[test]
 fn a_server_spawned_after_another_stopped_still_streams() {
     let dashboard = Dashboard::new().period(Duration::from_millis(20));
+    // A router of the same dashboard, mounted in an application.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let mounted = listener.local_addr().unwrap();
+    let app = axum::Router::new().nest("/dashboard", dashboard.router());
+    runtime.spawn(async move { axum::serve(listener, app).await });
+
     let first = dashboard.spawn("127.0.0.1:0").unwrap();
     open_stream(first.local_addr(), "/api/events").expect("the first server streams");
     first.stop();
 
     let second = dashboard.spawn("127.0.0.1:0").unwrap();
     let streamed = open_stream(second.local_addr(), "/api/events");
-    // A router of the same dashboard, mounted elsewhere, streams too.
-    let mounted = dashboard.router();
+    let mounted_streams = open_stream(mounted, "/dashboard/api/events");
     second.stop();
     streamed.expect("the second server streams, though the first stopped");
-    drop(mounted);
+    mounted_streams.expect("the mounted router streams, though a server stopped");
 }
