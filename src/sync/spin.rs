@@ -83,8 +83,8 @@ mod imp {
             loop {
                 // Counted per hold: a waiter that loses the race to many
                 // short holds in turn keeps yielding, and only one hold
-                // that lasts through the spin and the yields puts it to
-                // sleep.
+                // that lasts through the yields (after the spin, which is
+                // once per call) puts it to sleep.
                 let mut yields = 0;
                 let mut nap = FIRST_NAP;
                 // Read first, so waiting threads share the line until it
