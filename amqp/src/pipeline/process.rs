@@ -170,7 +170,10 @@ where
             )
             .start()?;
         let mut reported = HashSet::new();
-        let deadline = self.reports_within.map(|limit| Instant::now() + limit);
+        // A limit past the clock's reach is no limit.
+        let deadline = self
+            .reports_within
+            .and_then(|limit| Instant::now().checked_add(limit));
         let missing = |reported: &HashSet<u32>| -> Vec<u32> {
             (0..marker.count)
                 .filter(|i| *i != marker.index && !reported.contains(i))

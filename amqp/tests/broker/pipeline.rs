@@ -375,3 +375,56 @@ fn a_drain_whose_other_marker_holder_never_reports_ends_with_an_error() {
         }
     }
 }
+
+/// A limit for the reports past the clock's reach is no limit: the drain
+/// takes the other holder's report and ends, rather than panicking.
+#[test]
+fn a_drain_reports_limit_past_the_clocks_reach_is_no_limit() {
+    use priority_executor::actor::{Actor, ActorError, Outbox};
+    use priority_executor_amqp::StageProcess;
+
+    struct Sink;
+    impl Actor for Sink {
+        type In = String;
+        type Out = String;
+        fn perform(&mut self, _: String, _: &mut Outbox<'_, String>) -> Result<(), ActorError> {
+            Ok(())
+        }
+    }
+
+    let publisher = crate::broker_or_skip!();
+    let queue = unique("kabuki-no-limit");
+    let sink = StageProcess::builder(uri(), "sink", |_| Sink)
+        .inbox(&queue)
+        .drain_reports_within(Duration::MAX)
+        .start()
+        .expect("start the sink");
+    // Marker 0 of 2, and the report of the holder of marker 1.
+    publisher
+        .publish_all([
+            Outgoing::to_queue(&queue, Vec::new())
+                .priority(0)
+                .header("x-pe-drain", "far-epoch")
+                .header("x-pe-drain-index", 0)
+                .header("x-pe-drain-count", 2),
+            Outgoing::to_queue(format!("{queue}.drain"), Vec::new())
+                .header("x-pe-drain", "far-epoch")
+                .header("x-pe-drain-index", 1),
+        ])
+        .expect("publish the marker and the report");
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(sink.drain().map(|report| report.marker));
+    });
+    let drained = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the drain ends");
+    assert_eq!(drained.expect("the report came"), (0, 2));
+    for name in [
+        queue.clone(),
+        format!("{queue}.dead"),
+        format!("{queue}.drain"),
+    ] {
+        publisher.delete_queue(&name).expect("delete");
+    }
+}
