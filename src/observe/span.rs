@@ -45,8 +45,7 @@ mod on {
 
     impl Drop for Parent {
         fn drop(&mut self) {
-            let span = std::mem::replace(&mut self.0, Span::none());
-            quietly(|| drop(span));
+            close_quietly(&mut self.0);
         }
     }
 
@@ -67,11 +66,16 @@ mod on {
             // entered it before the panic, and leaving a span that is
             // not entered is a no-op for the registry.
             quietly(|| self.span.with_subscriber(|(id, to)| to.exit(id)));
-            let span = std::mem::replace(&mut self.span, Span::none());
-            quietly(|| drop(span));
-            let parent = std::mem::replace(&mut self.parent, Span::none());
-            quietly(|| drop(parent));
+            close_quietly(&mut self.span);
+            close_quietly(&mut self.parent);
         }
+    }
+
+    /// Lets go of `span` (closing it if it was the last reference),
+    /// quietly; `span` is none afterwards.
+    fn close_quietly(span: &mut Span) {
+        let span = std::mem::replace(span, Span::none());
+        quietly(|| drop(span));
     }
 
     /// Enters `span` for the attempt that follows, until the result drops;

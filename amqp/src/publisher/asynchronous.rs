@@ -223,15 +223,13 @@ impl AsyncPublisher {
         what: &'static str,
         read: fn(&lapin::Queue) -> u32,
     ) -> Result<u32, BridgeError> {
-        self.run(
-            || format!("queue {queue:?}: {what}"),
-            |channel| async move {
-                passive(&channel, queue)
-                    .await
-                    .map(|q| read(&q))
-                    .map_err(|e| broker_error(format!("queue {queue:?}: {what}"), e))
-            },
-        )
+        let named = || format!("queue {queue:?}: {what}");
+        self.run(named, |channel| async move {
+            passive(&channel, queue)
+                .await
+                .map(|q| read(&q))
+                .map_err(|e| broker_error(named(), e))
+        })
         .await
     }
 
@@ -241,15 +239,13 @@ impl AsyncPublisher {
     ///
     /// The queue does not exist, or the connection failed.
     pub async fn purge(&self, queue: &str) -> Result<u32, BridgeError> {
-        self.run(
-            || format!("purging queue {queue:?}"),
-            |channel| async move {
-                channel
-                    .queue_purge(queue.into(), QueuePurgeOptions::default())
-                    .await
-                    .map_err(|e| broker_error(format!("queue {queue:?}: purging"), e))
-            },
-        )
+        let what = || format!("queue {queue:?}: purging");
+        self.run(what, |channel| async move {
+            channel
+                .queue_purge(queue.into(), QueuePurgeOptions::default())
+                .await
+                .map_err(|e| broker_error(what(), e))
+        })
         .await
     }
 
@@ -259,16 +255,14 @@ impl AsyncPublisher {
     ///
     /// The connection failed.
     pub async fn delete_queue(&self, queue: &str) -> Result<(), BridgeError> {
-        self.run(
-            || format!("deleting queue {queue:?}"),
-            |channel| async move {
-                channel
-                    .queue_delete(queue.into(), QueueDeleteOptions::default())
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| broker_error(format!("queue {queue:?}: deleting"), e))
-            },
-        )
+        let what = || format!("queue {queue:?}: deleting");
+        self.run(what, |channel| async move {
+            channel
+                .queue_delete(queue.into(), QueueDeleteOptions::default())
+                .await
+                .map(|_| ())
+                .map_err(|e| broker_error(what(), e))
+        })
         .await
     }
 

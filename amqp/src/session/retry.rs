@@ -90,10 +90,15 @@ impl State {
 
     /// The retry waits in the process, the delivery in hand (unacked).
     pub(super) fn retry_in_hand(&self, tag: u64, delay: Duration) {
+        self.send_after(delay, Msg::RetryDue { tag });
+    }
+
+    /// Hands `msg` to the session loop after `delay`.
+    pub(super) fn send_after(&self, delay: Duration, msg: Msg) {
         let tx = self.tx.clone();
         tokio::spawn(async move {
             tokio::time::sleep(delay).await;
-            let _ = tx.send(Msg::RetryDue { tag });
+            let _ = tx.send(msg);
         });
     }
 }

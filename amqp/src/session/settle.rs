@@ -54,11 +54,7 @@ impl State {
                     // Requeued after a pause, not at once: a dead letter
                     // that fails again (an exchange routing to no queue)
                     // would otherwise run its handler in a tight loop.
-                    let tx = self.tx.clone();
-                    tokio::spawn(async move {
-                        tokio::time::sleep(DEAD_LETTER_PAUSE).await;
-                        let _ = tx.send(Msg::RequeueDue { tag });
-                    });
+                    self.send_after(DEAD_LETTER_PAUSE, Msg::RequeueDue { tag });
                     Ok(())
                 }
             },
