@@ -178,7 +178,10 @@ impl PriorityLayer {
     /// first value; values that are not UTF-8 are left out). No rule
     /// matching, the rule set's `default_priority`, else the executor's
     /// lowest lane. The executor and its rules are looked up per request,
-    /// so a [`reload`](Registry::reload) applies from the next request on.
+    /// so a [`reload`](Registry::reload) applies from the next request on;
+    /// a request whose body was still arriving when the reload came, and
+    /// whose lane the new executor lacks (or whose executor the reload
+    /// retired), is routed again by the rules in force, not refused.
     /// (Before-enqueue hooks of the registry apply to sequences, not here.)
     ///
     /// # Errors

@@ -1,11 +1,11 @@
 //! [`PriorityService`]: reads the body, queues the handler in the
 //! request's lane, and awaits the job.
 
-use crate::BlockingHandler;
 use crate::counts::{InFlight, Outcome};
 use crate::handler::{self, Queued};
 use crate::layer::{PriorityLayer, Route, Target};
 use crate::refused::Refused;
+use crate::{BlockingHandler, headers_to_message};
 use bytes::Bytes;
 use http::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use http::{Request, Response, StatusCode};
@@ -181,7 +181,8 @@ where
         }
     };
     let queued: Queued<H> = Box::new((handler, request));
-    let job = match enqueue(layer, priority, queued, options) {
+    let (priority, queueing) = enqueue(layer, priority, queued, options);
+    let job = match queueing {
         Ok(job) => job,
         Err(err) => {
             let (outcome, text) = match &err {
@@ -224,27 +225,65 @@ where
     }
 }
 
-/// Queues the request in its executor without blocking.
+/// A reload may replace a registry's executor between a request's
+/// classification and its enqueue, with lanes that differ: the request is
+/// routed again by the rules in force, at most this many times (each one
+/// after a reload that happened while the request was being queued).
+const REROUTES: usize = 3;
+
+/// Queues the request in its executor without blocking; returns the
+/// priority it was queued (or refused) at.
 fn enqueue<H: BlockingHandler>(
     layer: &PriorityLayer,
     priority: Priority,
     queued: Queued<H>,
     options: JobOptions,
-) -> Result<JobHandle<Response<Bytes>>, EnqueueError<Queued<H>>> {
+) -> (Priority, Queueing<H>) {
     let options = options.wait_at_most(Duration::ZERO);
-    match &layer.target {
+    let (executors, name) = match &layer.target {
         Target::One { executor, .. } => {
-            executor.enqueue_value(priority, queued, handler::run::<H>, options)
+            let queueing = executor.enqueue_value(priority, queued, handler::run::<H>, options);
+            return (priority, queueing);
         }
-        Target::Registry { executors, name } => match executors.get(name) {
-            Ok(executor) => executor.enqueue_value(priority, queued, handler::run::<H>, options),
-            Err(_) => Err(EnqueueError::ShutDown {
+        Target::Registry { executors, name } => (executors, name),
+    };
+    let (mut priority, mut queued) = (priority, queued);
+    let mut tries = 0;
+    loop {
+        let Ok(executor) = executors.get(name) else {
+            let gone = EnqueueError::ShutDown {
                 priority,
                 job: queued,
-            }),
-        },
+            };
+            return (priority, Err(gone));
+        };
+        let err = match executor.enqueue_value(priority, queued, handler::run::<H>, options) {
+            Err(err) if tries < REROUTES => err,
+            queueing => return (priority, queueing),
+        };
+        tries += 1;
+        let again = match &err {
+            // A priority the application's classifier chose is its own:
+            // a lane missing for it is a misroute, not a reload.
+            EnqueueError::UnknownPriority { job, .. } if layer.classify.is_none() => executors
+                .priority_for(name, &headers_to_message(job.1.headers()))
+                .filter(|now| *now != priority),
+            // Retired by a reload: its successor takes the request.
+            EnqueueError::ShutDown { .. } => executors
+                .get(name)
+                .is_ok_and(|now| !now.is_shut_down())
+                .then_some(priority),
+            _ => None,
+        };
+        match again {
+            Some(now) => (priority, queued) = (now, err.into_inner()),
+            None => return (priority, Err(err)),
+        }
     }
 }
+
+/// What queueing a request gives: its job, or the request back.
+type Queueing<H> = Result<JobHandle<Response<Bytes>>, EnqueueError<Queued<H>>>;
 
 /// Answers a refused request, and hands it to the `on_refused` hook's
 /// thread without waiting for the hook.

@@ -5,6 +5,7 @@
 mod cancel;
 mod common;
 mod edges;
+mod reload;
 
 use axum::Router;
 use axum::routing::post_service;
@@ -17,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tower::Layer;
 
-const RULES: &str = r#"
+pub(crate) const RULES: &str = r#"
 [executors.visa]
 core_threads = 1
 max_threads = 1
