@@ -3,7 +3,7 @@
 
 use crate::error::BridgeError;
 use std::future::Future;
-use tokio::runtime::{Builder, Handle, Runtime};
+use tokio::runtime::{Builder, Handle, Runtime, RuntimeFlavor};
 
 /// A runtime with a single worker thread named `name`.
 pub(crate) fn new_runtime(name: &str) -> Result<Runtime, BridgeError> {
@@ -30,4 +30,35 @@ where
     });
     rx.recv()
         .map_err(|_| BridgeError::Runtime("the bridge's runtime stopped".to_owned()))
+}
+
+/// Refuses a blocking call of the bridge (`start`, `stop`) that would
+/// wait for ever: one made inside a current-thread runtime while the
+/// bridge's tasks run on the application's runtime, which may be that very
+/// runtime, whose only thread the wait would hold.
+///
+/// # Panics
+///
+/// In that case, naming the call and its async form.
+pub(crate) fn refuse_endless_wait(borrowed: bool, call: &str) {
+    let current = Handle::try_current().map(|handle| handle.runtime_flavor());
+    if borrowed && current.is_ok_and(|flavor| flavor == RuntimeFlavor::CurrentThread) {
+        panic!(
+            "Bridge::{call} blocks its thread until the bridge's tasks are done, and they \
+             run on the application's runtime: inside a current-thread runtime that wait \
+             would never end; use {call}_async there"
+        );
+    }
+}
+
+/// Waits for `fut` on this thread. On a worker of a multi-thread runtime,
+/// that runtime first hands this thread's other tasks to another thread
+/// (`block_in_place`), so the wait holds none of them up.
+pub(crate) fn block<F: Future>(fut: F) -> F::Output {
+    match Handle::try_current().map(|handle| handle.runtime_flavor()) {
+        Ok(RuntimeFlavor::MultiThread) => {
+            tokio::task::block_in_place(|| futures_lite::future::block_on(fut))
+        }
+        _ => futures_lite::future::block_on(fut),
+    }
 }

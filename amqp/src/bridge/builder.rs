@@ -8,7 +8,7 @@ use crate::delivery::{Failure, Incoming};
 use crate::error::BridgeError;
 use crate::liveness::check_uri;
 use crate::metrics::{Counters, Event};
-use crate::runtime::new_runtime;
+use crate::runtime::{block, new_runtime, refuse_endless_wait};
 use crate::session::{self, Ctx, DrainFn, EventFn, HandlerFn};
 use priority_executor::Executor;
 use std::fmt;
@@ -52,6 +52,10 @@ impl BridgeBuilder {
     /// instead of a thread of its own. The runtime needs its I/O and time
     /// drivers (`enable_all`, as `#[tokio::main]` gives) and must outlive
     /// the bridge's consumers: stop the bridge before shutting it down.
+    /// A current-thread runtime runs them only while its `block_on` runs:
+    /// start and stop the bridge from inside it, with
+    /// [`start_async`](Self::start_async) and
+    /// [`Bridge::stop_async`].
     ///
     /// # Examples
     ///
@@ -145,6 +149,12 @@ impl BridgeBuilder {
     /// This blocks the calling thread; in async code, use
     /// [`start_async`](Self::start_async).
     ///
+    /// # Panics
+    ///
+    /// If called inside a current-thread runtime with
+    /// [`runtime`](Self::runtime) set: the bridge's tasks may need that
+    /// runtime's only thread, and the wait would never end.
+    ///
     /// # Errors
     ///
     /// A [`BridgeError`] naming the queue and the setting: a URI that does
@@ -153,8 +163,9 @@ impl BridgeBuilder {
     /// executor lacks, a prefetch of 0 or beyond a bounded lane's free
     /// capacity.
     pub fn start(self) -> Result<Bridge, BridgeError> {
+        refuse_endless_wait(self.runtime.is_some(), "start");
         let (bridge, ready) = self.launch()?;
-        futures_lite::future::block_on(all_ready(ready))?;
+        block(all_ready(ready))?;
         Ok(bridge)
     }
 

@@ -12,6 +12,7 @@ pub use builder::BridgeBuilder;
 pub use monitor::BridgeMonitor;
 
 use crate::metrics::ConsumerMetrics;
+use crate::runtime::{block, refuse_endless_wait};
 use priority_executor::Executor;
 use std::fmt;
 use std::time::Duration;
@@ -131,14 +132,23 @@ impl Bridge {
     /// down first ([`shutdown_now`](priority_executor::Executor::shutdown_now)), its handed-back jobs are
     /// requeued to the broker, never acked.
     ///
-    /// This blocks the calling thread until the consumers have ended. In
-    /// async code use [`stop_async`](Bridge::stop_async): blocking a task
-    /// of the runtime the bridge runs on could keep the consumers from
-    /// ending.
+    /// This blocks the calling thread until the consumers have ended
+    /// (on a worker of a multi-thread runtime, after that runtime moved
+    /// the thread's other tasks elsewhere). In async code use
+    /// [`stop_async`](Bridge::stop_async).
+    ///
+    /// # Panics
+    ///
+    /// If called inside a current-thread runtime while the bridge runs on
+    /// the application's runtime ([`runtime`](BridgeBuilder::runtime)):
+    /// the consumers may need that runtime's only thread, and the wait
+    /// would never end. The consumers are told to stop all the same, as
+    /// when the bridge is dropped.
     pub fn stop(mut self) -> Vec<ConsumerMetrics> {
+        refuse_endless_wait(self.runtime.is_none(), "stop");
         let _ = self.stop.send(true);
         let done = std::mem::take(&mut self.done);
-        futures_lite::future::block_on(all_ended(done));
+        block(all_ended(done));
         if let Some(runtime) = self.runtime.take() {
             let_go(runtime);
         }

@@ -142,3 +142,75 @@ async fn dropped_in_async_code_neither_panics_nor_blocks() {
     publisher.delete_queue(&queue).await.expect("delete");
     drop(publisher);
 }
+
+/// Runs a bridge on `runtime`, started inside it, and calls the blocking
+/// `stop` there too. `None` without a broker; else the panic's message,
+/// if `stop` panicked. A hang is a failure (a watchdog), and the queue's
+/// consumer must be gone either way.
+fn blocking_stop_inside(runtime: tokio::runtime::Runtime, name: &str) -> Option<Option<String>> {
+    let (finished, outcome) = std::sync::mpsc::channel();
+    let queue = unique(name);
+    std::thread::spawn(move || {
+        let message = runtime.block_on(async {
+            let publisher = connect().await?;
+            let config = ConsumerConfig::new(&queue);
+            publisher.declare(&config).await.expect("declare");
+            let bridge = Bridge::builder(uri(), executor(1))
+                .runtime(Handle::current())
+                .consume(config, |_| Ok(()))
+                .start_async()
+                .await
+                .expect("bridge");
+            // In a task: on a multi-thread runtime, on one of its workers.
+            let stopped = tokio::spawn(async move {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| bridge.stop()))
+            })
+            .await
+            .expect("the stopping task");
+            let message = stopped.err().map(|payload| {
+                payload
+                    .downcast::<String>()
+                    .map_or_else(|_| String::new(), |text| *text)
+            });
+            no_consumer(&publisher, &queue).await;
+            publisher.delete_queue(&queue).await.expect("delete");
+            Some(message)
+        });
+        let _ = finished.send(message);
+    });
+    outcome
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the blocking stop returned")
+}
+
+/// Inside the current-thread runtime the bridge runs on, a blocking `stop`
+/// would wait for ever for consumers that need that thread: it panics
+/// with a message naming `stop_async`, and the consumer still stops.
+#[test]
+fn a_blocking_stop_inside_its_current_thread_runtime_panics_instead_of_hanging() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    if let Some(stopped) = blocking_stop_inside(runtime, "blocking-stop-current") {
+        let message = stopped.expect("a blocking stop here is refused");
+        assert!(
+            message.contains("Bridge::stop") && message.contains("stop_async"),
+            "{message}"
+        );
+    }
+}
+
+/// On the one worker of a multi-thread runtime the bridge runs on, a
+/// blocking `stop` hands the worker's tasks to another thread and returns.
+#[test]
+fn a_blocking_stop_on_the_only_worker_of_its_runtime_returns() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    if let Some(stopped) = blocking_stop_inside(runtime, "blocking-stop-multi") {
+        assert_eq!(stopped, None, "a blocking stop on a multi-thread runtime");
+    }
+}
