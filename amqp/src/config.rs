@@ -90,6 +90,9 @@ impl ConsumerConfig {
 
     /// Do not declare the queue (nor the dead-letter exchange and queue):
     /// it must exist, and its arguments are whatever it was declared with.
+    /// The start checks that it exists, and so do the dead-letter exchange
+    /// and queue if configured: a missing one is an error then, not at the
+    /// first failed message.
     ///
     /// # Examples
     ///

@@ -8,13 +8,39 @@ use lapin::types::FieldTable;
 use lapin::{Channel, ExchangeKind};
 
 /// Declares the dead-letter exchange and queue, and the queue, as
-/// configured (or checks that the queue exists, with `no_declare`).
+/// configured (or, with `no_declare`, checks that they exist).
 pub(crate) async fn declare(config: &ConsumerConfig, channel: &Channel) -> Result<(), BridgeError> {
     let queue = config.queue.as_str();
     if !config.declare {
         passive(channel, queue)
             .await
             .map_err(|e| declare_error(queue, e))?;
+        // Checked now, not at the first failed message: a dead letter
+        // with nowhere to go would be requeued again and again.
+        if let Some(dlx) = &config.dead_letter_exchange {
+            channel
+                .exchange_declare(
+                    dlx.as_str().into(),
+                    ExchangeKind::Fanout,
+                    ExchangeDeclareOptions {
+                        passive: true,
+                        ..ExchangeDeclareOptions::default()
+                    },
+                    FieldTable::default(),
+                )
+                .await
+                .map_err(|e| {
+                    broker_error(
+                        format!("queue {queue:?} (no_declare): checking that its dead_letter_exchange {dlx:?} exists"),
+                        e,
+                    )
+                })?;
+        }
+        if let Some(dlq) = &config.dead_letter_queue {
+            passive(channel, dlq)
+                .await
+                .map_err(|e| declare_error(dlq, e))?;
+        }
         return Ok(());
     }
     if let Some(dlx) = &config.dead_letter_exchange {

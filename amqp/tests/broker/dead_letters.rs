@@ -255,3 +255,45 @@ fn a_very_long_error_is_cut_in_the_dead_letter() {
         publisher.delete_queue(name).expect("delete");
     }
 }
+
+#[test]
+fn no_declare_checks_the_dead_letter_exchange_and_queue_at_start() {
+    let publisher: Publisher = crate::broker_or_skip!();
+    let queue = unique("dl-nodeclare");
+    let declared = ConsumerConfig::new(&queue)
+        .dead_letter_exchange(format!("{queue}.dlx"))
+        .dead_letter_queue(format!("{queue}.dead"));
+    publisher.declare(&declared).expect("declare");
+    let start = |config: ConsumerConfig| {
+        Bridge::builder(crate::common::uri(), executor(1))
+            .consume(config, |_| Ok(()))
+            .start()
+    };
+
+    // All three exist: it starts.
+    let bridge = start(declared.clone().no_declare()).expect("everything exists");
+    bridge.stop();
+    // An exchange nobody declared: refused at start, naming it.
+    let missing = format!("{queue}.nowhere");
+    let err = start(
+        ConsumerConfig::new(&queue)
+            .no_declare()
+            .dead_letter_exchange(&missing),
+    )
+    .expect_err("no such exchange");
+    assert!(err.to_string().contains(&format!("{missing:?}")), "{err}");
+    // A dead-letter queue nobody declared: the same.
+    let lost = format!("{queue}.lost");
+    let err = start(
+        ConsumerConfig::new(&queue)
+            .no_declare()
+            .dead_letter_exchange(format!("{queue}.dlx"))
+            .dead_letter_queue(&lost),
+    )
+    .expect_err("no such queue");
+    assert!(err.to_string().contains(&format!("{lost:?}")), "{err}");
+
+    for name in [queue.clone(), format!("{queue}.dead")] {
+        publisher.delete_queue(&name).expect("delete");
+    }
+}
