@@ -142,7 +142,7 @@ pub(crate) type ReleaseTask = unsafe fn(NonNull<dyn RawJob>);
 /// A job type-erased for the lanes. The lane's [`Task`] holds it through a
 /// raw pointer and lets go of it with the function [`releaser`] gives: a
 /// job cell counts its two holders in its own state word (`cell/`), a
-/// future is an `Arc` (`pool/future.rs`).
+/// future is an `Arc` (`pool/future/mod.rs`).
 ///
 /// [`releaser`]: RawJob::releaser
 pub(crate) trait RawJob: Send + Sync {
@@ -217,7 +217,7 @@ impl Task {
         Task { raw: Some(raw) }
     }
 
-    /// A task for a job kept in an `Arc` (a future's, `pool/future.rs`),
+    /// A task for a job kept in an `Arc` (a future's, `pool/future/mod.rs`),
     /// whose releaser drops one reference.
     pub(crate) fn from_arc(raw: Arc<dyn RawJob>) -> Task {
         let ptr = Arc::into_raw(raw).cast_mut();

@@ -1,5 +1,5 @@
 //! Model: a future's waker woken from another thread while a worker polls
-//! it (`pool/future.rs`, the state of a future). The wake lands before the
+//! it (`pool/future/mod.rs`, the state of a future). The wake lands before the
 //! poll, during it (the poller queues it again) or after it (the waker
 //! queues it): in every case the future completes.
 use crate::support::LOW;
