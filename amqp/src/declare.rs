@@ -18,23 +18,7 @@ pub(crate) async fn declare(config: &ConsumerConfig, channel: &Channel) -> Resul
         // Checked now, not at the first failed message: a dead letter
         // with nowhere to go would be requeued again and again.
         if let Some(dlx) = &config.dead_letter_exchange {
-            channel
-                .exchange_declare(
-                    dlx.as_str().into(),
-                    ExchangeKind::Fanout,
-                    ExchangeDeclareOptions {
-                        passive: true,
-                        ..ExchangeDeclareOptions::default()
-                    },
-                    FieldTable::default(),
-                )
-                .await
-                .map_err(|e| {
-                    broker_error(
-                        format!("queue {queue:?} (no_declare): checking that its dead_letter_exchange {dlx:?} exists"),
-                        e,
-                    )
-                })?;
+            dead_letter_exchange(channel, queue, dlx, false).await?;
         }
         if let Some(dlq) = &config.dead_letter_queue {
             passive(channel, dlq)
@@ -44,23 +28,7 @@ pub(crate) async fn declare(config: &ConsumerConfig, channel: &Channel) -> Resul
         return Ok(());
     }
     if let Some(dlx) = &config.dead_letter_exchange {
-        channel
-            .exchange_declare(
-                dlx.as_str().into(),
-                ExchangeKind::Fanout,
-                ExchangeDeclareOptions {
-                    durable: true,
-                    ..ExchangeDeclareOptions::default()
-                },
-                FieldTable::default(),
-            )
-            .await
-            .map_err(|e| {
-                broker_error(
-                    format!("queue {queue:?}: declaring its dead_letter_exchange {dlx:?} (fanout, durable)"),
-                    e,
-                )
-            })?;
+        dead_letter_exchange(channel, queue, dlx, true).await?;
         if let Some(dlq) = &config.dead_letter_queue {
             channel
                 .queue_declare(
@@ -93,6 +61,32 @@ pub(crate) async fn declare(config: &ConsumerConfig, channel: &Channel) -> Resul
         .await
         .map_err(|e| declare_error(queue, e))?;
     Ok(())
+}
+
+/// Declares the dead-letter exchange `dlx` of `queue` (fanout, durable),
+/// or with `create` false checks that it exists.
+async fn dead_letter_exchange(
+    channel: &Channel,
+    queue: &str,
+    dlx: &str,
+    create: bool,
+) -> Result<(), BridgeError> {
+    let options = ExchangeDeclareOptions {
+        durable: true,
+        passive: !create,
+        ..ExchangeDeclareOptions::default()
+    };
+    channel
+        .exchange_declare(dlx.into(), ExchangeKind::Fanout, options, FieldTable::default())
+        .await
+        .map_err(|e| {
+            let operation = if create {
+                format!("queue {queue:?}: declaring its dead_letter_exchange {dlx:?} (fanout, durable)")
+            } else {
+                format!("queue {queue:?} (no_declare): checking that its dead_letter_exchange {dlx:?} exists")
+            };
+            broker_error(operation, e)
+        })
 }
 
 /// Declares `queue` passively: the broker's answer (its message and
