@@ -82,10 +82,15 @@ impl Sampler {
         now: Instant,
         lanes: Vec<LaneCounts>,
     ) -> (f64, Vec<LaneRates>) {
-        while self
-            .samples
-            .front()
-            .is_some_and(|(at, _)| now.saturating_duration_since(*at) > WINDOW)
+        // Samples older than the window leave it, but the newest one
+        // stays, whatever its age: looks further apart than the window
+        // (a long `period`, a script polling the snapshot) still get the
+        // rates since the look before.
+        while self.samples.len() > 1
+            && self
+                .samples
+                .front()
+                .is_some_and(|(at, _)| now.saturating_duration_since(*at) > WINDOW)
         {
             self.samples.pop_front();
         }
@@ -169,6 +174,19 @@ mod tests {
     }
 
     #[test]
+    fn looks_further_apart_than_the_window_get_the_rates_between_them() {
+        let mut sampler = Sampler::default();
+        let t0 = Instant::now();
+        sampler.observe(t0, counts(&[(0, 0)]));
+        let (secs, rates) = sampler.observe(t0 + Duration::from_secs(10), counts(&[(100, 50)]));
+        assert_eq!(secs, 10.0);
+        assert_eq!(rates[0].dispatched_per_sec, 10.0);
+        assert_eq!(rates[0].completed_per_sec, 5.0);
+        let (secs, rates) = sampler.observe(t0 + Duration::from_secs(25), counts(&[(130, 80)]));
+        assert_eq!((secs, rates[0].dispatched), (15.0, 30));
+    }
+
+    #[test]
     fn no_rate_over_a_moment() {
         let mut sampler = Sampler::default();
         let t0 = Instant::now();
@@ -219,9 +237,10 @@ mod tests {
         // (a second in) is the oldest.
         let (_, rates) = sampler.observe(t0 + Duration::from_secs(6), run(1));
         assert_eq!(rates[0].waits.count(), 1);
-        // Nothing kept within the window: no window.
-        let (_, rates) = sampler.observe(t0 + Duration::from_secs(60), run(1));
-        assert_eq!(rates[0].waits.count(), 0);
+        // The next look comes long after: the window is the span since
+        // the look before (at 6 s), with the one wait since.
+        let (secs, rates) = sampler.observe(t0 + Duration::from_secs(60), run(1));
+        assert_eq!((secs, rates[0].waits.count()), (54.0, 1));
         exec.shutdown();
     }
 }

@@ -44,7 +44,8 @@ pub struct Snapshot {
     /// When it was taken, in milliseconds since the Unix epoch.
     pub taken_at_ms: u64,
     /// The span the rates and shares are measured over, in seconds (0
-    /// until a second sample exists).
+    /// until a second sample exists): the last 5 s, or since the look
+    /// before when looks come further apart.
     pub window_secs: f64,
     /// Whether the actions (pause, resume, drain) are enabled at all.
     pub actions_enabled: bool,
