@@ -62,8 +62,13 @@ impl Executor {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        self.shared
-            .submit(priority, job, options.deadline, options.wait_mode(), once)
+        self.shared.submit(
+            priority,
+            job,
+            options.expires_at(),
+            options.wait_mode(),
+            once,
+        )
     }
 
     /// Queues a job that may fail and be tried again: `job` returns
@@ -145,9 +150,11 @@ impl Executor {
     {
         let wait = options.wait_mode();
         self.shared
-            .submit(priority, value, options.deadline, wait, move |value| Call {
-                value: Some(value),
-                run,
+            .submit(priority, value, options.expires_at(), wait, move |value| {
+                Call {
+                    value: Some(value),
+                    run,
+                }
             })
     }
 

@@ -25,8 +25,17 @@ use std::time::{Duration, Instant};
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct JobOptions {
-    pub(crate) deadline: Option<Instant>,
+    expiry: Option<Expiry>,
     pub(crate) wait: Option<Duration>,
+}
+
+/// When a job expires: at an instant, or once it has waited a while from
+/// its submission (options are `Copy` and may be kept and reused, so a
+/// time to live counts from each submission, not from when it was set).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Expiry {
+    At(Instant),
+    After(Duration),
 }
 
 impl JobOptions {
@@ -52,19 +61,29 @@ impl JobOptions {
     /// # let _ = opts;
     /// ```
     pub fn deadline(mut self, deadline: Instant) -> Self {
-        self.deadline = Some(deadline);
+        self.expiry = Some(Expiry::At(deadline));
         self
     }
 
-    /// Not started once it has waited this long (time to live).
+    /// Not started once it has waited this long (time to live), counted
+    /// from each submission these options go with: options kept and
+    /// reused give every job its own time to live.
     ///
     /// # Examples
     ///
     /// See [`JobOptions`].
-    pub fn ttl(self, ttl: Duration) -> Self {
-        match Instant::now().checked_add(ttl) {
-            Some(deadline) => self.deadline(deadline),
-            None => self,
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.expiry = Some(Expiry::After(ttl));
+        self
+    }
+
+    /// The instant a job submitted now expires at, if it does (a time to
+    /// live past the clock's reach is none).
+    #[inline]
+    pub(crate) fn expires_at(&self) -> Option<Instant> {
+        match self.expiry? {
+            Expiry::At(at) => Some(at),
+            Expiry::After(ttl) => Instant::now().checked_add(ttl),
         }
     }
 
@@ -118,7 +137,7 @@ impl JobOptions {
     #[cfg(feature = "esb")]
     pub(crate) fn from_send(options: &SendOptions) -> JobOptions {
         JobOptions {
-            deadline: None,
+            expiry: None,
             wait: options.wait,
         }
     }

@@ -61,6 +61,31 @@ fn expired_jobs_are_not_run_and_are_reported() {
 }
 
 #[test]
+fn a_time_to_live_counts_from_each_submission_not_from_the_options() {
+    let exec = Executor::builder()
+        .lane(Priority(1), Capacity::Unbounded)
+        .build()
+        .unwrap();
+    let ttl = Duration::from_secs(1);
+    let kept = JobOptions::new().ttl(ttl);
+    assert_eq!(
+        exec.enqueue_with(Priority(1), || 1, kept).unwrap().join(),
+        Ok(1)
+    );
+    // The options outlive their time to live (a wait on the clock, not a
+    // synchronisation): a job given them now still has all of it.
+    let built = Instant::now();
+    while built.elapsed() <= ttl {
+        std::thread::sleep(ttl / 10);
+    }
+    assert_eq!(
+        exec.enqueue_with(Priority(1), || 2, kept).unwrap().join(),
+        Ok(2)
+    );
+    assert_eq!(exec.metrics().lane(Priority(1)).unwrap().expired, 0);
+}
+
+#[test]
 fn a_job_without_options_never_expires() {
     let exec = Executor::builder()
         .lane(Priority(1), Capacity::Unbounded)

@@ -17,7 +17,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tower::{Layer, Service};
 
 /// The response body: the handler's bytes, or the layer's own short
@@ -119,10 +119,12 @@ where
         let layer = self.layer.clone();
         let handler = Arc::clone(&self.handler);
         let in_flight = InFlight::new(Arc::clone(&layer.counters));
-        // The deadline counts from arrival, body reading included.
-        let options = layer
-            .ttl
-            .map_or(JobOptions::new(), |ttl| JobOptions::new().ttl(ttl));
+        // The deadline counts from arrival, body reading included (a time
+        // to live past the clock's reach is none).
+        let options = match layer.ttl.and_then(|ttl| Instant::now().checked_add(ttl)) {
+            Some(deadline) => JobOptions::new().deadline(deadline),
+            None => JobOptions::new(),
+        };
         let (head, body) = request.into_parts();
         let route = layer.priority_of(&head);
         Box::pin(async move {
