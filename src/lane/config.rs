@@ -260,7 +260,11 @@ pub enum RejectionPolicy {
     /// Run the job on the calling thread, which slows the producer down.
     CallerRuns,
     /// Push out the lane's oldest queued job to make room; its handle
-    /// resolves [`JobError::Discarded`](crate::JobError::Discarded).
+    /// resolves [`JobError::Discarded`](crate::JobError::Discarded). With
+    /// nothing queued to push out (every slot reserved, by held
+    /// [`Permit`](crate::Permit)s say), the producer waits for room as
+    /// with `Block`, within its
+    /// [`wait_at_most`](crate::JobOptions::wait_at_most).
     DiscardOldest,
 }
 

@@ -56,6 +56,11 @@ fn once<F>(f: F) -> Once<F> {
     Once(Some(f))
 }
 
+/// Rounds a discard-oldest producer finds nothing queued to push out
+/// before it waits for room as a blocking lane does: a producer between
+/// its reserve and its push takes a moment; a held permit may take long.
+const DISCARD_ROUNDS: u32 = 64;
+
 impl Shared {
     /// Queues a job in the lane of `priority`. `payload` is what the
     /// caller gave (handed back in errors); `into_body` wraps it for the
@@ -262,9 +267,11 @@ impl Shared {
             (Wait::No, _) | (_, RejectionPolicy::Reject | RejectionPolicy::CallerRuns) => {
                 return Err(NoSlot::Full);
             }
-            (_, RejectionPolicy::DiscardOldest) => return self.discard_oldest(index),
-            (Wait::Forever, RejectionPolicy::Block) => None,
-            (Wait::Until(deadline), RejectionPolicy::Block) => Some(deadline),
+            (_, RejectionPolicy::DiscardOldest) if self.discard_oldest(index)? => return Ok(()),
+            // Discard-oldest with nothing queued to push out waits for
+            // room as a blocking lane does.
+            (Wait::Forever, _) => None,
+            (Wait::Until(deadline), _) => Some(deadline),
         };
         if self.is_own_worker() {
             return self.reserve_helping(lane, deadline);
@@ -305,29 +312,40 @@ impl Shared {
     }
 
     /// Pushes the lane's oldest queued job out (its handle resolves
-    /// `Discarded`) until a slot is free.
-    fn discard_oldest(&self, index: usize) -> Result<(), NoSlot> {
+    /// `Discarded`) until a slot is free: `Ok(true)` once one is reserved,
+    /// `Ok(false)` if for a while nothing was queued to push out (every
+    /// slot reserved, by producers about to push or by held
+    /// [`Permit`](crate::Permit)s, which may keep theirs for long).
+    fn discard_oldest(&self, index: usize) -> Result<bool, NoSlot> {
         let lane = &self.lanes[index];
+        let mut empty = 0;
         loop {
             if self.is_closed() {
                 return Err(NoSlot::Closed);
             }
-            if let Some(claim) = lane.try_claim()
-                && let Some(mut oldest) = lane.take_claimed(claim)
-            {
-                if oldest.cancelled() {
-                    // Its slot is free now all the same.
-                    self.count_cancelled(index, false);
-                } else {
-                    lane.counters.discarded.fetch_add(1, Ordering::Relaxed);
-                    self.instruments.discarded(index);
-                    oldest.resolve(JobError::Discarded);
+            match lane.try_claim().map(|claim| lane.take_claimed(claim)) {
+                Some(Some(mut oldest)) => {
+                    empty = 0;
+                    if oldest.cancelled() {
+                        // Its slot is free now all the same.
+                        self.count_cancelled(index, false);
+                    } else {
+                        lane.counters.discarded.fetch_add(1, Ordering::Relaxed);
+                        self.instruments.discarded(index);
+                        oldest.resolve(JobError::Discarded);
+                    }
                 }
+                // A tombstone: a refused producer's place, freed.
+                Some(None) => {}
+                None => empty += 1,
             }
             if lane.try_reserve() {
-                return Ok(());
+                return Ok(true);
             }
-            // Every slot is held by a producer between reserve and push.
+            if empty > DISCARD_ROUNDS {
+                return Ok(false);
+            }
+            // Slots held by producers between reserve and push.
             yield_now();
         }
     }

@@ -93,3 +93,54 @@ fn policy_names_parse_and_unknown_ones_are_errors() {
         "{err}"
     );
 }
+
+/// The lane's slots all reserved by permits (nothing queued to push out):
+/// discard-oldest waits for room as a blocking lane does, within the
+/// producer's wait, instead of spinning until a permit is used.
+#[test]
+fn discard_oldest_with_every_slot_held_by_permits_waits_within_its_limit() {
+    use priority_executor::JobOptions;
+    use std::sync::mpsc;
+    use std::task::{Context, Poll, Waker};
+    use std::time::Duration;
+
+    let e = exec(RejectionPolicy::DiscardOldest);
+    let take_permit = || {
+        let mut reserve = e.reserve(Priority(1));
+        match reserve.poll_reserve(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(Ok(permit)) => permit,
+            _ => panic!("the lane has room"),
+        }
+    };
+    let (first, second) = (take_permit(), take_permit());
+
+    // A bounded wait: refused once it is over, the job handed back.
+    let (tx, answered) = mpsc::channel();
+    let producer = e.clone();
+    std::thread::spawn(move || {
+        let options = JobOptions::new().wait_at_most(Duration::from_millis(20));
+        let refused = producer.enqueue_with(Priority(1), || 7, options);
+        let _ = tx.send(refused.map(drop).map_err(|err| err.into_inner()()));
+    });
+    let refused = answered
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the producer answered");
+    assert_eq!(refused, Err(7));
+
+    // No limit: it waits, and goes in once a permit's job has run.
+    let (tx, answered) = mpsc::channel();
+    let producer = e.clone();
+    std::thread::spawn(move || {
+        let queued = producer.enqueue(Priority(1), || "late").map(|h| h.join());
+        let _ = tx.send(queued.map_err(drop));
+    });
+    let used = first.enqueue(|| "permit").unwrap();
+    assert_eq!(used.join(), Ok("permit"));
+    let late = answered
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the producer got room");
+    assert_eq!(late, Ok(Ok("late")));
+    drop(second);
+    let lane = e.metrics().lane(Priority(1)).unwrap().clone();
+    assert_eq!((lane.discarded, lane.completed), (0, 2));
+}
