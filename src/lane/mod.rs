@@ -276,11 +276,15 @@ impl Lane {
         let c = &self.counters;
         // Counts tombstones too; they are taken off below.
         let queued = self.ready(Ordering::Relaxed) as u64;
-        let pushed_out = dispatched
+        // `shutdown_now` counts a delayed hand-back in `handed_back`, then
+        // in `handed_back_delayed`; this reads them in that order, so with
+        // both counts moving in between it may see the second grown and
+        // the first not: hence the saturation.
+        let pushed_out = (dispatched
             + c.cancelled_undispatched.load(Ordering::Relaxed)
             + c.discarded.load(Ordering::Relaxed)
-            + c.handed_back.load(Ordering::Relaxed)
-            - c.handed_back_delayed.load(Ordering::Relaxed);
+            + c.handed_back.load(Ordering::Relaxed))
+        .saturating_sub(c.handed_back_delayed.load(Ordering::Relaxed));
         (pushed_out + queued)
             .saturating_sub(c.requeued.load(Ordering::Relaxed))
             .saturating_sub(c.tombstones.load(Ordering::Relaxed))
@@ -458,5 +462,21 @@ impl Lane {
             return None;
         }
         Some(task)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn submitted_never_underflows_while_hand_backs_are_counted() {
+        let lane = Lane::new(&LaneConfig::new(Priority(1)), 1);
+        // What a read racing `shutdown_now` may see: the delayed count of
+        // a hand-back, not yet the hand-back itself.
+        lane.counters
+            .handed_back_delayed
+            .store(1, Ordering::Relaxed);
+        assert_eq!(lane.submitted(0), 0);
     }
 }
