@@ -178,13 +178,22 @@ impl Executor {
     ///
     /// # Errors
     ///
-    /// The batch stops at the first job refused ([`EnqueueError::Full`]
-    /// under the reject policy, [`EnqueueError::ShutDown`] once the
-    /// executor closes, or [`EnqueueError::UnknownPriority`] for the
-    /// first job). Nothing is lost: the [`BatchError`](crate::BatchError)
-    /// holds the handles of the jobs queued before it, which run as usual,
-    /// and gives back the refused job and all after it, unrun, in order.
-    /// An empty batch is always `Ok`.
+    /// The batch stops queueing at the first job refused
+    /// ([`EnqueueError::Full`] under the reject policy,
+    /// [`EnqueueError::ShutDown`] once the executor closes, or
+    /// [`EnqueueError::UnknownPriority`] for the first job). Nothing is
+    /// lost: the [`BatchError`](crate::BatchError) holds the handles of
+    /// the jobs queued before it, which run as usual, and gives back the
+    /// refused job and all after it, unrun, in order.
+    ///
+    /// To give them back, the rest of the iterator is read to its end
+    /// after a refusal: an endless iterator, or one that waits (a
+    /// channel's `iter()`), keeps the call until it ends. Bound such a
+    /// stream (`take(n)`), or queue it job by job with
+    /// [`enqueue`](Executor::enqueue). If the iterator panics while the
+    /// rest is read, the refused job and the rest read so far are dropped
+    /// unrun with the unwinding (none was queued, so no handle waits for
+    /// them). An empty batch is always `Ok`.
     ///
     /// # Examples
     ///
