@@ -6,7 +6,7 @@
 use crate::board::Dashboard;
 use crate::log::{ActionRecord, now_ms};
 use axum::Json;
-use axum::extract::{ConnectInfo, Path, Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use priority_executor::{PauseError, Priority};
@@ -42,52 +42,91 @@ enum Target<'a> {
 }
 
 /// `POST …/api/executors/{name}/lanes/{priority}/pause`.
-pub(crate) async fn pause(
-    State(board): State<Dashboard>,
-    Path((executor, priority)): Path<(String, u32)>,
-    request: Request,
-) -> Response {
-    on_lane(&board, Verb::Pause, &executor, priority, &request)
+pub(crate) async fn pause(State(board): State<Dashboard>, request: Request) -> Response {
+    on_lane(&board, Verb::Pause, &request)
 }
 
 /// `POST …/api/executors/{name}/lanes/{priority}/resume`.
-pub(crate) async fn resume(
-    State(board): State<Dashboard>,
-    Path((executor, priority)): Path<(String, u32)>,
-    request: Request,
-) -> Response {
-    on_lane(&board, Verb::Resume, &executor, priority, &request)
+pub(crate) async fn resume(State(board): State<Dashboard>, request: Request) -> Response {
+    on_lane(&board, Verb::Resume, &request)
 }
 
-/// A lane action, checked and logged.
-fn on_lane(
-    board: &Dashboard,
-    verb: Verb,
-    executor: &str,
-    priority: u32,
-    request: &Request,
-) -> Response {
-    let target = Target::Lane { executor, priority };
+/// A lane action, checked and logged. The path's executor and priority
+/// are read here rather than by an extractor, so that a malformed one is
+/// checked and logged as any action is: `400 Bad Request` comes only
+/// after the token.
+fn on_lane(board: &Dashboard, verb: Verb, request: &Request) -> Response {
+    // `…/{executor}/lanes/{priority}/{verb}`.
+    let executor = segment(request, 3);
+    let priority = segment(request, 1).and_then(|p| p.parse::<u32>().map_err(|_| p));
+    let target = Target::Lane {
+        executor: executor.as_ref().unwrap_or_else(|raw| raw),
+        // A priority that is not one is logged as 0; the answer names it.
+        priority: *priority.as_ref().unwrap_or(&0),
+    };
     act(board, verb.as_str(), target, request, || {
-        perform(board, verb, executor, priority)
+        match (&executor, &priority) {
+            (Err(raw), _) => bad("executor name", raw, "not UTF-8 once decoded"),
+            (_, Err(raw)) => bad(
+                "priority",
+                raw,
+                &format!("not a whole number from 0 to {}", u32::MAX),
+            ),
+            (Ok(executor), Ok(priority)) => perform(board, verb, executor, *priority),
+        }
     })
 }
 
 /// `POST …/api/pipelines/{name}/drain`: begins a graceful drain, behind
 /// everything the pipeline accepted, and answers at once.
 #[cfg(feature = "actor")]
-pub(crate) async fn drain(
-    State(board): State<Dashboard>,
-    Path(pipeline): Path<String>,
-    request: Request,
-) -> Response {
-    act(
-        &board,
-        "drain",
-        Target::Pipeline(&pipeline),
-        &request,
-        || board.drain_pipeline(&pipeline),
+pub(crate) async fn drain(State(board): State<Dashboard>, request: Request) -> Response {
+    // `…/{pipeline}/drain`.
+    let pipeline = segment(&request, 1);
+    let target = Target::Pipeline(pipeline.as_ref().unwrap_or_else(|raw| raw));
+    act(&board, "drain", target, &request, || match &pipeline {
+        Err(raw) => bad("pipeline name", raw, "not UTF-8 once decoded"),
+        Ok(name) => board.drain_pipeline(name),
+    })
+}
+
+/// The answer to a granted request whose path holds a bad value.
+fn bad(what: &str, raw: &str, why: &str) -> (StatusCode, String) {
+    (
+        StatusCode::BAD_REQUEST,
+        format!("refused: bad {what} {raw:?}: {why}"),
     )
+}
+
+/// The path's segment `back` places before its last, percent-decoded; as
+/// sent if it is not UTF-8 once decoded.
+fn segment(request: &Request, back: usize) -> Result<String, String> {
+    let raw = request.uri().path().rsplit('/').nth(back).unwrap_or("");
+    percent_decode(raw).ok_or_else(|| raw.to_owned())
+}
+
+/// `%XX` escapes decoded (a `%` not followed by two hex digits stays as
+/// it is, as in the router's own decoding); `None` if the result is not
+/// UTF-8.
+fn percent_decode(raw: &str) -> Option<String> {
+    let hex = |b: Option<&u8>| b.and_then(|&b| char::from(b).to_digit(16));
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match (bytes[i], hex(bytes.get(i + 1)), hex(bytes.get(i + 2))) {
+            (b'%', Some(high), Some(low)) => {
+                // Two hex digits: at most 0xFF.
+                out.push(u8::try_from(high * 16 + low).unwrap_or(u8::MAX));
+                i += 3;
+            }
+            (byte, _, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// Checks the request's right to act, does it (`perform`) if granted, and

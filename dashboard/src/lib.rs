@@ -111,7 +111,9 @@
 //! (`Authorization: Bearer …`) may pause and resume a lane
 //! ([`Executor::pause_lane`](priority_executor::Executor::pause_lane))
 //! and drain a pipeline;
-//! without one it gets `401 Unauthorized`. Every request for an action,
+//! without one it gets `401 Unauthorized`; with one, a path whose priority
+//! is not a `u32`, or whose name is not UTF-8, gets `400 Bad Request`
+//! naming the bad value. Every request for an action,
 //! granted or refused, is recorded with who (the token's name), from where,
 //! what and when: kept for the page and handed to
 //! [`Dashboard::on_action`] (by default printed on stderr).

@@ -36,11 +36,14 @@ pub struct ActionRecord {
     /// `pause`, `resume` or `drain`.
     pub action: String,
     /// The executor it was aimed at; empty for an action on a pipeline
-    /// (`drain`).
+    /// (`drain`). A name that is not UTF-8 once decoded is kept as sent
+    /// (percent-encoded).
     pub executor: String,
-    /// The lane's priority; 0 for an action on a pipeline.
+    /// The lane's priority; 0 for an action on a pipeline, and for a path
+    /// whose priority is not a number from 0 to `u32::MAX` (refused).
     pub priority: u32,
-    /// The pipeline it was aimed at (`drain`); `null` for a lane's action.
+    /// The pipeline it was aimed at (`drain`), kept as the executor's name
+    /// is; `null` for a lane's action.
     pub pipeline: Option<String>,
     /// `ok`, or why it was refused.
     pub outcome: String,

@@ -112,6 +112,91 @@ async fn a_token_is_needed_and_the_holder_is_logged() {
     assert_eq!(json["actions"].as_array().unwrap().len(), records.len());
 }
 
+/// A path whose priority is not a `u32`, or whose executor name is not
+/// UTF-8, is checked and logged like any action: 401 without the token,
+/// 400 naming the bad value with it.
+#[tokio::test]
+async fn a_malformed_lane_path_is_checked_and_logged() {
+    let exec = executor();
+    let records = Arc::new(Mutex::new(Vec::<ActionRecord>::new()));
+    let log = records.clone();
+    let router = Dashboard::new()
+        .executor(&exec)
+        .executor_named("visa eu", &exec)
+        .actions(Actions::with_token("ops", "s3cret"))
+        .on_action(move |r| log.lock().unwrap().push(r.clone()))
+        .router();
+    let malformed = [
+        ("/api/executors/visa/lanes/abc/pause", "\"abc\""),
+        (
+            "/api/executors/visa/lanes/4294967296/pause",
+            "\"4294967296\"",
+        ),
+        ("/api/executors/visa/lanes/-1/resume", "\"-1\""),
+        ("/api/executors/vi%FFsa/lanes/1/pause", "\"vi%FFsa\""),
+    ];
+    for (path, _) in malformed {
+        let (status, body) = call(&router, "POST", path, None).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{path}");
+        assert_eq!(body["outcome"], "refused: no valid bearer token", "{path}");
+    }
+    for (path, bad) in malformed {
+        let (status, body) = call(&router, "POST", path, Some("s3cret")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{path}");
+        let outcome = body["outcome"].as_str().unwrap();
+        assert!(outcome.contains(bad), "{path}: {outcome}");
+    }
+    assert!(!exec.is_lane_paused(Priority(1)));
+    // A well-formed escape is decoded: the name reaches its executor.
+    let (status, _) = call(
+        &router,
+        "POST",
+        "/api/executors/visa%20eu/lanes/1/pause",
+        Some("s3cret"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(exec.is_lane_paused(Priority(1)));
+
+    let records = records.lock().unwrap().clone();
+    let summary: Vec<(&str, &str, &str)> = records
+        .iter()
+        .map(|r| (r.who.as_str(), r.action.as_str(), r.executor.as_str()))
+        .collect();
+    let expected = [
+        ("pause", "visa"),
+        ("pause", "visa"),
+        ("resume", "visa"),
+        ("pause", "vi%FFsa"),
+    ];
+    let expected: Vec<(&str, &str, &str)> = ["anonymous", "ops"]
+        .iter()
+        .flat_map(|who| expected.iter().map(move |(a, e)| (*who, *a, *e)))
+        .chain([("ops", "pause", "visa eu")])
+        .collect();
+    assert_eq!(summary, expected);
+    let (refused, granted) = records.split_at(records.len() - 1);
+    assert!(refused.iter().all(|r| r.outcome.starts_with("refused")));
+    assert_eq!(
+        (granted[0].priority, granted[0].outcome.as_str()),
+        (1, "ok")
+    );
+    exec.shutdown();
+}
+
+/// Read-only, a malformed path is refused as any action is, and logged.
+#[tokio::test]
+async fn a_malformed_lane_path_is_forbidden_when_actions_are_disabled() {
+    let records = Arc::new(Mutex::new(Vec::<ActionRecord>::new()));
+    let log = records.clone();
+    let router = Dashboard::new()
+        .on_action(move |r| log.lock().unwrap().push(r.clone()))
+        .router();
+    let (status, _) = call(&router, "POST", "/api/executors/x/lanes/abc/pause", None).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(records.lock().unwrap().len(), 1);
+}
+
 #[tokio::test]
 async fn a_panicking_hook_does_not_change_the_answer() {
     let exec = executor();
@@ -191,6 +276,37 @@ mod drain {
             (Some("drain"), Some("parse"))
         );
         assert!(record["outcome"].as_str().unwrap().starts_with("refused"));
+    }
+
+    /// A pipeline name that is not UTF-8 is checked and logged like any
+    /// drain: 401 without the token, 400 naming it with one.
+    #[tokio::test]
+    async fn a_malformed_pipeline_name_is_checked_and_logged() {
+        let stage = Stage::builder("parse", |_| Pass).spawn().unwrap();
+        let records = Arc::new(Mutex::new(Vec::<ActionRecord>::new()));
+        let log = records.clone();
+        let router = Dashboard::new()
+            .stage(&stage)
+            .actions(Actions::with_token("ops", "s3cret"))
+            .on_action(move |r| log.lock().unwrap().push(r.clone()))
+            .router();
+        let path = "/api/pipelines/pa%FFrse/drain";
+        let (status, _) = call(&router, "POST", path, None).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED);
+        let (status, body) = call(&router, "POST", path, Some("s3cret")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        let outcome = body["outcome"].as_str().unwrap();
+        assert!(outcome.contains("\"pa%FFrse\""), "{outcome}");
+        assert!(!stage.addr().is_shut_down(), "not drained");
+        let records = records.lock().unwrap().clone();
+        let summary: Vec<(&str, Option<&str>)> = records
+            .iter()
+            .map(|r| (r.who.as_str(), r.pipeline.as_deref()))
+            .collect();
+        assert_eq!(
+            summary,
+            [("anonymous", Some("pa%FFrse")), ("ops", Some("pa%FFrse"))]
+        );
     }
 
     #[tokio::test]
