@@ -6,7 +6,7 @@ use crate::names::unique_name;
 use crate::sampler::{LaneCounts, Sampler, observe_shared};
 use crate::snapshot::{ExecutorSnapshot, LaneSnapshot, SCHEMA_VERSION, Snapshot, ThreadSnapshot};
 use crate::tokens::Actions;
-use priority_executor::{Executor, Metrics};
+use priority_executor::{Executor, Metrics, Picker};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -61,7 +61,7 @@ pub(crate) struct Watched {
     pub(crate) name: String,
     pub(crate) executor: Executor,
     /// Fixed at build: read once, not per snapshot.
-    picker: String,
+    picker: Picker,
     sampler: Mutex<Sampler>,
 }
 
@@ -124,7 +124,9 @@ impl Dashboard {
 
     /// Ends the event streams (`GET /api/events`) of the routers made
     /// from this dashboard and its clones, now and for good: a stream
-    /// opened later ends at once, and the page falls back to polling.
+    /// opened later ends at once. An open page then polls the snapshot
+    /// (`GET /api/snapshot`) once a [`period`](Dashboard::period) until
+    /// an event stream delivers again.
     /// Call it when the application shuts down gracefully: an open page
     /// holds its event stream, and with it the connection the shutdown
     /// waits for, as long as the stream goes on. A server of
@@ -184,7 +186,7 @@ impl Dashboard {
             let name = unique_name(&wanted, |n| inner.executors.iter().any(|w| w.name == n));
             inner.executors.push(Watched {
                 name,
-                picker: executor.config().picker.to_string(),
+                picker: executor.config().picker,
                 executor,
                 sampler: Mutex::default(),
             });
@@ -255,6 +257,7 @@ impl Dashboard {
             version: SCHEMA_VERSION,
             taken_at_ms: now_ms(),
             window_secs: window,
+            period_ms: u64::try_from(inner.period.as_millis()).unwrap_or(u64::MAX),
             actions_enabled: inner.actions.is_some(),
             executors,
             pipelines,
@@ -281,14 +284,16 @@ impl Watched {
             })
             .collect();
         let (secs, rates) = observe_shared(&self.sampler, now, counts);
-        let total_weight: u64 = metrics.lanes.iter().map(|l| u64::from(l.weight)).sum();
+        let weights: Vec<u32> = metrics.lanes.iter().map(|l| l.weight).collect();
+        let weight_shares = weight_shares(self.picker, &weights);
         let total_dispatched: u64 = rates.iter().map(|r| r.dispatched).sum();
         let ms = |d: Option<Duration>| d.map(|d| d.as_secs_f64() * 1e3);
         let lanes = metrics
             .lanes
             .iter()
             .zip(rates)
-            .map(|(lane, rate)| LaneSnapshot {
+            .zip(weight_shares)
+            .map(|((lane, rate), weight_share)| LaneSnapshot {
                 priority: lane.priority.0,
                 weight: lane.weight,
                 capacity: lane.capacity.limit(),
@@ -311,11 +316,7 @@ impl Watched {
                 completed_per_sec: rate.completed_per_sec,
                 share: (total_dispatched > 0)
                     .then(|| rate.dispatched as f64 / total_dispatched as f64),
-                weight_share: if total_weight == 0 {
-                    0.0
-                } else {
-                    f64::from(lane.weight) / total_weight as f64
-                },
+                weight_share,
                 wait_p50_ms: ms(lane.waits.percentile(50.0)),
                 wait_p99_ms: ms(lane.waits.percentile(99.0)),
                 wait_p50_ms_window: ms(rate.waits.percentile(50.0)),
@@ -325,7 +326,7 @@ impl Watched {
         let t = metrics.threads;
         let snapshot = ExecutorSnapshot {
             name: self.name.clone(),
-            picker: self.picker.clone(),
+            picker: self.picker.as_str().to_owned(),
             shut_down: self.executor.is_shut_down(),
             threads: ThreadSnapshot {
                 live: t.live,
@@ -338,6 +339,22 @@ impl Watched {
         };
         (snapshot, secs)
     }
+}
+
+/// Each lane's part of the dispatches while every lane has jobs, lanes
+/// of the given weights highest priority first: by weight for the
+/// weighted pickers; everything to the highest lane for the strict one,
+/// which ignores weights.
+fn weight_shares(picker: Picker, weights: &[u32]) -> Vec<f64> {
+    let total: u64 = weights.iter().map(|&w| u64::from(w)).sum();
+    (0..weights.len())
+        .map(|i| match picker {
+            Picker::Strict if i == 0 => 1.0,
+            Picker::Strict => 0.0,
+            _ if total == 0 => 0.0,
+            _ => f64::from(weights[i]) / total as f64,
+        })
+        .collect()
 }
 
 /// A snapshot with the span its rates cover: the snapshot, the span

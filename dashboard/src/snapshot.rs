@@ -47,6 +47,10 @@ pub struct Snapshot {
     /// until a second sample exists): the last 5 s, or since the look
     /// before when looks come further apart.
     pub window_secs: f64,
+    /// How often the event stream sends a snapshot, in milliseconds
+    /// ([`Dashboard::period`](crate::Dashboard::period)): while its event
+    /// stream is down, the page polls this snapshot as often.
+    pub period_ms: u64,
     /// Whether the actions (pause, resume, drain) are enabled at all.
     pub actions_enabled: bool,
     /// The executors, in the order they were added.
@@ -140,7 +144,11 @@ pub struct LaneSnapshot {
     /// This lane's part of the executor's dispatches over the window
     /// (0 to 1), `null` when nothing was dispatched.
     pub share: Option<f64>,
-    /// The part its weight gives it when every lane is busy (0 to 1).
+    /// The part of the executor's dispatches its picker gives it when
+    /// every lane has jobs (0 to 1): its weight over the lanes' total for
+    /// the weighted pickers (`smooth`, `classic`); for `strict`, which
+    /// ignores weights, 1 for the highest lane and 0 for the others (they
+    /// starve while it has jobs).
     pub weight_share: f64,
     /// Median wait in the lane before a job started, in milliseconds,
     /// since the executor started; `null` unless the executor records

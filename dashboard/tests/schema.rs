@@ -49,6 +49,7 @@ async fn the_snapshot_has_every_field_with_its_type() {
             ("version", Count),
             ("taken_at_ms", Count),
             ("window_secs", Number),
+            ("period_ms", Count),
             ("actions_enabled", Bool),
             ("executors", Array),
             ("pipelines", Array),
@@ -58,6 +59,7 @@ async fn the_snapshot_has_every_field_with_its_type() {
         &[],
     );
     assert_eq!(json["version"], SCHEMA_VERSION);
+    assert_eq!(json["period_ms"], 1000, "the default period");
     assert_eq!(json["bridges"], serde_json::json!([]), "no bridge added");
     assert_eq!(json["actions_enabled"], true);
     let executor = &json["executors"][0];

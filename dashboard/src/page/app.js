@@ -1,6 +1,7 @@
 // The dashboard page: one snapshot at load, then one per server-sent
-// event; per executor a table of lanes and two small SVG charts (queued
-// and completed per second, per lane) over the last two minutes; per
+// event (or, while the event stream is down, one polled per period); per
+// executor a table of lanes and two small SVG charts (queued and
+// completed per second, per lane) over the last two minutes; per
 // pipeline a table of its stages in order, with their latest faults and
 // dead letters; per RabbitMQ bridge a table of its queues.
 "use strict";
@@ -11,6 +12,7 @@ const COLORS = ["#4c6ef5", "#e8590c", "#2b8a3e", "#ae3ec9", "#1098ad", "#f08c00"
 const base = new URL(document.baseURI).pathname;
 const history = new Map(); // "executor/priority" -> [{queued, rate}]
 let seq = 0;
+let period = 1000; // ms between the server's events, from each snapshot
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -107,7 +109,7 @@ function newRow(exec, lane) {
   return { row, cells, button };
 }
 
-function updateRow(parts, lane, enabled) {
+function updateRow(parts, lane, enabled, picker) {
   const c = parts.cells;
   const values = {
     priority: lane.priority, weight: lane.weight, capacity: lane.capacity === null ? "∞" : lane.capacity,
@@ -127,6 +129,9 @@ function updateRow(parts, lane, enabled) {
   c.share.replaceChildren(el("span", { class: "bar", style: `width:${(60 * got).toFixed(0)}px` }),
     el("span", { class: "bar weight", style: `width:${(60 * lane.weight_share).toFixed(0)}px` }),
     " " + pct(lane.share) + " / " + pct(lane.weight_share));
+  c.share.title = picker === "strict"
+    ? "strict picker: the highest lane with jobs takes every dispatch, whatever the weights"
+    : "dispatches over the window / the weight's part when every lane has jobs";
   parts.row.className = lane.paused ? "paused" : "";
   const verb = lane.paused ? "resume" : "pause";
   parts.button.hidden = !enabled;
@@ -155,7 +160,7 @@ function renderExecutor(exec, enabled) {
       parts.rows.set(lane.priority, row);
       parts.body.append(row.row);
     }
-    updateRow(row, lane, enabled);
+    updateRow(row, lane, enabled, exec.picker);
   }
   drawChart(parts.charts.queued, exec, "queued");
   drawChart(parts.charts.rate, exec, "rate");
@@ -181,11 +186,12 @@ function newPipelineCard(pipeline) {
     el("h2", {}, pipeline.name + " ", state, " ", button),
     el("table", { class: "stages" }, el("thead", {}, el("tr", {}, ...STAGE_HEADINGS.map((h) => el("th", {}, h)))), body),
     latest);
-  return { card, state, button, body, latest, rows: new Map() };
+  // Rows by position: two stages may share a name.
+  return { card, state, button, body, latest, rows: [] };
 }
 
-function newStageRow(pipeline, stage) {
-  const row = el("tr", { "data-pipeline": pipeline.name, "data-stage": stage.name });
+function newStageRow(pipeline, stage, index) {
+  const row = el("tr", { "data-pipeline": pipeline.name, "data-stage": stage.name, "data-index": index });
   const cells = {};
   for (const field of STAGE_FIELDS) {
     cells[field] = el("td", { "data-field": field });
@@ -227,15 +233,15 @@ function renderPipeline(pipeline, enabled) {
   }
   parts.state.textContent = pipeline.ended ? "ended" : pipeline.stages.length + " stage(s)";
   parts.button.hidden = !enabled || pipeline.ended;
-  for (const stage of pipeline.stages) {
-    let row = parts.rows.get(stage.name);
+  pipeline.stages.forEach((stage, i) => {
+    let row = parts.rows[i];
     if (!row) {
-      row = newStageRow(pipeline, stage);
-      parts.rows.set(stage.name, row);
+      row = newStageRow(pipeline, stage, i);
+      parts.rows.push(row);
       parts.body.append(row.row);
     }
     updateStageRow(row, stage);
-  }
+  });
   parts.latest.replaceChildren(...pipeline.stages.flatMap(latestItems));
 }
 
@@ -259,6 +265,8 @@ function renderBridges(bridges) {
 }
 
 function render(snapshot) {
+  // Never faster than the server's floor, whatever the snapshot says.
+  if (snapshot.period_ms) period = Math.max(50, snapshot.period_ms);
   seq += 1;
   document.getElementById("seq").textContent = seq;
   document.getElementById("window").textContent = "rates and waits over " + fmt(snapshot.window_secs) + " s";
@@ -304,12 +312,46 @@ async function refresh() {
   if (response.ok) render(await response.json());
 }
 
+// While the event stream is down (ended by the server, or failing), the
+// snapshot is polled once a period; the browser keeps reopening the
+// stream meanwhile, and the first event that arrives stops the polling.
+let source = null; // the event stream
+let poller = null; // { timer } while polling
+
+function startPolling() {
+  if (poller) return;
+  const me = { timer: 0 };
+  poller = me;
+  const tick = async () => {
+    // A stream the browser gave up on (an answer that was not a stream)
+    // is opened afresh.
+    if (source.readyState === EventSource.CLOSED) connect();
+    await refresh().catch(() => {});
+    if (poller === me) me.timer = setTimeout(tick, period);
+  };
+  me.timer = setTimeout(tick, period);
+}
+
+function stopPolling() {
+  if (!poller) return;
+  clearTimeout(poller.timer);
+  poller = null;
+}
+
 function connect() {
   const badge = document.getElementById("connection");
-  const events = new EventSource(base + "api/events");
-  events.addEventListener("snapshot", (e) => render(JSON.parse(e.data)));
-  events.onopen = () => { badge.textContent = "live"; badge.className = "badge live"; };
-  events.onerror = () => { badge.textContent = "reconnecting"; badge.className = "badge down"; };
+  source = new EventSource(base + "api/events");
+  source.addEventListener("snapshot", (e) => {
+    stopPolling();
+    badge.textContent = "live";
+    badge.className = "badge live";
+    render(JSON.parse(e.data));
+  });
+  source.onerror = () => {
+    badge.textContent = "polling";
+    badge.className = "badge down";
+    startPolling();
+  };
 }
 
 document.getElementById("auth").addEventListener("submit", (e) => e.preventDefault());

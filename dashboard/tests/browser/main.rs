@@ -2,13 +2,15 @@
 //! WebDriver, loads the page of a running executor, sees its lanes and
 //! their queued counts change as jobs run, pauses a lane with the token
 //! and sees its dispatches stop and resume, sees a pipeline's stages and
-//! drains it, and sees an action refused without the token.
+//! drains it, and sees an action refused without the token; and, once
+//! the event streams end, still sees the lanes change (`fallback.rs`).
 //!
 //! Needs Debian's `chromium` and `chromium-driver` (`scripts/browser
-//! install`). Without them the test says so and passes, unless `CI` is
-//! set: then it fails.
+//! install`). Without them the tests say so and pass, unless `CI` is
+//! set: then they fail.
 
 mod driver;
+mod fallback;
 mod page;
 #[cfg(feature = "actor")]
 mod pipeline;
@@ -17,10 +19,59 @@ use driver::{Browser, Driver, capabilities};
 use page::Page;
 use priority_executor::{Capacity, Executor, Priority};
 use priority_executor_dashboard::{Actions, Dashboard};
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::Duration;
+use tokio::sync::{Mutex, MutexGuard};
 
 const TOKEN: &str = "browser-test-token";
+
+/// One browser at a time: the machine's cores are few.
+static ONE_BROWSER: Mutex<()> = Mutex::const_new(());
+
+/// A headless browser showing the dashboard served at `server`.
+pub struct Session {
+    pub page: Page,
+    driver: Driver,
+    profile: PathBuf,
+    _one: MutexGuard<'static, ()>,
+}
+
+impl Session {
+    /// Opens the page in a browser of its own (profile `name`), or `None`
+    /// when there is no browser and `CI` is not set: the test is skipped.
+    pub async fn open(name: &str, server: SocketAddr) -> Option<Session> {
+        let browser = match Browser::find() {
+            Ok(browser) => browser,
+            Err(why) if std::env::var_os("CI").is_some() => {
+                panic!("CI is set and the browser is missing ({why}): run scripts/browser install")
+            }
+            Err(why) => {
+                eprintln!("skipped: {why} (scripts/browser install)");
+                return None;
+            }
+        };
+        let one = ONE_BROWSER.lock().await;
+        let profile =
+            std::env::temp_dir().join(format!("dashboard-browser-{name}-{}", std::process::id()));
+        let driver = Driver::start(&browser);
+        let page = Page::open(&driver.url, capabilities(&browser, &profile), server).await;
+        Some(Session {
+            page,
+            driver,
+            profile,
+            _one: one,
+        })
+    }
+
+    /// Closes the browser and removes its profile.
+    pub async fn close(self) {
+        self.page.close().await;
+        drop(self.driver);
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
+}
 
 fn jobs(exec: &Executor, priority: u32, n: usize) {
     for _ in 0..n {
@@ -30,16 +81,6 @@ fn jobs(exec: &Executor, priority: u32, n: usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_shows_the_lanes_and_pauses_one_with_the_token() {
-    let browser = match Browser::find() {
-        Ok(browser) => browser,
-        Err(why) if std::env::var_os("CI").is_some() => {
-            panic!("CI is set and the browser is missing ({why}): run scripts/browser install")
-        }
-        Err(why) => {
-            eprintln!("skipped: {why} (scripts/browser install)");
-            return;
-        }
-    };
     // One worker, so the test decides what runs when.
     let exec = Executor::builder()
         .name("demo")
@@ -54,7 +95,9 @@ async fn the_page_shows_the_lanes_and_pauses_one_with_the_token() {
     #[cfg(feature = "actor")]
     let pipeline = pipeline::spawn();
     #[cfg(feature = "actor")]
-    let board = board.pipeline(&pipeline);
+    let twins = pipeline::spawn_twins();
+    #[cfg(feature = "actor")]
+    let board = board.pipeline(&pipeline).pipeline(&twins);
     #[cfg(feature = "amqp")]
     let board = board.bridge_with("orders", bridge_queues);
     let server = board
@@ -63,14 +106,10 @@ async fn the_page_shows_the_lanes_and_pauses_one_with_the_token() {
         .period(Duration::from_millis(100))
         .spawn("127.0.0.1:0")
         .unwrap();
-    let profile = std::env::temp_dir().join(format!("dashboard-browser-{}", std::process::id()));
-    let driver = Driver::start(&browser);
-    let page = Page::open(
-        &driver.url,
-        capabilities(&browser, &profile),
-        server.local_addr(),
-    )
-    .await;
+    let Some(session) = Session::open("lanes", server.local_addr()).await else {
+        return;
+    };
+    let page = &session.page;
 
     // The lanes of the running executor.
     page.wait_text(
@@ -141,7 +180,9 @@ async fn the_page_shows_the_lanes_and_pauses_one_with_the_token() {
 
     // A pipeline's stages, in order; drained with the token.
     #[cfg(feature = "actor")]
-    pipeline::check(&page, &pipeline).await;
+    pipeline::check(page, &pipeline).await;
+    #[cfg(feature = "actor")]
+    pipeline::check_twins(page, twins).await;
 
     // Without the token: refused, and the lane stays as it was.
     page.type_token("").await;
@@ -155,11 +196,9 @@ async fn the_page_shows_the_lanes_and_pauses_one_with_the_token() {
     )
     .await;
 
-    page.close().await;
-    drop(driver);
+    session.close().await;
     server.stop();
     exec.shutdown();
-    let _ = std::fs::remove_dir_all(&profile);
 }
 
 /// A bridge's queues without a broker: one connected queue with a few
