@@ -7,6 +7,7 @@ use priority_executor::{ConfigErrorKind, ExecutorBuilder, Priority, Registry};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
+use std::time::Duration;
 
 const FILE: &str = "
 [executors.thumbs]
@@ -176,5 +177,65 @@ fn a_configure_function_that_panics_reaches_the_caller_and_changes_nothing() {
     assert_eq!(thumbs.config().lanes[0].weight, 10);
     drop(thumbs);
     assert!(thread_name_on(&executors, "thumbs").starts_with("thumbs-"));
+    executors.shutdown();
+}
+
+#[test]
+fn a_reload_of_thread_settings_alone_keeps_what_configure_sets() {
+    let executors = Registry::builder()
+        .configure("a", |b| b.core_threads(3).max_threads(3))
+        .load_toml_str("[executors.a]\ncore_threads = 1\nlanes = [{ priority = 1 }]\n")
+        .unwrap();
+    let a = executors.get("a").unwrap();
+    let threads = |a: &priority_executor::Executor| {
+        let config = a.config();
+        (config.core_threads, config.max_threads, config.keep_alive)
+    };
+    let (core, max, _) = threads(&a);
+    assert_eq!((core, max), (3, 3));
+
+    // Only the keep-alive changes: taken in place, the configured threads
+    // stay.
+    let reload = executors
+        .reload_toml_str(
+            "[executors.a]\ncore_threads = 1\nkeep_alive = \"5s\"\nlanes = [{ priority = 1 }]\n",
+        )
+        .unwrap();
+    assert_eq!(reload.resized, ["a"]);
+    assert_eq!(threads(&a), (3, 3, Duration::from_secs(5)));
+
+    // The settings judged are the configured ones: core above max in the
+    // file alone is overridden, so the reload is taken.
+    let reload = executors
+        .reload_toml_str(
+            "[executors.a]\ncore_threads = 4\nmax_threads = 2\nlanes = [{ priority = 1 }]\n",
+        )
+        .unwrap();
+    assert_eq!(reload.resized, ["a"]);
+    assert_eq!(threads(&a), (3, 3, Duration::from_secs(60)));
+    assert_eq!(executors.get("a").unwrap().config().max_threads, 3);
+    drop(a);
+    executors.shutdown();
+}
+
+#[test]
+fn a_reload_of_thread_settings_alone_refuses_what_configure_makes_invalid() {
+    let executors = Registry::builder()
+        .configure("a", |b| b.max_threads(2))
+        .load_toml_str("[executors.a]\ncore_threads = 1\nlanes = [{ priority = 1 }]\n")
+        .unwrap();
+    let a = executors.get("a").unwrap();
+    assert_eq!((a.config().core_threads, a.config().max_threads), (1, 2));
+    // Three core threads are more than the two the code allows.
+    let err = executors
+        .reload_toml_str("[executors.a]\ncore_threads = 3\nlanes = [{ priority = 1 }]\n")
+        .unwrap_err();
+    assert_eq!(err.kind(), ConfigErrorKind::InvalidValue);
+    assert_eq!(
+        (err.executor(), err.field()),
+        (Some("a"), Some("core_threads"))
+    );
+    assert_eq!((a.config().core_threads, a.config().max_threads), (1, 2));
+    drop(a);
     executors.shutdown();
 }

@@ -5,6 +5,7 @@ use super::document::{MAX_RUNNING, POSITIVE, PROMOTE_AFTER, WEIGHT};
 use super::raw::{RawExecutor, RawLane};
 use super::{ExecutorPlan, ExecutorSpec, Plan, Spanned};
 use crate::esb::config_error::{ConfigError, Issue};
+use crate::pool::PoolConfig;
 use crate::{BuildError, Executor, ExecutorBuilder, InvalidSetting, MaxRunning, Priority};
 
 impl ExecutorSpec {
@@ -59,28 +60,29 @@ impl Plan {
             .map_err(|err| self.build_error(plan, err))
     }
 
-    /// Checks the thread settings of `plan` (one of `self.executors`) for
-    /// a running executor to take in place, as [`Plan::build`] would.
-    pub(crate) fn check_threads(&self, plan: &ExecutorPlan) -> Result<(), ConfigError> {
-        plan.spec
-            .builder(&plan.name)
+    /// The thread settings of `plan` (one of `self.executors`) for a
+    /// running executor to take in place, from its builder given to
+    /// `finish` (the code's configure function) as [`Plan::build`] gives
+    /// it, and checked as `build` checks them.
+    pub(crate) fn threads(
+        &self,
+        plan: &ExecutorPlan,
+        finish: impl FnOnce(ExecutorBuilder) -> ExecutorBuilder,
+    ) -> Result<PoolConfig, ConfigError> {
+        finish(plan.spec.builder(&plan.name))
             .pool_config()
-            .map(drop)
             .map_err(|err| self.build_error(plan, err))
     }
 
-    /// Gives `executor` the thread settings of `plan` in place: core and
-    /// max threads (as a pair) and the keep-alive.
+    /// Gives `executor` the thread settings `threads` (from
+    /// [`Plan::threads`] for `plan`) in place: core and max threads (as a
+    /// pair) and the keep-alive.
     pub(crate) fn resize(
         &self,
         plan: &ExecutorPlan,
         executor: &Executor,
+        threads: &PoolConfig,
     ) -> Result<(), ConfigError> {
-        let threads = plan
-            .spec
-            .builder(&plan.name)
-            .pool_config()
-            .map_err(|err| self.build_error(plan, err))?;
         executor
             .set_threads(threads.core, threads.max)
             .map_err(|err| self.build_error(plan, err))?;

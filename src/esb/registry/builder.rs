@@ -23,7 +23,11 @@ pub(crate) type ConfigureFn = Arc<dyn Fn(ExecutorBuilder) -> ExecutorBuilder + S
 ///
 /// What it adds holds for the registry's life: a
 /// [`reload`](Registry::reload) that replaces an executor calls its
-/// configure function again, and starts only the executors named.
+/// configure function again, and starts only the executors named; one
+/// that changes only an executor's thread settings (`core_threads`,
+/// `max_threads`, `keep_alive`) calls it too, and the running executor
+/// takes the thread settings the function leaves on the builder, so a
+/// thread count the function sets stays as it set it.
 ///
 /// [`configure`]: RegistryBuilder::configure
 /// [`only`]: RegistryBuilder::only

@@ -121,8 +121,11 @@ impl Registry {
             match current.entries.get(&executor.name) {
                 Some(e) if e.spec == executor.spec => {}
                 Some(e) if e.spec.differs_only_in_threads(&executor.spec) => {
-                    plan.check_threads(executor)?;
-                    resized.insert(executor.name.clone(), e.executor.clone());
+                    // The configure function's settings win here too, as
+                    // they did when the executor was built.
+                    let threads =
+                        plan.threads(executor, |b| self.options.finish(&executor.name, b))?;
+                    resized.insert(executor.name.clone(), (e.executor.clone(), threads));
                 }
                 _ => {
                     let built = plan.build(executor, |b| self.options.finish(&executor.name, b))?;
@@ -132,8 +135,8 @@ impl Registry {
         }
         // Everything checked and built: the thread settings go in now.
         for executor in &plan.executors {
-            if let Some(running) = resized.get(&executor.name) {
-                plan.resize(executor, running)?;
+            if let Some((running, threads)) = resized.get(&executor.name) {
+                plan.resize(executor, running, threads)?;
             }
         }
 
