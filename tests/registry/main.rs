@@ -16,6 +16,7 @@ mod reload_under_load;
 mod sequence_faults;
 mod sequences;
 mod shared;
+mod shutdown;
 
 /// Writes `toml` as `executors.toml` in a directory of its own for the
 /// test `test` (in the system's temporary directory), and returns its path.

@@ -367,6 +367,15 @@ impl Registry {
     /// (`ShutDown`, the job handed back), and calling it again does
     /// nothing more.
     ///
+    /// Called from a job (a sequence, say), it waits for no thread that is
+    /// waiting for that job, as [`Executor::shutdown`] from a job does: an
+    /// executor's own worker is not waited for, and when the job runs on
+    /// an executor a reload retired, that executor is shut down like the
+    /// others but finishes draining on its background thread once the job
+    /// has returned ([`Reload::wait`] waits for that), since the drain
+    /// waits for the job. The same holds for dropping the last
+    /// `Arc<Registry>` in a job.
+    ///
     /// # Examples
     ///
     /// ```

@@ -16,7 +16,8 @@
 //! waited for by the reload, and never waits for it. [`Reload::wait`]
 //! waits for the drain; [`Registry::shutdown`] and dropping the registry
 //! shut the retired executors still held down themselves, and wait for
-//! that.
+//! that (but for the drain of the retired executor whose job calls them,
+//! which waits for that job).
 //!
 //! Rule sets are replaced by the file's. Sequences (code) survive; hooks
 //! and fault handlers stay with an executor that keeps its name and go with

@@ -12,7 +12,9 @@
 //! Nobody ever shuts an executor down inline on the way out of an enqueue,
 //! so a worker that enqueues into the registry never ends up waiting for
 //! itself. Shutting the registry down does not wait for users to let go:
-//! it shuts the retired executors still open down itself.
+//! it shuts the retired executors still open down itself, and then waits
+//! for the retiring thread, except when called from a worker of one of
+//! them, which that thread may be waiting for.
 
 use crate::Executor;
 use crate::pool::{Released, Shared};
@@ -57,19 +59,48 @@ impl Retiring {
     }
 
     /// Shuts down the retired executors still open (their users keep
-    /// clones that now refuse jobs), then waits for the retiring thread.
+    /// clones that now refuse jobs), then waits for the retiring thread,
+    /// unless the caller is a worker of one of them (a job calling
+    /// `Registry::shutdown`, or dropping the last `Arc<Registry>`).
+    ///
+    /// Such a worker cannot wait for that thread: the thread may be
+    /// shutting the worker's executor down, which waits for every one of
+    /// its workers to exit, this one included, and it exits only once its
+    /// job returns. So the caller does not join it: each retired executor
+    /// is shut down here all the same (the caller's own as a job shuts its
+    /// executor down, every other worker gone), and the thread ends on its
+    /// own once the job has returned and the executor has drained.
     pub(crate) fn finish(self) {
+        let mut inside = false;
         for pool in &self.pools {
             if let Some(shared) = pool.upgrade() {
                 shared.shut_down(None);
+                inside |= caller_is_worker_of(&shared);
                 // Its last clone shuts it down (again, at once) itself.
                 shared.release_to(None);
             }
+        }
+        if inside {
+            // Dropping the handle leaves the thread to finish by itself.
+            return;
         }
         // The thread only shuts executors down; if that panicked there is
         // nothing left to drain.
         let _ = self.thread.join();
     }
+}
+
+/// Whether the calling thread is one of `shared`'s workers, asked just
+/// after a graceful [`Shared::shut_down`] on it returned. Called from
+/// outside the pool, that returns once every worker has exited; called from
+/// one of its workers, it returns with that worker still counted live (it
+/// exits only once its job returns). A worker started afterwards (a retry
+/// re-queued by the timer to a pool with no worker left) reads as the
+/// caller's: the caller then does not wait for the retiring thread, which
+/// waits for that worker itself, and nothing waits for the caller.
+fn caller_is_worker_of(shared: &Shared) -> bool {
+    let (live, ..) = shared.thread_counts();
+    live > 0
 }
 
 impl fmt::Debug for Retiring {
