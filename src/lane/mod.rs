@@ -336,6 +336,15 @@ impl Lane {
                 || self.running.load(Ordering::SeqCst) < self.max_running)
     }
 
+    /// Are the lane's queued jobs (if any) beyond reach of an idle worker
+    /// until a job of the lane ends, its cap on running jobs reached? Each
+    /// job that ends frees a place its own worker then takes (it looks for
+    /// work again), so these jobs need no other worker.
+    #[inline]
+    pub(crate) fn waits_for_its_runners(&self) -> bool {
+        self.max_running != usize::MAX && self.running.load(Ordering::SeqCst) >= self.max_running
+    }
+
     /// Claims a job to run it: as [`Lane::try_claim`], but also takes a
     /// running slot on a capped lane (released by [`Lane::finished_running`]).
     #[inline]

@@ -10,9 +10,19 @@ use std::time::Instant;
 
 impl Shared {
     /// Rule 5: closed, no producer in flight, nothing queued, no retry
-    /// waiting out its backoff.
+    /// waiting out its backoff: an idle worker may exit. Jobs queued in a
+    /// lane whose cap on running jobs is reached are left to the workers
+    /// running that lane's jobs, which take them as their jobs end: an
+    /// idle worker beside them would find nothing to claim and spin (its
+    /// sleep ends at once on a closed executor), and a job of that lane
+    /// shutting its executor down would wait for it for ever.
     pub(super) fn drained(&self) -> bool {
-        self.is_closed() && self.timer.pending() == 0 && !self.any_ready()
+        self.is_closed()
+            && self.timer.pending() == 0
+            && self
+                .lanes
+                .iter()
+                .all(|lane| !lane.is_ready() || lane.waits_for_its_runners())
     }
 
     pub(super) fn should_wake(&self) -> bool {

@@ -94,3 +94,36 @@ fn bad_caps_are_build_errors() {
         .unwrap_err();
     assert!(err.to_string().contains("1 to 100 percent"), "{err}");
 }
+
+/// A job of a capped lane shuts its executor down while another job of
+/// that lane waits for the cap: the idle worker beside it neither spins
+/// nor holds the shutdown up; the job's own worker runs the waiting one
+/// once its job returns.
+#[test]
+fn a_capped_lanes_job_shutting_down_its_executor_returns() {
+    let exec = Executor::builder()
+        .core_threads(2)
+        .max_threads(2)
+        .lane_config(LaneConfig::new(Priority(1)).max_running(MaxRunning::Threads(1)))
+        .build()
+        .unwrap();
+    exec.prestart_core_threads();
+    let (started_tx, started) = mpsc::channel();
+    let (release, gate) = mpsc::channel::<()>();
+    let inner = exec.clone();
+    let first = exec
+        .enqueue(Priority(1), move || {
+            started_tx.send(()).unwrap();
+            gate.recv().unwrap();
+            inner.shutdown();
+        })
+        .unwrap();
+    started.recv().unwrap();
+    let second = exec.enqueue(Priority(1), || "second").unwrap();
+    release.send(()).unwrap();
+    let (first, second) = crate::common::watchdog("the shutdown from inside", move || {
+        (first.join(), second.join())
+    });
+    assert_eq!((first, second), (Ok(()), Ok("second")));
+    assert!(exec.is_terminated());
+}
