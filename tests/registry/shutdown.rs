@@ -1,9 +1,11 @@
 //! Shutting a registry down from a job of an executor a reload retired
 //! (calling `shutdown`, or dropping the last `Arc<Registry>` there): the
 //! call returns, though that executor cannot stop before the job does.
+//! And once shut down, a registry takes no reload.
 
 use crate::common::Gate;
-use priority_executor::{Message, Registry};
+use crate::temp_file;
+use priority_executor::{ConfigErrorKind, Message, Registry, SequenceError};
 use std::io;
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
@@ -107,4 +109,37 @@ fn a_job_of_a_retired_executor_drops_the_last_registry() {
         .expect("dropping the last registry in `stop` returns");
     assert!(registry.upgrade().is_none());
     assert!(b.is_shut_down(), "the dropped registry shut `b` down");
+}
+
+#[test]
+fn a_reload_after_shutdown_is_refused_and_starts_nothing() {
+    let both = format!("{A}{B}");
+    let path = temp_file("reload-after-shutdown", &both);
+    let executors = Registry::from_toml_str(A).expect("valid");
+    executors.register_sequence("noop", |_m: Message| Ok::<(), io::Error>(()));
+    executors.shutdown();
+    for err in [
+        executors.reload_toml_str(&both).expect_err("shut down"),
+        executors.reload(&path).expect_err("shut down"),
+    ] {
+        assert_eq!(err.kind(), ConfigErrorKind::ShutDown);
+        assert_eq!(err.path(), None);
+        assert_eq!(
+            err.to_string(),
+            "the registry has been shut down and takes no reload \
+             (load a new registry to start executors again)"
+        );
+    }
+    // Nothing was started: `b` is unknown, `a` refuses.
+    assert_eq!(executors.names(), ["a"]);
+    let refused = executors.enqueue_sequence("b", "noop", Message::new());
+    assert!(
+        matches!(refused, Err(SequenceError::UnknownExecutor { .. })),
+        "{refused:?}"
+    );
+    let refused = executors.enqueue_sequence("a", "noop", Message::new());
+    assert!(
+        matches!(refused, Err(SequenceError::ShutDown { .. })),
+        "{refused:?}"
+    );
 }

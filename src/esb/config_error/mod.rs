@@ -52,6 +52,10 @@ pub enum ConfigErrorKind {
     /// duration, an unknown picker, a regex that does not compile, a rule
     /// priority that names no lane, `core_threads` above `max_threads`.
     InvalidValue,
+    /// The registry has been shut down, so a
+    /// [reload](crate::Registry::reload) is refused, whatever the file
+    /// holds: it would start executors after the shutdown.
+    ShutDown,
 }
 
 /// An error loading executors from TOML.
@@ -299,6 +303,26 @@ impl ConfigError {
 }
 
 impl ConfigError {
+    /// A reload refused because the registry has been shut down (kind
+    /// [`ShutDown`](ConfigErrorKind::ShutDown)); not about the file, so it
+    /// names no file or place.
+    pub(crate) fn shut_down() -> Self {
+        ConfigError(Box::new(Inner {
+            kind: ConfigErrorKind::ShutDown,
+            path: None,
+            position: None,
+            executor: None,
+            rule: None,
+            mailbox: None,
+            scope: String::new(),
+            field: None,
+            detail: "the registry has been shut down and takes no reload \
+                     (load a new registry to start executors again)"
+                .to_owned(),
+            source: None,
+        }))
+    }
+
     /// The file (`path`, if any) has no `[mailboxes.NAME]` section named
     /// `name`; `defined` are the ones it has.
     #[cfg_attr(any(not(feature = "actor"), loom), allow(dead_code))]

@@ -79,8 +79,9 @@ pub struct Registry {
     /// The current table. The lock is held only to clone or swap the `Arc`.
     table: RwLock<Arc<Table>>,
     /// Taken by whoever changes the table (reload, registration), for the
-    /// whole read-copy-swap.
-    writer: Mutex<()>,
+    /// whole read-copy-swap. It holds whether the registry has been shut
+    /// down, set under it by `shutdown` and read under it by reloads.
+    writer: Mutex<bool>,
     /// Executors retired by reloads, each reload's drained by a thread.
     retiring: Mutex<Vec<Retiring>>,
     /// What the code added to the file's executors, applied again by
@@ -221,7 +222,7 @@ impl Registry {
         };
         Ok(Registry {
             table: RwLock::new(Arc::new(table)),
-            writer: Mutex::new(()),
+            writer: Mutex::new(false),
             retiring: Mutex::new(Vec::new()),
             options,
         })
@@ -239,8 +240,9 @@ impl Registry {
         Arc::clone(&self.table.read().unwrap_or_else(PoisonError::into_inner))
     }
 
-    /// Holds off other writers for a read-copy-swap of the table.
-    fn writer(&self) -> MutexGuard<'_, ()> {
+    /// Holds off other writers for a read-copy-swap of the table; the
+    /// guarded value tells whether the registry has been shut down.
+    fn writer(&self) -> MutexGuard<'_, bool> {
         self.writer.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -365,7 +367,9 @@ impl Registry {
     /// It takes `&self`, so a registry shared as `Arc<Registry>` can be
     /// shut down by any holder; afterwards every executor refuses new jobs
     /// (`ShutDown`, the job handed back), and calling it again does
-    /// nothing more.
+    /// nothing more. A [`reload`](Registry::reload) afterwards is refused
+    /// ([`ConfigErrorKind::ShutDown`](crate::ConfigErrorKind::ShutDown))
+    /// and starts nothing.
     ///
     /// Called from a job (a sequence, say), it waits for no thread that is
     /// waiting for that job, as [`Executor::shutdown`] from a job does: an
@@ -398,6 +402,10 @@ impl Registry {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn shutdown(&self) {
+        // Marked under the writers' lock: a reload that took it first has
+        // published its executors and handed over those it retired (both
+        // shut down below), and one that takes it later is refused.
+        *self.writer() = true;
         let table = self.table();
         for entry in table.entries.values() {
             entry.executor.shutdown();

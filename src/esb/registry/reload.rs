@@ -56,7 +56,10 @@ impl Registry {
     /// # Errors
     ///
     /// A [`ConfigError`] if the file cannot be read, has a mistake, or an
-    /// executor cannot start; the registry is then unchanged.
+    /// executor cannot start, or of kind
+    /// [`ShutDown`](crate::ConfigErrorKind::ShutDown) once the registry
+    /// has been [shut down](Registry::shutdown); the registry is then
+    /// unchanged.
     ///
     /// # Examples
     ///
@@ -112,7 +115,10 @@ impl Registry {
 
     fn apply(&self, mut plan: Plan) -> Result<Reload, ConfigError> {
         self.options.select(&mut plan)?;
-        let _writer = self.writer();
+        let writer = self.writer();
+        if *writer {
+            return Err(ConfigError::shut_down());
+        }
         let current = self.table();
         // Build first: on error `fresh` drops (shutting down what it built)
         // and the registry is untouched.
@@ -196,6 +202,7 @@ impl Registry {
         let replaced = self.publish(next);
         drop((replaced, current));
         self.retire(pools, drain, &report.drained);
+        drop(writer);
         Ok(report)
     }
 
