@@ -6,9 +6,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 ///
 /// `ran` counts finished runs, failed or not; `failed` counts runs that
 /// returned an error or panicked; `panicked` the panics among them. Once
-/// every handle has been joined, `ran == enqueued`, unless
-/// [`Executor::shutdown_now`](crate::Executor::shutdown_now) handed jobs
-/// back unrun or a `when_full = "discard-oldest"` lane pushed some out.
+/// every handle has been joined, `ran == enqueued`, unless some accepted
+/// runs never started: those cancelled through their handle's
+/// [`cancel`](crate::JobHandle::cancel) before a worker took them, those
+/// [`Executor::shutdown_now`](crate::Executor::shutdown_now) handed back
+/// (and that were not [run](crate::PendingJob::run) afterwards), and those
+/// a `when_full = "discard-oldest"` lane pushed out. Each stays counted in
+/// `enqueued` and never in `ran`.
 ///
 /// # Examples
 ///
