@@ -85,7 +85,6 @@ impl Executor {
     pub fn pause_lane(&self, priority: Priority) -> Result<(), PauseError> {
         let index = self.lane_of(priority)?;
         if self.shared.pause_lane(index) {
-            self.shared.instruments.paused(index, true);
             Ok(())
         } else {
             Err(PauseError::ShutDown)

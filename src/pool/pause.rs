@@ -28,6 +28,8 @@ impl Shared {
             return false;
         }
         self.lanes[index].pause();
+        // Under the lock too: a `close` after it sets the gauge back.
+        self.instruments.paused(index, true);
         true
     }
 
@@ -40,8 +42,9 @@ impl Shared {
             return;
         }
         let _pausing = lock(&self.pausing);
-        for lane in self.lanes.iter() {
+        for (index, lane) in self.lanes.iter().enumerate() {
             lane.resume();
+            self.instruments.paused(index, false);
         }
     }
 

@@ -22,3 +22,20 @@ fn the_paused_gauge_follows_pause_and_resume() {
     assert!(s.described[PAUSED].1.contains("paused"));
     exec.shutdown();
 }
+
+#[test]
+fn a_shutdown_resumes_a_paused_lane_and_its_gauge() {
+    let (_turn, snapshotter) = recorder();
+    let exec = Executor::builder()
+        .name("paused-at-shutdown")
+        .lane(Priority(1), Capacity::Unbounded)
+        .build()
+        .unwrap();
+    exec.pause_lane(Priority(1)).unwrap();
+    let queued = exec.enqueue(Priority(1), || "ran").unwrap();
+    exec.shutdown();
+    assert_eq!(queued.join(), Ok("ran"));
+    assert!(!exec.is_lane_paused(Priority(1)));
+    let s = Series::of(snapshotter, "paused-at-shutdown");
+    assert_eq!(s.gauge(PAUSED, Some(1)), 0.0);
+}
