@@ -240,8 +240,11 @@ impl Executor {
     /// lane's policy). Later polls go in as retries do: a full lane does
     /// not refuse them and a waker never blocks. A parked future (waiting
     /// for its waker) is neither queued nor running: `wait_idle` and a
-    /// graceful shutdown do not wait for it, and if it is woken after a
-    /// graceful shutdown it is still polled, on a thread started for it.
+    /// graceful shutdown do not wait for it. Woken while a graceful
+    /// shutdown still waits for the workers, it is polled as usual; once
+    /// the pool has ended (closed, every worker gone), a future still
+    /// parked is dropped, woken or not, its handle resolving `Cancelled`
+    /// (counted in the lane's `cancelled`).
     /// After [`shutdown_now`](Executor::shutdown_now) nothing is
     /// polled any more: a queued poll is handed back as a `PendingJob`
     /// (whose `run` polls once), and a parked future woken then is dropped,
