@@ -274,6 +274,13 @@ impl PendingJob {
     /// Runs the job on the calling thread; its handle receives the result.
     /// A panic is caught and reported through the handle, as on a worker.
     ///
+    /// It runs outside the pool: the executor's hooks (`on_expired`,
+    /// `on_dead_letter`, before and after) are not called and its counters
+    /// stay as they are (the job counts as handed back); a deadline is not
+    /// checked, running the job being the caller's choice; retries run at
+    /// once, without backoff, and once they are used up the handle
+    /// receives the last error.
+    ///
     /// # Examples
     ///
     /// See [`PendingJob`].
