@@ -180,7 +180,9 @@ impl<A: Actor> Broker<A> {
     /// # Errors
     ///
     /// The reason the broker ended (in this cycle or before); its
-    /// consumers have been destroyed by then.
+    /// consumers have been destroyed by then, unless this is called by a
+    /// sink that the end itself called, on the thread running it: then
+    /// it returns at once, and the end goes on once the sink returns.
     ///
     /// # Examples
     ///
@@ -230,6 +232,12 @@ impl<A: Actor> Broker<A> {
     /// (`Reason::Drained`; `Reason::NoConsumers` if none is registered:
     /// its letters are then dead letters).
     ///
+    /// # Panics
+    ///
+    /// Called by one of the broker's consumers, or by a sink on its cycle
+    /// thread: it would wait for itself. The broker is then dropped,
+    /// which begins the drain, as its `Drop` says.
+    ///
     /// # Examples
     ///
     /// See `examples/priority_messages.rs`.
@@ -242,6 +250,10 @@ impl<A: Actor> Broker<A> {
     /// cycles it runs them itself, waiting between cycles for a change
     /// while letters are being performed.
     ///
+    /// # Panics
+    ///
+    /// As [`drain`](Broker::drain).
+    ///
     /// # Examples
     ///
     /// See [`Broker`].
@@ -250,14 +262,22 @@ impl<A: Actor> Broker<A> {
     }
 
     fn finish(&mut self, drain: bool) -> Exit {
-        self.done = true;
         let mb = &self.shared.core.mb;
+        // Checked before the broker counts as done: the panic drops it,
+        // and that drop begins the drain.
         assert!(
             !mb.is_own_thread(),
             "Broker::drain or Broker::join called by one of broker {:?}'s consumers: \
              it would wait for itself; drop the broker instead",
             mb.name
         );
+        assert!(
+            !self.on_cycle_thread(),
+            "Broker::drain or Broker::join called on broker {:?}'s cycle thread: \
+             it would wait for itself; drop the broker instead",
+            mb.name
+        );
+        self.done = true;
         if drain {
             mb.begin_drain();
         }
@@ -283,6 +303,13 @@ impl<A: Actor> Broker<A> {
             reason,
             metrics: self.shared.metrics(),
         }
+    }
+
+    /// Is the calling thread the broker's cycle thread (a sink one of its
+    /// cycles called)?
+    fn on_cycle_thread(&self) -> bool {
+        let me = thread::current().id();
+        self.cycles.as_ref().is_some_and(|t| t.thread().id() == me)
     }
 }
 
@@ -349,9 +376,18 @@ fn run_cycles<A: Actor>(shared: &Shared<A>, every: Duration) {
 /// manual cycles, which nobody can tick once it is dropped, a thread of
 /// its own then runs them to the end (if the system refuses that thread,
 /// the consumers and the letters queued stay where they are, for ever).
+/// Dropped by a sink on the cycle thread, it begins the drain and returns
+/// at once too: once the sink returns, that thread goes on with the
+/// cycle it was running (maybe the broker's end), then the next ones.
 impl<A: Actor> Drop for Broker<A> {
     fn drop(&mut self) {
         if self.done {
+            return;
+        }
+        if self.on_cycle_thread() {
+            self.shared.core.mb.begin_drain();
+            // The thread cannot join itself; it ends by itself.
+            drop(self.cycles.take());
             return;
         }
         if self.shared.core.mb.is_own_thread() {

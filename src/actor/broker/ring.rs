@@ -15,7 +15,7 @@ use crate::sync::{Condvar, Mutex, lock};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::thread::{self, JoinHandle};
+use std::thread::{self, JoinHandle, ThreadId};
 
 /// A registered consumer, as the ring holds it.
 struct Slot<M> {
@@ -36,6 +36,9 @@ pub(crate) struct Ring<M> {
     lonely: u32,
     /// Set once a cycle ended the broker.
     ending: Option<Reason>,
+    /// The thread running that end, until it is over: a sink the end
+    /// calls runs there, and a tick it calls must not wait for the end.
+    ender: Option<ThreadId>,
     /// Consumer threads not yet joined.
     threads: Vec<(usize, JoinHandle<()>)>,
 }
@@ -49,6 +52,7 @@ impl<M> Default for Ring<M> {
             empty: 0,
             lonely: 0,
             ending: None,
+            ender: None,
             threads: Vec::new(),
         }
     }
@@ -72,11 +76,15 @@ impl<A: Actor> Shared<A> {
     /// Runs one cycle: `Ok` with the batches handed out (consumer, size),
     /// in order; `Err` with the reason once the broker has ended (this
     /// cycle ended it, or one before; then every consumer was destroyed).
+    ///
+    /// Called back by a sink of the end, on the thread running it, it
+    /// returns the reason at once: that end goes on once the sink returns.
     pub(crate) fn cycle(&self) -> Result<Vec<(usize, usize)>, Reason> {
         let mut ring = lock(&self.ring);
         if let Some(reason) = ring.ending {
+            let here = ring.ender == Some(thread::current().id());
             drop(ring);
-            return Err(self.wait_end(reason));
+            return Err(if here { reason } else { self.wait_end(reason) });
         }
         let mb = &self.core.mb;
         let mut dead = Vec::new();
@@ -130,19 +138,23 @@ impl<A: Actor> Shared<A> {
             self.core.deliver_dead(&mut dead);
             return Ok(handed);
         };
+        let me = thread::current().id();
         ring.ending = Some(reason);
+        ring.ender = Some(me);
         for slot in ring.consumers.drain(..) {
             let _ = slot.tx.send(Work::End(reason));
         }
         // A consumer whose own tick runs this cycle keeps its thread in the
         // ring: it cannot join itself, and `join_rest` joins it once its
         // batch is over.
-        let me = thread::current().id();
         let (mine, threads): (Vec<_>, Vec<_>) = std::mem::take(&mut ring.threads)
             .into_iter()
             .partition(|(_, handle)| handle.thread().id() == me);
         ring.threads = mine;
         drop(ring);
+        // The sinks run before `end` is set, on this thread: a tick from
+        // one of them returns at once (`ender`) instead of waiting for
+        // this end (a drop of the broker there: see its `Drop`).
         mb.close(reason, DeadReason::after(reason), &mut dead);
         self.core.deliver_dead(&mut dead);
         // The consumers perform the batches they hold, then are destroyed.
@@ -151,6 +163,7 @@ impl<A: Actor> Shared<A> {
         mb.sweep_rest(DeadReason::after(reason), &mut dead);
         self.core.deliver_dead(&mut dead);
         *lock(&self.end) = Some(reason);
+        lock(&self.ring).ender = None;
         self.ended.notify_all();
         Err(reason)
     }
