@@ -395,8 +395,9 @@ impl<M> Mailbox<M> {
 
     /// Re-queues a letter at the back of its lane, past the door and the
     /// capacity, as [`send_back`](Mailbox::send_back) does but without
-    /// counting a send-back: a letter of a broker's batch that the batch
-    /// perform never took.
+    /// counting a send-back: a letter of a batch the broker could not hand
+    /// to its consumer. (A letter the batch perform never took is sent
+    /// back, one hop more, and counts as one.)
     pub(crate) fn requeue(&self, letter: Letter<M>) -> Result<(), Letter<M>> {
         let Some(lane) = self.lane_for_internal(letter.priority) else {
             return Err(letter);

@@ -40,9 +40,9 @@ enum Kind<M> {
 /// | seed | here |
 /// |---|---|
 /// | predicate-based | [`predicate`](Strategy::predicate): perform if it holds or it did not hold `n` times already (the letter's [`predicate_runs`](super::LetterInfo::predicate_runs)), else send it back |
-/// | priority-based | [`priority_threshold`](Strategy::priority_threshold): perform at or above the threshold, else send back one `step` higher; a failed perform is sent back one `step` lower |
+/// | priority-based | [`priority_threshold`](Strategy::priority_threshold): perform at or above the threshold, else send back one `step` higher; a failed perform, or a letter a broker's consumer sends back ([`Batch::send_back`](super::Batch::send_back)), is sent back one `step` lower |
 /// | TTL-based | [`ttl_range`](Strategy::ttl_range): below the range a dead letter (`Expired`), above it sent back with TTL - 1 |
-/// | broker stops after N idle cycles | `StageBuilder::idle_after` |
+/// | broker stops after N idle cycles | [`BrokerBuilder::end_after`](super::BrokerBuilder::end_after) (a stage ends after a quiet time instead: [`StageBuilder::idle_after`](super::StageBuilder::idle_after)) |
 ///
 /// Every strategy has a hop limit: a letter that would be sent back more
 /// than [`hop_limit`](Strategy::hop_limit) times
@@ -138,7 +138,9 @@ impl<M> Strategy<M> {
 
     /// Perform a letter at or above `threshold`; send a lower one back one
     /// step higher (aging); send a letter whose perform failed (after the
-    /// retries) back one step lower. The step is one level
+    /// retries), or that a broker's consumer could not process
+    /// ([`Batch::send_back`](super::Batch::send_back)), back one step
+    /// lower. The step is one level
     /// ([`Priority::LOW`]`.0`, 100) unless set. Needs `M: Clone`: the
     /// stage keeps a copy to send back after a failure.
     ///
@@ -166,7 +168,8 @@ impl<M> Strategy<M> {
         }
     }
 
-    /// The priority strategy's step (at least 1); no effect on the others.
+    /// The priority strategy's step (at least 1: a stage's spawn and a
+    /// broker's `register` refuse 0); no effect on the others.
     ///
     /// # Examples
     ///

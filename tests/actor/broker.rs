@@ -438,6 +438,42 @@ fn wrong_settings_are_refused_by_name() {
     assert_eq!(setting(zero), "cycle");
 }
 
+#[test]
+fn a_priority_strategy_with_step_zero_is_not_registered() {
+    let broker = manual(1).spawn().unwrap();
+    let log = Log::default();
+    let zero = Strategy::priority_threshold(Priority::HIGH).step(0);
+    assert_eq!(broker.register(consumer(&log), zero), None);
+    assert_eq!(broker.consumers(), Vec::<usize>::new());
+    let one = Strategy::priority_threshold(Priority::HIGH).step(1);
+    let id = broker.register(consumer(&log), one).unwrap();
+    assert_eq!(broker.consumers(), vec![id]);
+}
+
+/// Seed 002: a priority-based consumer sends a message it could not
+/// process back with a decremented priority, as a failed perform.
+#[test]
+fn a_priority_consumer_sends_back_one_step_lower() {
+    within("send back one step lower", || {
+        let log = Log::default();
+        let broker = manual(1).spawn().unwrap();
+        let c = Consumer {
+            send_back_every: 1,
+            ..consumer(&log)
+        };
+        let strategy = Strategy::priority_threshold(Priority(280)).step(50);
+        broker.register(c, strategy).unwrap();
+        let at = SendOptions::new().priority(Priority(300));
+        broker.addr().send_with(7, at).unwrap();
+        let exit = broker.drain();
+        // Sent back by the consumer to 250, below the threshold; so sent
+        // back by the strategy, one step higher, to 300; then performed.
+        assert_eq!((exit.metrics.sent_back, exit.metrics.performed), (2, 1));
+        assert_balanced(&exit.metrics);
+        assert_eq!(log.performed().get(&7), Some(&1));
+    });
+}
+
 /// Takes nothing it is handed.
 struct Lazy;
 

@@ -5,7 +5,8 @@
 //! one whose own tick ends the broker loses none of the letters its batch
 //! still held; a dead-letter sink, on the thread running the end or on
 //! the cycle thread, may tick the broker or drop it (a `drain` there is
-//! refused, and drops it), and every letter still reaches it.
+//! refused, and drops it), and every letter still reaches it, its hops
+//! counted under the consumers' hop limit.
 
 use super::support::{LIMIT, within};
 use priority_executor::actor::{
@@ -449,5 +450,26 @@ fn a_dead_letter_sink_may_drop_the_last_handle_on_the_cycle_thread() {
         freed
             .recv_timeout(LIMIT)
             .expect("the broker ends and is freed");
+    });
+}
+
+#[test]
+fn letters_swept_at_the_end_count_hops_under_the_consumers_limit() {
+    within("hops left of swept letters", || {
+        let broker = Broker::builder("swept")
+            .manual_cycles()
+            .spawn()
+            .expect("spawn");
+        broker
+            .register(Plain, Strategy::always().hop_limit(5))
+            .expect("registered");
+        for n in 0..3 {
+            broker.addr().send(n).expect("accepted");
+        }
+        broker.addr().kill().expect("running");
+        assert_eq!(broker.tick(), Err(Reason::Killed));
+        let dead = broker.take_dead_letters();
+        let hops: Vec<(u64, u32)> = dead.iter().map(|d| (d.message, d.info.hops_left)).collect();
+        assert_eq!(hops, [(0, 5), (1, 5), (2, 5)]);
     });
 }

@@ -33,7 +33,8 @@ struct Taken<M> {
 /// into dead letters as it decides); [`outbox`](Batch::outbox) sends
 /// outputs at the priority of the letter taken last and shows its
 /// [`LetterInfo`](crate::actor::LetterInfo); [`send_back`](Batch::send_back)
-/// gives the letter taken last back to the broker.
+/// gives the letter taken last back to the broker (under the priority
+/// strategy one step lower, as a failed perform's).
 ///
 /// A letter taken counts as performed once the next one is taken, or once
 /// the batch perform returns `Ok`; if it returns an error (or panics) the
@@ -147,7 +148,10 @@ impl<'a, M, O> Batch<'a, M, O> {
     /// Gives the letter taken last back to the broker (seed 002's
     /// consumer that cannot process a message): it is re-queued at the
     /// back of its lane, one hop more, and may go to any consumer; past
-    /// the hop limit it becomes a dead letter (`HopLimit`).
+    /// the hop limit it becomes a dead letter (`HopLimit`). Under the
+    /// priority strategy it goes back one step lower, as a letter whose
+    /// perform failed (the seed's "decremented priority"); under the
+    /// others at its own priority.
     ///
     /// # Errors
     ///
@@ -165,6 +169,7 @@ impl<'a, M, O> Batch<'a, M, O> {
         drop_quietly(copy);
         let letter = meta.with(msg);
         let (priority, ttl) = (letter.priority, letter.ttl);
+        let priority = self.strategy.after_failure(priority).unwrap_or(priority);
         send_back(self.core, self.strategy, letter, priority, ttl);
         Ok(())
     }

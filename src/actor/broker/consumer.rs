@@ -7,8 +7,8 @@ use crate::actor::actor::{Actor, StageContext};
 use crate::actor::addr::{Downstream, Outbox};
 use crate::actor::current::Serving;
 use crate::actor::letter::Letter;
-use crate::actor::letters::{DeadReason, Phase};
-use crate::actor::outcome::{dead_letter, error_text, fault, panicked};
+use crate::actor::letters::{DeadLetter, DeadReason, Phase};
+use crate::actor::outcome::{error_text, fault, panicked};
 use crate::actor::reason::Reason;
 use crate::actor::shared::Core;
 use crate::actor::strategy::Strategy;
@@ -28,16 +28,36 @@ pub(crate) fn thread_name(broker: &str) -> String {
     format!("{broker}-consumer")
 }
 
-/// A batch that could not be handed over goes back to the mailbox.
-pub(crate) fn give_back<M>(core: &Core<M>, work: Work<M>) {
+/// A batch that could not be handed over goes back to the mailbox; a
+/// letter that cannot is added to `dead` (counted under `hop_limit`, its
+/// consumer's), for the caller to hand out once it holds no lock.
+pub(crate) fn give_back<M>(
+    core: &Core<M>,
+    work: Work<M>,
+    hop_limit: u32,
+    dead: &mut Vec<DeadLetter<M>>,
+) {
     if let Work::Batch(letters) = work {
         let n = letters.len();
         for letter in letters {
             if let Err(letter) = core.mb.requeue(letter) {
-                dead_letter(core, core.mb.hop_limit, letter, DeadReason::Stopped);
+                dead.push(DeadLetter {
+                    info: letter.info(hop_limit),
+                    priority: letter.priority,
+                    message: letter.msg,
+                    reason: DeadReason::Stopped,
+                });
             }
         }
         core.mb.let_go_batch(n);
+    }
+}
+
+/// Counts the hops left of letters the mailbox turned away under
+/// `hop_limit`, a consumer's, instead of the mailbox's default one.
+pub(crate) fn count_hops_under<M>(dead: &mut [DeadLetter<M>], hop_limit: u32) {
+    for d in dead {
+        d.info.hops_left = hop_limit.saturating_sub(d.info.sent_back);
     }
 }
 
@@ -107,6 +127,9 @@ pub(crate) fn run<A: Actor>(
                     let mut dead = Vec::new();
                     core.mb.sweep_after_end(&mut dead);
                     if !dead.is_empty() {
+                        // What this batch sent back or left untaken: under
+                        // this consumer's hop limit.
+                        count_hops_under(&mut dead, strategy.hops());
                         core.deliver_dead(&mut dead);
                     }
                 }

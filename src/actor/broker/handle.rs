@@ -141,8 +141,9 @@ impl<A: Actor> Broker<A> {
     /// thread, then it takes its turn in the round robin, last. Returns
     /// its number (its `StageContext::instance` and `Outbox::instance`;
     /// numbers are never reused), or `None` if its `init` failed (the
-    /// fault sink says why; its `destroy(Reason::FailedInit)` ran) or the
-    /// broker has ended.
+    /// fault sink says why; its `destroy(Reason::FailedInit)` ran), if the
+    /// broker has ended, or if `strategy` is one a stage's spawn refuses
+    /// (a priority strategy's `step(0)`; its `init` does not run).
     ///
     /// # Examples
     ///

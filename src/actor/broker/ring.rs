@@ -6,7 +6,7 @@
 use super::consumer::{self, Ties, Work};
 use crate::actor::actor::Actor;
 use crate::actor::addr::Downstream;
-use crate::actor::letters::DeadReason;
+use crate::actor::letters::{DeadLetter, DeadReason};
 use crate::actor::metrics::StageMetrics;
 use crate::actor::reason::Reason;
 use crate::actor::shared::Core;
@@ -21,6 +21,8 @@ use std::thread::{self, JoinHandle, ThreadId};
 struct Slot<M> {
     id: usize,
     tx: mpsc::Sender<Work<M>>,
+    /// Its strategy's hop limit.
+    hops: u32,
 }
 
 /// The consumers, in registration order, and the cycle's counts. Its lock
@@ -58,6 +60,20 @@ impl<M> Default for Ring<M> {
     }
 }
 
+impl<M> Ring<M> {
+    /// The hop limit every consumer registered has, if they agree on one:
+    /// the letters the broker itself turns away are counted under it (no
+    /// consumer's strategy decides for them; with none, or with different
+    /// limits, the default one counts).
+    fn hop_limit(&self) -> Option<u32> {
+        let first = self.consumers.first()?.hops;
+        self.consumers
+            .iter()
+            .all(|s| s.hops == first)
+            .then_some(first)
+    }
+}
+
 pub(crate) struct Shared<A: Actor> {
     /// The mailbox and the sinks (a `Core` whose instances are unused).
     pub(crate) core: Core<A::In>,
@@ -86,6 +102,7 @@ impl<A: Actor> Shared<A> {
             drop(ring);
             return Err(if here { reason } else { self.wait_end(reason) });
         }
+        let hops = ring.hop_limit();
         let mb = &self.core.mb;
         let mut dead = Vec::new();
         let mut handed = Vec::new();
@@ -110,7 +127,7 @@ impl<A: Actor> Shared<A> {
                     if let Err(mpsc::SendError(work)) = slot.tx.send(Work::Batch(letters)) {
                         // The consumer's thread is gone (it ends only on
                         // `End`): nothing is lost, the letters go back.
-                        consumer::give_back(&self.core, work);
+                        consumer::give_back(&self.core, work, slot.hops, &mut dead);
                     }
                     ring.cursor = (ring.cursor + 1) % k;
                 }
@@ -135,7 +152,7 @@ impl<A: Actor> Shared<A> {
             drop(ring);
             // User callbacks run outside the ring's lock: a sink may
             // register, unregister or tick.
-            self.core.deliver_dead(&mut dead);
+            self.deliver_dead(&mut dead, hops);
             return Ok(handed);
         };
         let me = thread::current().id();
@@ -156,16 +173,25 @@ impl<A: Actor> Shared<A> {
         // one of them returns at once (`ender`) instead of waiting for
         // this end (a drop of the broker there: see its `Drop`).
         mb.close(reason, DeadReason::after(reason), &mut dead);
-        self.core.deliver_dead(&mut dead);
+        self.deliver_dead(&mut dead, hops);
         // The consumers perform the batches they hold, then are destroyed.
         join_all(threads);
         // Letters sent back by those last batches: never stranded.
         mb.sweep_rest(DeadReason::after(reason), &mut dead);
-        self.core.deliver_dead(&mut dead);
+        self.deliver_dead(&mut dead, hops);
         *lock(&self.end) = Some(reason);
         lock(&self.ring).ender = None;
         self.ended.notify_all();
         Err(reason)
+    }
+
+    /// Hands out the letters the broker turned away, counted under the
+    /// consumers' hop limit if they share one.
+    fn deliver_dead(&self, dead: &mut Vec<DeadLetter<A::In>>, hops: Option<u32>) {
+        if let Some(hops) = hops {
+            consumer::count_hops_under(dead, hops);
+        }
+        self.core.deliver_dead(dead);
     }
 
     /// Waits until the cycle that ended the broker has destroyed every
@@ -202,7 +228,10 @@ impl<A: Actor> Shared<A> {
 
     /// Starts a consumer: its `init` runs on its own thread; once it
     /// succeeded the consumer joins the ring (last in the round robin).
+    /// A strategy a stage's spawn would refuse (`step(0)`) is refused.
     pub(crate) fn register(self: &Arc<Self>, actor: A, strategy: Strategy<A::In>) -> Option<usize> {
+        strategy.check().ok()?;
+        let hops = strategy.hops();
         let mut ring = lock(&self.ring);
         if ring.ending.is_some() {
             return None;
@@ -231,7 +260,7 @@ impl<A: Actor> Shared<A> {
                 let _ = tx.send(Work::End(reason));
             }
             None if ok => {
-                ring.consumers.push(Slot { id, tx });
+                ring.consumers.push(Slot { id, tx, hops });
                 ring.threads.push((id, handle));
                 return Some(id);
             }
