@@ -60,6 +60,13 @@ struct Inner {
     /// As connected to: with the heartbeat and connection timeout.
     target: AMQPUri,
     link: Mutex<Option<Link>>,
+    /// Held by a call from its first publish to its last confirm: the
+    /// client hands the broker's return of an unroutable message to
+    /// whichever confirm of the channel it completes next, so two calls
+    /// with confirms in flight at once could swap it (one message
+    /// reported unroutable, the unroutable one confirmed). One call at a
+    /// time, a return can only reach the call that published it.
+    confirming: Mutex<()>,
 }
 
 impl AsyncPublisher {
@@ -70,6 +77,7 @@ impl AsyncPublisher {
                 uri,
                 target,
                 link: Mutex::new(None),
+                confirming: Mutex::new(()),
             }),
         };
         publisher
@@ -150,9 +158,11 @@ impl AsyncPublisher {
     /// The broker nacked it, no queue took it (returned as unroutable), or
     /// the connection failed.
     pub async fn publish(&self, message: &Outgoing) -> Result<(), BridgeError> {
+        let confirming = &self.inner.confirming;
         self.run(
             || format!("publishing to {}", message.target()),
             |channel| async move {
+                let _alone = confirming.lock().await;
                 let confirm = send(&channel, message).await?;
                 settle(confirm, message).await
             },
@@ -166,9 +176,12 @@ impl AsyncPublisher {
     ///
     /// # Errors
     ///
-    /// The first message that was nacked, unroutable or not sent; the ones
-    /// before it were confirmed, the ones after it may or may not have been
-    /// (publish again: delivery is at least once).
+    /// A message of the batch was nacked, came back unroutable or was not
+    /// sent: the error names the first message whose confirm said so,
+    /// which with several unroutable ones in flight may be another of
+    /// them (the client pairs a returned message with the next confirm it
+    /// completes). Every confirm of the batch is awaited first. Publish
+    /// the batch again: delivery is at least once.
     pub async fn publish_all(
         &self,
         messages: impl IntoIterator<Item = Outgoing>,
@@ -176,18 +189,25 @@ impl AsyncPublisher {
         let messages: Vec<Outgoing> = messages.into_iter().collect();
         let limit = CALL_LIMIT + Duration::from_millis(messages.len() as u64);
         let count = messages.len();
+        let confirming = &self.inner.confirming;
         self.run_within(
             limit,
             || format!("publishing {count} messages"),
             |channel| async move {
+                let _alone = confirming.lock().await;
                 let mut confirms = Vec::with_capacity(messages.len());
                 for message in &messages {
                     confirms.push(send(&channel, message).await?);
                 }
+                // Every confirm is awaited, an error or not: a return left
+                // waiting would be handed to the next call's confirm.
+                let mut first_error = None;
                 for (confirm, message) in confirms.into_iter().zip(&messages) {
-                    settle(confirm, message).await?;
+                    if let Err(err) = settle(confirm, message).await {
+                        first_error.get_or_insert(err);
+                    }
                 }
-                Ok(messages.len())
+                first_error.map_or(Ok(messages.len()), Err)
             },
         )
         .await

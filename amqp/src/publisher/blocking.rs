@@ -126,9 +126,12 @@ impl Publisher {
     ///
     /// # Errors
     ///
-    /// The first message that was nacked, unroutable or not sent; the ones
-    /// before it were confirmed, the ones after it may or may not have been
-    /// (publish again: delivery is at least once).
+    /// A message of the batch was nacked, came back unroutable or was not
+    /// sent: the error names the first message whose confirm said so,
+    /// which with several unroutable ones in flight may be another of
+    /// them (the client pairs a returned message with the next confirm it
+    /// completes). Every confirm of the batch is awaited first. Publish
+    /// the batch again: delivery is at least once.
     pub fn publish_all(
         &self,
         messages: impl IntoIterator<Item = Outgoing>,

@@ -214,3 +214,54 @@ fn a_blocking_stop_on_the_only_worker_of_its_runtime_returns() {
         assert_eq!(stopped, None, "a blocking stop on a multi-thread runtime");
     }
 }
+
+/// One publisher shared by two tasks, one publishing to a queue, the other
+/// to a queue nobody declared: each call hears of its own message, never
+/// of the other's (the broker's answer for an unroutable message is not
+/// taken for another call's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_publisher_reports_each_unroutable_message_to_its_own_call() {
+    let Some(publisher) = connect().await else {
+        return;
+    };
+    let queue = unique("shared-publisher");
+    publisher
+        .declare(&ConsumerConfig::new(&queue))
+        .await
+        .expect("declare");
+    let nowhere = unique("shared-publisher-nowhere");
+    const EACH: usize = 1000;
+    let routed = tokio::spawn({
+        let (publisher, queue) = (publisher.clone(), queue.clone());
+        async move {
+            let mut refused = 0;
+            for i in 0..EACH {
+                let message = Outgoing::to_queue(&queue, format!("kept {i}"));
+                refused += usize::from(publisher.publish(&message).await.is_err());
+            }
+            refused
+        }
+    });
+    let lost = tokio::spawn({
+        let publisher = publisher.clone();
+        async move {
+            let mut confirmed = 0;
+            for i in 0..EACH {
+                let message = Outgoing::to_queue(&nowhere, format!("lost {i}"));
+                confirmed += usize::from(publisher.publish(&message).await.is_ok());
+            }
+            confirmed
+        }
+    });
+    let (refused, confirmed) = (routed.await.expect("task"), lost.await.expect("task"));
+    assert_eq!(
+        (refused, confirmed),
+        (0, 0),
+        "routable refused, unroutable confirmed"
+    );
+    assert_eq!(
+        publisher.queue_len(&queue).await.expect("len"),
+        u32::try_from(EACH).expect("small")
+    );
+    publisher.delete_queue(&queue).await.expect("delete");
+}
