@@ -11,7 +11,7 @@ use super::metrics::{MailboxLaneMetrics, StageMetrics};
 use super::reason::Reason;
 use crate::executor::Executor;
 use crate::sync::{Condvar, Mutex, lock};
-use crate::util::call_quietly;
+use crate::util::{call_quietly, drop_quietly};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -23,6 +23,20 @@ pub(crate) type Callback<T> = Arc<dyn Fn(T) + Send + Sync>;
 pub(crate) enum Sink<T> {
     Call(Callback<T>),
     Keep(Mutex<Vec<T>>),
+}
+
+impl<T> Drop for Sink<T> {
+    /// Kept faults and dead letters nobody took hold user messages, whose
+    /// drop is user code: each is dropped quietly, so a panic there fails
+    /// neither the `join` or `drain` that drops the stage nor aborts the
+    /// process on a second one.
+    fn drop(&mut self) {
+        if let Sink::Keep(kept) = self {
+            for item in std::mem::take(&mut *lock(kept)) {
+                drop_quietly(item);
+            }
+        }
+    }
 }
 
 impl<T> Sink<T> {

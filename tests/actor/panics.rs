@@ -322,3 +322,63 @@ fn user_code_around_a_perform_that_panics_faults_the_letter_and_drain_returns() 
         assert!(text(3).is_some_and(|e| e.contains("copying the message panicked")));
     });
 }
+
+/// A message whose drop panics once armed.
+struct Bomb {
+    armed: bool,
+}
+
+impl Drop for Bomb {
+    fn drop(&mut self) {
+        if self.armed && !std::thread::panicking() {
+            panic!("{DELIBERATE}: a message's drop");
+        }
+    }
+}
+
+/// Holds its instance on the first (unarmed) message until the gate opens.
+struct Holding {
+    started: std::sync::mpsc::Sender<()>,
+    gate: std::sync::mpsc::Receiver<()>,
+}
+
+impl Actor for Holding {
+    type In = Bomb;
+    type Out = ();
+    fn perform(&mut self, bomb: Bomb, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+        if !bomb.armed {
+            self.started.send(())?;
+            self.gate.recv()?;
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn kept_dead_letters_whose_drop_panics_do_not_fail_join() {
+    within("dead letters dropped quietly", || {
+        let (started_tx, started) = std::sync::mpsc::channel();
+        let (open, gate) = std::sync::mpsc::channel();
+        let parts = Mutex::new(Some((started_tx, gate)));
+        let stage = Stage::builder("bombs", move |_| {
+            let (started, gate) = parts.lock().unwrap().take().expect("one instance");
+            Holding { started, gate }
+        })
+        .spawn()
+        .expect("spawn");
+        let addr = stage.addr();
+        addr.send(Bomb { armed: false }).unwrap();
+        started.recv().unwrap();
+        // Queued behind the held one, then killed: kept as dead letters,
+        // dropped with the stage.
+        addr.send(Bomb { armed: true }).unwrap();
+        addr.send(Bomb { armed: true }).unwrap();
+        addr.kill().unwrap();
+        open.send(()).unwrap();
+        drop(addr);
+        let joined = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| stage.join()));
+        let exit = joined.expect("join gives the exit");
+        assert_eq!(exit.reason, Reason::Killed);
+        assert_eq!(exit.metrics.dead_lettered, 2);
+    });
+}
