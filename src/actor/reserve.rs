@@ -40,11 +40,13 @@ impl<M> Addr<M> {
     /// runtime do, it must only schedule the task, neither block nor poll
     /// it on the spot (the stage's instances would wait on it).
     ///
-    /// A permit holds a slot the stage counts as a letter coming: letters
-    /// sent to that lane after it wait behind it (first in, first out),
-    /// and the stage does not end, nor does a `stop` or `kill` finish
-    /// turning letters away, until the permit is used or dropped. Use it
-    /// at once.
+    /// A permit holds a slot the stage counts as a letter coming. In a
+    /// bounded lane of up to 65 536 letters its place in line is taken
+    /// when it is granted: letters sent to that lane after it wait behind
+    /// it (first in, first out). In an unbounded lane, or a larger one,
+    /// its letter takes its place when it is sent, as any send does. The
+    /// stage does not end, nor does a `stop` or `kill` finish turning
+    /// letters away, until the permit is used or dropped. Use it at once.
     ///
     /// # Errors
     ///
@@ -204,7 +206,8 @@ impl<M> fmt::Debug for Reserving<M> {
 /// back.
 ///
 /// Hold it briefly. Until it is used or dropped, the letters sent to its
-/// lane after it wait behind it, a drain, stop or kill waits for it, and
+/// lane after it wait behind it (in a bounded lane of up to 65 536
+/// letters; see [`Addr::reserve`]), a drain, stop or kill waits for it, and
 /// the stage's idle instances look for mail at short intervals (a nap of
 /// at most 5 ms) rather than only when woken. A permit leaked with
 /// [`std::mem::forget`] keeps all of that for the stage's life.
