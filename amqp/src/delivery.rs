@@ -174,6 +174,9 @@ pub(crate) fn header_text(value: &AMQPValue) -> Option<String> {
 pub struct Failure {
     pub(crate) message: String,
     pub(crate) reject: bool,
+    /// The handler could not take the delivery and it never ran: it goes
+    /// back to the queue, and the consumer stops consuming.
+    pub(crate) give_back: bool,
 }
 
 impl Failure {
@@ -182,6 +185,7 @@ impl Failure {
         Failure {
             message: error.to_string(),
             reject: false,
+            give_back: false,
         }
     }
 
@@ -190,6 +194,18 @@ impl Failure {
         Failure {
             message: error.to_string(),
             reject: true,
+            give_back: false,
+        }
+    }
+
+    /// The handler can no longer take deliveries (a stage whose instances
+    /// ended): the delivery never ran and is handed back to the queue,
+    /// neither acked nor dead-lettered, and the consumer stops consuming.
+    pub(crate) fn give_back(error: impl fmt::Display) -> Failure {
+        Failure {
+            message: error.to_string(),
+            reject: false,
+            give_back: true,
         }
     }
 

@@ -82,7 +82,10 @@ impl BridgeBuilder {
 
     /// As [`consume`](Self::consume), for a stage's inbox: the first drain
     /// marker delivered stops the consumer, and once every delivery before
-    /// it is settled the marker is acked and handed to `drained`.
+    /// it is settled the marker is acked and handed to `drained`. A marker
+    /// sent before the consumer started is acked and dropped. A consumer
+    /// that ends without a marker (the handler no longer takes deliveries,
+    /// the executor shut down) hands `drained` the reason.
     pub(crate) fn consume_until_drained<H>(
         mut self,
         config: ConsumerConfig,
@@ -204,6 +207,7 @@ impl BridgeBuilder {
                 backoff: self.backoff,
                 name: self.name.clone(),
                 drain,
+                started: std::time::SystemTime::now(),
             }));
         }
         let (own, handle) = match self.runtime {

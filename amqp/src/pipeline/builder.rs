@@ -147,7 +147,9 @@ where
     /// Past it, it sends the markers downstream all the same (so the
     /// stages after it drain and exit) and returns an error naming the
     /// missing reports: a process that died with its marker, or before it
-    /// took one, whose messages wait in the inbox for the next run. By
+    /// took one, whose messages wait in the inbox for the next run (whose
+    /// consumers drop a marker it left there: one sent before they
+    /// started). By
     /// default it waits as long as it takes: a process reports once its
     /// own stage has drained, which with long performs takes long.
     ///
@@ -182,6 +184,12 @@ where
     /// Declares the queues, starts the instances (every `init` has run)
     /// and, with an inbox, starts consuming it.
     ///
+    /// An `init` that fails is no error here: it is in the drain report's
+    /// faults. Once no instance is left to take a message from the inbox,
+    /// the delivery is handed back to the queue (not acked, not
+    /// dead-lettered), the inbox consumer stops and
+    /// [`StageProcess::drain`] returns an error saying so.
+    ///
     /// # Errors
     ///
     /// A [`BridgeError`] naming the queue and setting (a queue declared
@@ -202,8 +210,9 @@ where
         let mut builder = Stage::builder(self.name.clone(), move |i| Remote { inner: factory(i) })
             .instances(self.instances)
             // A dead letter's envelope is dropped at once: its delivery's
-            // handler hears `Skipped` and has it redelivered, rather than
-            // waiting for an envelope kept among the stage's dead letters.
+            // handler hears `Skipped` and hands it back to the inbox (the
+            // consumer then stops), rather than waiting for an envelope
+            // kept among the stage's dead letters.
             .on_dead_letter(drop);
         {
             let faults = faults.clone();
@@ -250,15 +259,15 @@ where
                     exec = exec.lane(lane, Capacity::Bounded(self.instances));
                 }
                 let exec = exec.build()?;
-                let (tx, rx) = mpsc::sync_channel::<Marker>(1);
+                let (tx, rx) = mpsc::sync_channel::<Result<Marker, String>>(1);
                 let handler_addr = addr.clone();
                 let bridge = Bridge::builder(self.uri.as_str(), exec)
                     .connection_name(format!("{}-inbox", self.name))
                     .consume_until_drained(
                         config,
                         move |msg: &Incoming| perform_remote::<A>(&handler_addr, msg),
-                        Arc::new(move |marker| {
-                            let _ = tx.send(marker);
+                        Arc::new(move |drained| {
+                            let _ = tx.try_send(drained);
                         }),
                     )
                     .start()?;

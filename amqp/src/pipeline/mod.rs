@@ -25,6 +25,14 @@
 //!    process, and its outputs are in the outbox: it sends markers
 //!    downstream as in step 1.
 //!
+//! A marker sent before a consumer started is not for it: the upstream
+//! counted the consumers before it sent the markers. Such a marker, left
+//! in the queue by an earlier run (its process died before taking it), is
+//! acked and dropped, and the consumer waits for its own run's marker.
+//! The send time and the start are compared on the clocks of the two
+//! hosts, which must agree to within the time between a consumer's start
+//! and the upstream's drain.
+//!
 //! No step waits for a fixed time, unless the holder of marker 0 is given
 //! a limit for the reports
 //! ([`drain_reports_within`](StageProcessBuilder::drain_reports_within)).
@@ -41,6 +49,13 @@
 //! the stage cannot decode is dead-lettered to `INBOX.dlx` (kept in
 //! `INBOX.dead`) with the reason naming the queue and the type; a failed
 //! perform is too, after the configured retries.
+//!
+//! A message the local stage no longer takes (every instance's `init`
+//! failed, or the stage ended) is not performed, so neither acked nor
+//! dead-lettered: it goes back to the inbox, the process stops consuming
+//! (what it was given meanwhile goes back too) and
+//! [`StageProcess::drain`] returns an error saying why. The messages wait
+//! in the inbox for the stage's other processes, or the next run.
 
 mod builder;
 mod envelope;

@@ -26,7 +26,8 @@ pub struct StageProcess<A: Actor> {
     pub(super) stage: Option<Stage<Remote<A>>>,
     pub(super) addr: Addr<Envelope<A::In>>,
     pub(super) bridge: Option<Bridge>,
-    pub(super) drained: Option<Receiver<Marker>>,
+    /// The drain marker, or why the inbox consumer ended without one.
+    pub(super) drained: Option<Receiver<Result<Marker, String>>>,
     pub(super) publisher: Arc<Publisher>,
     pub(super) uri: String,
     pub(super) inbox: Option<String>,
@@ -66,18 +67,31 @@ where
     /// # Errors
     ///
     /// A broker error while reporting or forwarding; the inbox consumer
-    /// stopping without a marker (the bridge's runtime failed); the other
+    /// stopping without a marker (the bridge's runtime failed, or no
+    /// instance was left to take the inbox's messages: those went back to
+    /// the queue, for the next consumer); the other
     /// processes' reports not all in within
     /// [`drain_reports_within`](crate::StageProcessBuilder::drain_reports_within)
     /// (the markers were sent downstream all the same).
     pub fn drain(mut self) -> Result<DrainReport, BridgeError> {
         let marker = match self.drained.take() {
-            Some(rx) => rx.recv().map_err(|_| {
-                BridgeError::Runtime(format!(
-                    "stage {}: the inbox consumer ended without a drain marker",
-                    self.name
-                ))
-            })?,
+            Some(rx) => match rx.recv() {
+                Ok(Ok(marker)) => marker,
+                Ok(Err(reason)) => {
+                    let faults = self.faults.lock().map(|f| f.clone()).unwrap_or_default();
+                    return Err(BridgeError::Runtime(format!(
+                        "stage {}: the inbox consumer stopped without a drain marker: \
+                         {reason}; faults: {faults:?}",
+                        self.name
+                    )));
+                }
+                Err(_) => {
+                    return Err(BridgeError::Runtime(format!(
+                        "stage {}: the inbox consumer ended without a drain marker",
+                        self.name
+                    )));
+                }
+            },
             None => Marker {
                 epoch: new_epoch(&self.name),
                 index: 0,

@@ -5,7 +5,7 @@ use super::envelope::{Done, Envelope, Performed};
 use super::wire::Wire;
 use crate::delivery::{Failure, Incoming};
 use priority_executor::SendOptions;
-use priority_executor::actor::{Actor, ActorError, Addr, Outbox, Reason, StageContext};
+use priority_executor::actor::{Actor, ActorError, Addr, Outbox, Reason, SendError, StageContext};
 use std::cell::RefCell;
 use std::sync::mpsc;
 
@@ -44,12 +44,14 @@ impl<A: Actor> Actor for Remote<A> {
                 Some(e) => Err(e),
             });
         match done {
+            // The handler hears how it came out; a failure is the stage's
+            // fault too (counted as faulted, in the drain report's faults).
             Some(done) => {
-                done.finish(match result {
+                done.finish(match &result {
                     Ok(()) => Performed::Done,
-                    Err(e) => Performed::Failed(e),
+                    Err(e) => Performed::Failed(e.clone()),
                 });
-                Ok(())
+                result.map_err(ActorError::from)
             }
             None => result.map_err(ActorError::from),
         }
@@ -81,14 +83,25 @@ where
         msg: value,
         done: Some(Done(Some(tx))),
     };
-    if addr
-        .send_with(envelope, SendOptions::new().priority(msg.lane()))
-        .is_err()
-    {
-        return Err(Failure::retry(format!(
-            "stage {}: no longer accepts messages",
+    // A stage that no longer takes messages (every instance failed its
+    // `init`, or the stage ended) never performs this one: it goes back to
+    // the inbox, and the consumer stops taking more.
+    let refused = || {
+        Failure::give_back(format!(
+            "stage {}: no longer accepts messages (its instances ended); \
+             the deliveries it could not take went back to the queue",
             addr.name()
-        )));
+        ))
+    };
+    match addr.send_with(envelope, SendOptions::new().priority(msg.lane())) {
+        Ok(()) => {}
+        Err(SendError::ShutDown { .. }) => return Err(refused()),
+        Err(e) => {
+            return Err(Failure::retry(format!(
+                "stage {}: the message was not taken ({e})",
+                addr.name()
+            )));
+        }
     }
     match rx.recv() {
         Ok(Performed::Done) => Ok(()),
@@ -97,9 +110,7 @@ where
             "stage {}: perform panicked",
             addr.name()
         ))),
-        Ok(Performed::Skipped) | Err(_) => Err(Failure::retry(format!(
-            "stage {}: the message was not performed",
-            addr.name()
-        ))),
+        // Turned away by the stage unperformed (it ended meanwhile).
+        Ok(Performed::Skipped) | Err(_) => Err(refused()),
     }
 }

@@ -20,7 +20,9 @@ pub struct DrainReport {
     /// Markers sent downstream (0 unless this process held marker 0 and
     /// has an outbox).
     pub forwarded: u32,
-    /// Failures of perform, init or publishing outputs, in order.
+    /// Failures of perform, init or publishing outputs, in order: every
+    /// failed attempt (an inbox message retried fails once per attempt),
+    /// each also counted in `exit.metrics.faulted`.
     pub faults: Vec<String>,
 }
 

@@ -120,6 +120,7 @@ impl Session {
             executor_down: false,
             status: self.connection.status().clone(),
             marker: None,
+            refused: None,
         };
         let mut consuming = true;
         let mut stopping = *stop.borrow();
@@ -134,8 +135,11 @@ impl Session {
             if (stopping || state.executor_down) && !consuming && state.in_hand.is_empty() {
                 break;
             }
-            // A drain marker: consume nothing more; finish what is in hand.
-            if (state.executor_down || state.marker.is_some()) && !stopping {
+            // A drain marker, or a handler that no longer takes
+            // deliveries: consume nothing more; finish what is in hand.
+            if (state.executor_down || state.marker.is_some() || state.refused.is_some())
+                && !stopping
+            {
                 stopping = true;
                 if let Err(e) = self.cancel().await {
                     let n = state.in_hand.len();
@@ -177,9 +181,9 @@ impl Session {
         self.alive.store(false, Ordering::Release);
         if let Some((marker, acker)) = state.marker.take() {
             // Everything delivered before the marker is settled. With the
-            // executor shut down some were requeued, not done: the marker
-            // goes back too.
-            let drained = !state.executor_down;
+            // executor shut down, or the handler refusing, some were
+            // requeued, not done: the marker goes back too.
+            let drained = !state.executor_down && state.refused.is_none();
             let settle = async {
                 if drained {
                     acker.ack(BasicAckOptions::default()).await
@@ -196,7 +200,7 @@ impl Session {
                 return self.lost(e, 0);
             }
             if drained && let Some(drain) = &ctx.drain {
-                drain(marker);
+                drain(Ok(marker));
             }
         }
         let _ = within(
@@ -219,7 +223,9 @@ impl Session {
             self.connection.close(200, "stopped".into()),
         )
         .await;
-        if state.executor_down && !*stop.borrow() {
+        if let Some(reason) = state.refused {
+            End::Refused(reason)
+        } else if state.executor_down && !*stop.borrow() {
             End::ExecutorShutDown
         } else {
             End::Stopped

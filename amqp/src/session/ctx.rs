@@ -7,11 +7,13 @@ use crate::drain::Marker;
 use crate::metrics::{Counters, Event};
 use priority_executor::{Executor, Priority};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 pub(crate) type HandlerFn = Arc<dyn Fn(&Incoming) -> Result<(), Failure> + Send + Sync>;
 pub(crate) type EventFn = Arc<dyn Fn(&Event) + Send + Sync>;
-pub(crate) type DrainFn = Arc<dyn Fn(Marker) + Send + Sync>;
+/// Told the drain marker once everything before it is settled, or why the
+/// consumer ended without one.
+pub(crate) type DrainFn = Arc<dyn Fn(Result<Marker, String>) + Send + Sync>;
 
 /// Everything one queue's consumer needs, shared by its sessions.
 pub(crate) struct Ctx {
@@ -28,6 +30,9 @@ pub(crate) struct Ctx {
     /// Set for a stage's inbox: drain markers are recognised, and the
     /// first one ends the consumer once everything before it is settled.
     pub(crate) drain: Option<DrainFn>,
+    /// When the consumer was made: a drain marker sent before it is not
+    /// for it.
+    pub(crate) started: SystemTime,
 }
 
 impl Ctx {

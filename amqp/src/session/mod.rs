@@ -85,6 +85,19 @@ pub(crate) async fn run(
                         ctx.event(Event::ExecutorShutDown {
                             queue: ctx.queue.to_string(),
                         });
+                        if let Some(drain) = &ctx.drain {
+                            drain(Err(format!(
+                                "the executor of queue {:?} shut down",
+                                &*ctx.queue
+                            )));
+                        }
+                        break;
+                    }
+                    // Consuming again would hand every delivery back.
+                    End::Refused(reason) => {
+                        if let Some(drain) = &ctx.drain {
+                            drain(Err(reason));
+                        }
                         break;
                     }
                     End::Lost { error, in_hand } => {

@@ -71,6 +71,12 @@ impl State {
         match result {
             Ok(Attempt::Done) => self.settle(tag, Settle::Ack).await,
             Ok(Attempt::Stale) => Ok(()),
+            // The handler no longer takes deliveries: this one never ran.
+            // Back to the queue, and the session consumes no more.
+            Ok(Attempt::Failed(failure)) if failure.give_back => {
+                self.refused.get_or_insert(failure.message);
+                self.requeue(tag).await
+            }
             Ok(Attempt::Failed(failure)) if failure.reject => {
                 Counters::add(&counters.rejected);
                 self.dead_letter(tag, "rejected", &failure.message).await

@@ -7,16 +7,16 @@ use super::timeouts::guarded;
 use super::types::{Attempt, InHand, Msg};
 use super::waiting::Waiting;
 use crate::delivery::{Incoming, Received, retried_attempts};
-use crate::drain::Marker;
+use crate::drain::{Marker, sent_us};
 use crate::metrics::Counters;
 use lapin::message::Delivery;
-use lapin::options::BasicNackOptions;
+use lapin::options::{BasicAckOptions, BasicNackOptions};
 use lapin::{Acker, Channel, ConnectionStatus};
 use priority_executor::{EnqueueError, JobOptions, Permit};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, UNIX_EPOCH};
 use tokio::sync::mpsc;
 
 /// The session loop's state.
@@ -40,30 +40,48 @@ pub(super) struct State {
     pub(super) status: ConnectionStatus,
     /// The drain marker taken (held unacked until the rest is settled).
     pub(super) marker: Option<(Marker, Acker)>,
+    /// Why the handler no longer takes deliveries, once it said so: the
+    /// session consumes nothing more and hands back what it is given.
+    pub(super) refused: Option<String>,
 }
 
 pub(super) type Step = Result<(), String>;
 
 impl State {
     pub(super) async fn on_delivery(&mut self, delivery: Delivery) -> Step {
-        if self.ctx.drain.is_some() {
-            let marker = Marker::from_headers(delivery.properties.headers().as_ref());
-            match (marker, self.marker.is_some()) {
-                (Some(marker), false) => {
-                    self.marker = Some((marker, delivery.acker));
-                    return Ok(());
-                }
-                // Another consumer's marker: handed back for it.
-                (Some(_), true) => return self.hand_back(delivery.acker).await,
-                // Published after the drain: for whoever consumes next.
-                (None, true) => {
-                    Counters::add(&self.ctx.counters.delivered);
-                    self.hand_back(delivery.acker).await?;
-                    Counters::add(&self.ctx.counters.requeued);
-                    return Ok(());
-                }
-                (None, false) => {}
+        let marker = match self.ctx.drain {
+            Some(_) => Marker::from_headers(delivery.properties.headers().as_ref()),
+            None => None,
+        };
+        // A marker taken, or the handler refusing: nothing more is taken.
+        let closed = self.marker.is_some() || self.refused.is_some();
+        match (marker, closed) {
+            // Sent before this consumer started: a drain it was not
+            // counted in, left by an earlier run. Dropped; the drain goes
+            // on.
+            (Some(_), false) if self.sent_before_start(&delivery) => {
+                let ack = delivery.acker.ack(BasicAckOptions::default());
+                return match guarded(&self.status, "dropping a stale drain marker", ack).await {
+                    Ok(true) => Ok(()),
+                    Ok(false) => Err("the delivery's channel is gone".to_owned()),
+                    Err(e) => Err(e),
+                };
             }
+            (Some(marker), false) => {
+                self.marker = Some((marker, delivery.acker));
+                return Ok(());
+            }
+            // Another consumer's marker: handed back for it.
+            (Some(_), true) => return self.hand_back(delivery.acker).await,
+            // Published after the drain, or not taken by the handler: for
+            // whoever consumes next.
+            (None, true) => {
+                Counters::add(&self.ctx.counters.delivered);
+                self.hand_back(delivery.acker).await?;
+                Counters::add(&self.ctx.counters.requeued);
+                return Ok(());
+            }
+            (None, false) => {}
         }
         let ctx = &self.ctx;
         Counters::add(&ctx.counters.delivered);
@@ -110,6 +128,20 @@ impl State {
         );
         ctx.counters.set_in_hand(self.in_hand.len());
         self.submit(tag).await
+    }
+
+    /// Was this drain marker sent before the consumer started (on the
+    /// clocks of the sender's and this host)? A marker without its send
+    /// time is taken.
+    fn sent_before_start(&self, delivery: &Delivery) -> bool {
+        let started = self
+            .ctx
+            .started
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_micros())
+            .unwrap_or(0);
+        sent_us(delivery.properties.headers().as_ref())
+            .is_some_and(|sent| u128::from(sent) < started)
     }
 
     /// Requeues a delivery that is not taken into hand.
@@ -167,7 +199,12 @@ impl State {
         let lane = item.received.lane;
         let received = item.received.clone();
         let since = item.since;
-        let deadline = self.ctx.config.start_within.map(|d| item.arrived + d);
+        // A limit past the clock's reach is no limit.
+        let deadline = self
+            .ctx
+            .config
+            .start_within
+            .and_then(|d| item.arrived.checked_add(d));
         let alive = self.alive.clone();
         let handler = self.ctx.handler.clone();
         let job = move || {

@@ -11,7 +11,13 @@ use std::time::{Duration, Instant};
 pub(super) enum End {
     Stopped,
     ExecutorShutDown,
-    Lost { error: String, in_hand: usize },
+    /// The handler no longer takes deliveries: those it was given went
+    /// back to the queue.
+    Refused(String),
+    Lost {
+        error: String,
+        in_hand: usize,
+    },
 }
 
 /// What one attempt of a job came to, as seen by its closure.

@@ -172,6 +172,37 @@ fn a_job_not_started_in_time_is_dead_lettered_as_expired() {
     }
 }
 
+/// A `start_within` past the clock's reach is no limit: the job runs and
+/// the delivery is acked.
+#[test]
+fn a_start_within_past_the_clocks_reach_is_no_limit() {
+    let publisher: Publisher = crate::broker_or_skip!();
+    let queue = unique("no-expiry");
+    let config = ConsumerConfig::new(&queue).start_within(Duration::MAX);
+    publisher.declare(&config).expect("declare");
+    publisher
+        .publish(&Outgoing::to_queue(&queue, "job"))
+        .expect("publish");
+    let (tx, ran) = std::sync::mpsc::channel();
+    let tx = std::sync::Mutex::new(tx);
+    let bridge = Bridge::builder(crate::common::uri(), crate::common::executor(1))
+        .consume(config, move |msg| {
+            let _ = tx.lock().unwrap().send(msg.body().to_vec());
+            Ok(())
+        })
+        .start()
+        .expect("start");
+    let body = ran
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the job ran");
+    assert_eq!(body, b"job");
+    // Stopping settles what is in hand first.
+    let m = bridge.stop().remove(0);
+    assert_eq!((m.acked, m.expired, m.dead_lettered), (1, 0, 0), "{m:?}");
+    assert_eq!(publisher.queue_len(&queue).expect("len"), 0);
+    publisher.delete_queue(&queue).expect("delete");
+}
+
 /// A dead-letter exchange with no queue bound takes no copy: the message is
 /// not acked as if dead-lettered (it would be lost), but requeued, with an
 /// event naming the exchange, until a queue is there to take it.

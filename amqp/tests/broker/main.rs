@@ -11,6 +11,7 @@ mod file_config;
 mod flow;
 mod kill;
 mod pipeline;
+mod pipeline_inbox;
 mod priority;
 mod proxy;
 #[cfg(feature = "executors-toml")]
