@@ -257,11 +257,53 @@ struct Line {
     text: String,
 }
 
-fn spawn(
-    label: &str,
-    args: &[String],
-    lines: &mpsc::Sender<Option<Line>>,
-) -> Result<Child, String> {
+/// What the reader of a child's output tells: a line, or that the child
+/// closed its output (it exited).
+enum Said {
+    Line(Line),
+    Closed(String),
+}
+
+/// The demo's child processes: killed (and reaped) when dropped, so an
+/// early return leaves none running.
+struct Children(Vec<(String, Child)>);
+
+impl Children {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn push(&mut self, label: String, child: Child) {
+        self.0.push((label, child));
+    }
+
+    /// Waits for the child `label`, which closed its output, and says how
+    /// it ended.
+    fn exited(&mut self, label: &str) -> Result<std::process::ExitStatus, String> {
+        let (_, child) = self
+            .0
+            .iter_mut()
+            .find(|(l, _)| l == label)
+            .ok_or_else(|| format!("no child {label}"))?;
+        child
+            .wait()
+            .map_err(|e| format!("waiting for {label}: {e}"))
+    }
+}
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for (_, child) in &mut self.0 {
+            // An exited (and reaped) child is not killed again.
+            if let Ok(None) = child.try_wait() {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+        }
+    }
+}
+
+fn spawn(label: &str, args: &[String], lines: &mpsc::Sender<Said>) -> Result<Child, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut child = Command::new(exe)
         .args(args)
@@ -273,12 +315,12 @@ fn spawn(
     let process = label.to_owned();
     std::thread::spawn(move || {
         for text in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(Some(Line {
+            let _ = tx.send(Said::Line(Line {
                 process: process.clone(),
                 text,
             }));
         }
-        let _ = tx.send(None);
+        let _ = tx.send(Said::Closed(process));
     });
     Ok(child)
 }
@@ -289,28 +331,41 @@ fn run_demo(a: &Args) -> Result<(), String> {
     let publisher = broker::publisher(&a.uri)?;
     let prefix = format!("kabuki-{}", std::process::id());
     let (index_q, write_q) = (format!("{prefix}.index"), format!("{prefix}.write"));
+    // Every child has exited, or was killed, by now.
+    let result = run_children(a, &prefix, &index_q, &write_q);
+    for q in [&index_q, &write_q] {
+        for name in [q.clone(), format!("{q}.drain"), format!("{q}.dead")] {
+            let _ = publisher.delete_queue(&name);
+        }
+    }
+    result
+}
+
+/// Runs the stage processes of the demo and follows them to their end;
+/// one that fails stops the others.
+fn run_children(a: &Args, prefix: &str, index_q: &str, write_q: &str) -> Result<(), String> {
     let output = a
         .output
         .clone()
         .unwrap_or_else(|| std::env::temp_dir().join(format!("{prefix}.txt")));
     let uri = vec!["--uri".to_owned(), a.uri.clone()];
-    let (tx, rx) = mpsc::channel::<Option<Line>>();
+    let (tx, rx) = mpsc::channel::<Said>();
     println!(
         "Kabuki across processes: download -> index x {} processes ({} instances each) -> write; {} documents",
         a.index_processes, a.instances, a.documents
     );
     let started = Instant::now();
-    let mut children = Vec::new();
-    let write_args: Vec<String> = ["-a", "write", "-i", &write_q, "--output"]
+    let mut children = Children(Vec::new());
+    let write_args: Vec<String> = ["-a", "write", "-i", write_q, "--output"]
         .iter()
         .map(|s| s.to_string())
         .chain([output.display().to_string()])
         .chain(uri.clone())
         .collect();
-    children.push(("write".to_owned(), spawn("write", &write_args, &tx)?));
+    children.push("write".to_owned(), spawn("write", &write_args, &tx)?);
     for p in 1..=a.index_processes {
         let label = format!("index#{p}");
-        let args: Vec<String> = ["-a", "index", "-i", &index_q, "-o", &write_q]
+        let args: Vec<String> = ["-a", "index", "-i", index_q, "-o", write_q]
             .iter()
             .map(|s| s.to_string())
             .chain([
@@ -321,33 +376,39 @@ fn run_demo(a: &Args) -> Result<(), String> {
             ])
             .chain(uri.clone())
             .collect();
-        children.push((label.clone(), spawn(&label, &args, &tx)?));
+        children.push(label.clone(), spawn(&label, &args, &tx)?);
     }
     // Every consumer ready before the documents and the markers come.
     let mut ready = 0;
     while ready < children.len() {
         match rx.recv_timeout(Duration::from_secs(60)) {
-            Ok(Some(line)) if line.text == "ready" => ready += 1,
-            Ok(Some(line)) => println!("  [{}] {}", line.process, line.text),
-            _ => return Err("a stage did not start".to_owned()),
+            Ok(Said::Line(line)) if line.text == "ready" => ready += 1,
+            Ok(Said::Line(line)) => println!("  [{}] {}", line.process, line.text),
+            Ok(Said::Closed(label)) => {
+                let status = children.exited(&label)?;
+                return Err(format!(
+                    "{label} exited with {status} before it was ready; the other processes were stopped"
+                ));
+            }
+            Err(_) => return Err("a stage did not start within 60 s".to_owned()),
         }
     }
-    let download_args: Vec<String> = ["-a", "download", "-o", &index_q, "--documents"]
+    let download_args: Vec<String> = ["-a", "download", "-o", index_q, "--documents"]
         .iter()
         .map(|s| s.to_string())
         .chain([a.documents.to_string()])
         .chain(uri)
         .collect();
-    children.push((
+    children.push(
         "download".to_owned(),
         spawn("download", &download_args, &tx)?,
-    ));
+    );
     drop(tx);
     let mut written = 0;
     let mut open = children.len();
     while open > 0 {
         match rx.recv() {
-            Ok(Some(line)) => {
+            Ok(Said::Line(line)) => {
                 if line.text.starts_with("wrote ") {
                     written += 1;
                     if written <= 3 || written == a.documents as usize {
@@ -364,16 +425,19 @@ fn run_demo(a: &Args) -> Result<(), String> {
                     );
                 }
             }
-            Ok(None) => open -= 1,
+            Ok(Said::Closed(label)) => {
+                open -= 1;
+                let status = children.exited(&label)?;
+                println!("  {label} exited with {status}");
+                // The others would wait for its markers for ever: they
+                // are killed as `children` is dropped.
+                if !status.success() {
+                    return Err(format!(
+                        "{label} exited with {status}; the other processes were stopped"
+                    ));
+                }
+            }
             Err(_) => break,
-        }
-    }
-    let mut failed = Vec::new();
-    for (label, mut child) in children {
-        let status = child.wait().map_err(|e| e.to_string())?;
-        println!("  {label} exited with {status}");
-        if !status.success() {
-            failed.push(label);
         }
     }
     let lines = std::fs::read_to_string(&output)
@@ -385,14 +449,6 @@ fn run_demo(a: &Args) -> Result<(), String> {
         output.display(),
         started.elapsed().as_secs_f64()
     );
-    for q in [&index_q, &write_q] {
-        for name in [q.clone(), format!("{q}.drain"), format!("{q}.dead")] {
-            let _ = publisher.delete_queue(&name);
-        }
-    }
-    if !failed.is_empty() {
-        return Err(format!("{failed:?} did not exit 0"));
-    }
     if written != a.documents as usize || lines != a.documents as usize {
         return Err("not every document reached the write stage".to_owned());
     }
