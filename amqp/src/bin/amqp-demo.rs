@@ -163,7 +163,7 @@ fn run(s: &Settings, publisher: &Publisher, fifo: bool, processes: usize) -> Res
         }
     }
     let start = Instant::now();
-    let every = 100 / s.share;
+    let share = s.share;
     let publisher_thread = {
         let uri = s.uri.clone();
         let queue = queue.clone();
@@ -173,7 +173,7 @@ fn run(s: &Settings, publisher: &Publisher, fifo: bool, processes: usize) -> Res
             for batch in (0..n).collect::<Vec<_>>().chunks(50) {
                 let stamp = now_us();
                 let messages = batch.iter().map(|i| {
-                    let high = i % every == every - 1;
+                    let high = is_priority(*i, share);
                     Outgoing::to_queue(&queue, "visa application")
                         .message_id(format!("{}{i}", if high { 'h' } else { 'l' }))
                         .priority(if high { 9 } else { 0 })
@@ -234,6 +234,18 @@ fn run(s: &Settings, publisher: &Publisher, fifo: bool, processes: usize) -> Res
         spans,
         redelivered,
     })
+}
+
+/// Is message `i` (from 0) a priority one, for `share` percent of them?
+/// Spread evenly: of the first n messages, exactly `n * share / 100`
+/// (rounded down) are.
+fn is_priority(i: usize, share: usize) -> bool {
+    (i + 1) * share / 100 > i * share / 100
+}
+
+/// How many of `messages` are priority ones, for `share` percent of them.
+fn priority_count(messages: usize, share: usize) -> usize {
+    messages * share / 100
 }
 
 /// Of the jobs that started while both classes had messages waiting (in
@@ -304,8 +316,10 @@ fn report(label: &str, s: &Settings, r: &mut Run) -> f64 {
     let (priority, all) = share_while_both_waited(&r.spans);
     if all > 0 {
         println!(
-            "  share while both classes were waiting: priority {:.0}% of the {all} jobs started then ({}% of the messages are priority)",
+            "  share while both classes were waiting: priority {:.0}% of the {all} jobs started then ({} of the {} messages, {}%, are priority)",
             100.0 * priority as f64 / all as f64,
+            priority_count(s.messages, s.share),
+            s.messages,
             s.share
         );
     } else {
@@ -353,8 +367,14 @@ fn main() -> ExitCode {
 
 fn demo(s: &Settings, publisher: &Publisher) -> Result<(), String> {
     println!(
-        "{} messages ({}% priority) into {} worker processes x {} threads, prefetch {}, {} us of work each",
-        s.messages, s.share, s.processes, s.threads, s.prefetch, s.work_us
+        "{} messages ({} of them, {}%, priority) into {} worker processes x {} threads, prefetch {}, {} us of work each",
+        s.messages,
+        priority_count(s.messages, s.share),
+        s.share,
+        s.processes,
+        s.threads,
+        s.prefetch,
+        s.work_us
     );
     let mut prio = run(s, publisher, false, s.processes)?;
     let p = report(
@@ -395,4 +415,28 @@ fn scaling(s: &Settings, publisher: &Publisher) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_priority, priority_count};
+
+    #[test]
+    fn the_priority_share_is_the_one_asked_for_and_spread_evenly() {
+        for share in [1, 10, 33, 40, 50, 51, 60, 99, 100] {
+            let n = (0..1000).filter(|&i| is_priority(i, share)).count();
+            assert_eq!(n, share * 10, "share {share}% of 1000");
+            assert_eq!(priority_count(1000, share), n);
+            // Every prefix has its share, rounded down.
+            for prefix in [1, 7, 100, 333] {
+                let k = (0..prefix).filter(|&i| is_priority(i, share)).count();
+                assert_eq!(
+                    k,
+                    priority_count(prefix, share),
+                    "share {share}%, first {prefix}"
+                );
+            }
+        }
+        assert_eq!(priority_count(7, 50), 3);
+    }
 }
