@@ -26,8 +26,12 @@ const CALL_LIMIT: Duration = Duration::from_secs(30);
 /// blocks.
 ///
 /// Made with [`PublisherBuilder::connect_async`](crate::PublisherBuilder::connect_async).
-/// Clones share one connection, so tasks can publish side by side. The
-/// last clone dropped closes the connection in the background (on the
+/// Clones share one connection, so tasks can publish through it; their
+/// publishes take turns, each waiting for its own confirm, so that the
+/// broker's return of an unroutable message reaches the call that sent
+/// it. For throughput, send many messages in one
+/// [`publish_all`](AsyncPublisher::publish_all), or use a publisher per
+/// task. The last clone dropped closes the connection in the background (on the
 /// runtime it is dropped in, if any): dropping never blocks or panics.
 /// [`close`](AsyncPublisher::close) closes it and waits.
 ///
@@ -65,8 +69,33 @@ struct Inner {
     /// whichever confirm of the channel it completes next, so two calls
     /// with confirms in flight at once could swap it (one message
     /// reported unroutable, the unroutable one confirmed). One call at a
-    /// time, a return can only reach the call that published it.
+    /// time, a return can only reach the call that published it. Taken
+    /// before a call's time limit starts: waiting in line is not the
+    /// broker's silence.
     confirming: Mutex<()>,
+}
+
+/// Held by a call from its first publish to its last confirm: dropped
+/// before that (the call's future dropped, or its time limit passed), it
+/// leaves confirms, and maybe a return, pending on the channel, so the
+/// next call opens a new one instead of inheriting them.
+struct Confirming<'a> {
+    _turn: tokio::sync::MutexGuard<'a, ()>,
+    link: &'a Mutex<Option<Link>>,
+    done: bool,
+}
+
+impl Drop for Confirming<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            // The link lock is only ever held briefly, never across a
+            // confirm; if another task holds it now, it is opening a link
+            // anyway.
+            if let Ok(mut link) = self.link.try_lock() {
+                drop(link.take());
+            }
+        }
+    }
 }
 
 impl AsyncPublisher {
@@ -158,16 +187,18 @@ impl AsyncPublisher {
     /// The broker nacked it, no queue took it (returned as unroutable), or
     /// the connection failed.
     pub async fn publish(&self, message: &Outgoing) -> Result<(), BridgeError> {
-        let confirming = &self.inner.confirming;
-        self.run(
-            || format!("publishing to {}", message.target()),
-            |channel| async move {
-                let _alone = confirming.lock().await;
-                let confirm = send(&channel, message).await?;
-                settle(confirm, message).await
-            },
-        )
-        .await
+        let mut turn = self.confirming().await;
+        let settled = self
+            .run(
+                || format!("publishing to {}", message.target()),
+                |channel| async move {
+                    let confirm = send(&channel, message).await?;
+                    settle(confirm, message).await
+                },
+            )
+            .await;
+        turn.done = true;
+        settled
     }
 
     /// Publishes every message, then waits for all the confirms (much
@@ -189,19 +220,25 @@ impl AsyncPublisher {
         let messages: Vec<Outgoing> = messages.into_iter().collect();
         let limit = CALL_LIMIT + Duration::from_millis(messages.len() as u64);
         let count = messages.len();
-        let confirming = &self.inner.confirming;
-        self.run_within(
+        let mut turn = self.confirming().await;
+        let settled = self.run_within(
             limit,
             || format!("publishing {count} messages"),
             |channel| async move {
-                let _alone = confirming.lock().await;
+                // Every confirm of what was sent is awaited, an error or
+                // not: a return left waiting would be handed to the next
+                // call's confirm.
+                let mut first_error = None;
                 let mut confirms = Vec::with_capacity(messages.len());
                 for message in &messages {
-                    confirms.push(send(&channel, message).await?);
+                    match send(&channel, message).await {
+                        Ok(confirm) => confirms.push(confirm),
+                        Err(err) => {
+                            first_error = Some(err);
+                            break;
+                        }
+                    }
                 }
-                // Every confirm is awaited, an error or not: a return left
-                // waiting would be handed to the next call's confirm.
-                let mut first_error = None;
                 for (confirm, message) in confirms.into_iter().zip(&messages) {
                     if let Err(err) = settle(confirm, message).await {
                         first_error.get_or_insert(err);
@@ -209,8 +246,20 @@ impl AsyncPublisher {
                 }
                 first_error.map_or(Ok(messages.len()), Err)
             },
-        )
-        .await
+        );
+        let settled = settled.await;
+        turn.done = true;
+        settled
+    }
+
+    /// This call's turn to publish and wait for its confirms (see
+    /// `Inner::confirming`).
+    async fn confirming(&self) -> Confirming<'_> {
+        Confirming {
+            _turn: self.inner.confirming.lock().await,
+            link: &self.inner.link,
+            done: false,
+        }
     }
 
     /// How many messages wait in `queue` (not counting those delivered and
