@@ -7,6 +7,7 @@
 //! The sleep/wake and shutdown rules these files implement are written down
 //! in `sleep/README.md`; the numbers in the comments refer to them.
 
+mod full;
 mod future;
 mod idle;
 mod owners;

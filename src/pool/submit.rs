@@ -4,18 +4,17 @@
 use super::Shared;
 use crate::clock::{now_ns, to_ns};
 use crate::error::{BatchError, EnqueueError};
-use crate::job::JobError;
 use crate::job::JobHandle;
 use crate::job::body::{Body, Once};
 use crate::job::cell::NewJob;
 use crate::job::task::{JobMeta, Task};
+use crate::lane::NoSlot;
 use crate::lane::config::RejectionPolicy;
-use crate::lane::{Lane, NoSlot};
 use crate::observe::facade::Recent;
 use crate::priority::Priority;
+use crate::sync::Arc;
 use crate::sync::Wait;
 use crate::sync::atomic::Ordering;
-use crate::sync::{Arc, yield_now};
 use std::time::Instant;
 
 /// A job allocated for a lane, not yet queued: it becomes a task for the
@@ -55,11 +54,6 @@ const BATCH_PREALLOCATE: usize = 1024;
 fn once<F>(f: F) -> Once<F> {
     Once(Some(f))
 }
-
-/// Rounds a discard-oldest producer finds nothing queued to push out
-/// before it waits for room as a blocking lane does: a producer between
-/// its reserve and its push takes a moment; a held permit may take long.
-const DISCARD_ROUNDS: u32 = 64;
 
 impl Shared {
     /// Queues a job in the lane of `priority`. `payload` is what the
@@ -256,98 +250,6 @@ impl Shared {
         let deadline_ns = deadline.map_or(0, to_ns);
         let stamp = self.stamp_jobs || deadline_ns != 0 || crate::observe::span::wants_clock();
         stamp.then(|| JobMeta::new(now_ns(), deadline_ns))
-    }
-
-    /// The lane is full: apply its rejection policy. `Ok` means a slot was
-    /// reserved after all.
-    #[cold]
-    fn when_full(self: &Arc<Self>, index: usize, wait: Wait) -> Result<(), NoSlot> {
-        let lane = &self.lanes[index];
-        let deadline = match (wait, lane.when_full) {
-            (Wait::No, _) | (_, RejectionPolicy::Reject | RejectionPolicy::CallerRuns) => {
-                return Err(NoSlot::Full);
-            }
-            (_, RejectionPolicy::DiscardOldest) if self.discard_oldest(index)? => return Ok(()),
-            // Discard-oldest with nothing queued to push out waits for
-            // room as a blocking lane does.
-            (Wait::Forever, _) => None,
-            (Wait::Until(deadline), _) => Some(deadline),
-        };
-        if self.is_own_worker() {
-            return self.reserve_helping(lane, deadline);
-        }
-        if let Some(outcome) = lane.reserve_spinning(deadline, || self.is_closed()) {
-            return outcome;
-        }
-        lane.reserve_blocking(deadline, || self.is_closed())
-    }
-
-    /// A job blocking on a full lane of its own executor could wait for
-    /// itself: if every worker did so, nothing would ever free a slot. So a
-    /// worker runs queued jobs (the picker's choice) while it waits, as
-    /// rayon's `join` does, until a slot frees up.
-    #[cold]
-    fn reserve_helping(
-        self: &Arc<Self>,
-        lane: &Lane,
-        deadline: Option<Instant>,
-    ) -> Result<(), NoSlot> {
-        loop {
-            if self.is_closed() {
-                return Err(NoSlot::Closed);
-            }
-            if lane.try_reserve() {
-                return Ok(());
-            }
-            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
-                return Err(NoSlot::Full);
-            }
-            match self.next_task(None) {
-                Some((index, task)) => self.execute(index, task, &Recent::new(), None),
-                // Every queued job is running (or capped): one of them
-                // frees a slot.
-                None => yield_now(),
-            }
-        }
-    }
-
-    /// Pushes the lane's oldest queued job out (its handle resolves
-    /// `Discarded`) until a slot is free: `Ok(true)` once one is reserved,
-    /// `Ok(false)` if for a while nothing was queued to push out (every
-    /// slot reserved, by producers about to push or by held
-    /// [`Permit`](crate::Permit)s, which may keep theirs for long).
-    fn discard_oldest(&self, index: usize) -> Result<bool, NoSlot> {
-        let lane = &self.lanes[index];
-        let mut empty = 0;
-        loop {
-            if self.is_closed() {
-                return Err(NoSlot::Closed);
-            }
-            match lane.try_claim().map(|claim| lane.take_claimed(claim)) {
-                Some(Some(mut oldest)) => {
-                    empty = 0;
-                    if oldest.cancelled() {
-                        // Its slot is free now all the same.
-                        self.count_cancelled(index, false);
-                    } else {
-                        lane.counters.discarded.fetch_add(1, Ordering::Relaxed);
-                        self.instruments.discarded(index);
-                        oldest.resolve(JobError::Discarded);
-                    }
-                }
-                // A tombstone: a refused producer's place, freed.
-                Some(None) => {}
-                None => empty += 1,
-            }
-            if lane.try_reserve() {
-                return Ok(true);
-            }
-            if empty > DISCARD_ROUNDS {
-                return Ok(false);
-            }
-            // Slots held by producers between reserve and push.
-            yield_now();
-        }
     }
 
     /// Caller-runs: the job runs here, on the producer's thread.

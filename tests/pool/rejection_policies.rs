@@ -143,3 +143,46 @@ fn discard_oldest_with_every_slot_held_by_permits_waits_within_its_limit() {
     let lane = e.metrics().lane(Priority(1)).unwrap().clone();
     assert_eq!((lane.discarded, lane.completed), (0, 1));
 }
+
+/// A paused discard-oldest lane whose slots are all held by permits: a
+/// producer waiting for room pushes out the job a permit queues meanwhile
+/// (the lane's oldest then), rather than waiting for a take that a paused
+/// lane never makes.
+#[test]
+fn a_waiting_discard_oldest_producer_pushes_out_a_job_queued_meanwhile() {
+    use priority_executor::JobOptions;
+    use std::sync::mpsc;
+    use std::task::{Context, Poll, Waker};
+    use std::time::Duration;
+
+    let e = exec(RejectionPolicy::DiscardOldest);
+    e.pause_lane(Priority(1)).unwrap();
+    let take_permit = || {
+        let mut reserve = e.reserve(Priority(1));
+        match reserve.poll_reserve(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(Ok(permit)) => permit,
+            _ => panic!("the lane has room"),
+        }
+    };
+    let (first, second) = (take_permit(), take_permit());
+    let (tx, answered) = mpsc::channel();
+    let producer = e.clone();
+    std::thread::spawn(move || {
+        let options = JobOptions::new().wait_at_most(Duration::from_secs(30));
+        let queued = producer.enqueue_with(Priority(1), || "late", options);
+        let _ = tx.send(queued.map_err(drop));
+    });
+    // Not a synchronisation: whether the producer is still looking or
+    // already waiting, the outcome below is the same; this only makes the
+    // second case the likely one.
+    std::thread::sleep(Duration::from_millis(50));
+    let oldest = first.enqueue(|| "permit").unwrap();
+    let late = answered
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the producer got room while the lane is paused")
+        .expect("queued");
+    assert_eq!(oldest.join(), Err(JobError::Discarded));
+    drop(second);
+    e.resume_lane(Priority(1)).unwrap();
+    assert_eq!(late.join(), Ok("late"));
+}

@@ -1,0 +1,160 @@
+//! A full bounded lane: its rejection policy applied to a producer (block
+//! for room, reject, discard the oldest job; caller-runs is the
+//! producer's path, in `submit.rs`).
+
+use super::Shared;
+use crate::job::JobError;
+use crate::lane::config::RejectionPolicy;
+use crate::lane::{Lane, NoSlot};
+use crate::observe::facade::Recent;
+use crate::sync::Wait;
+use crate::sync::atomic::Ordering;
+use crate::sync::{Arc, yield_now};
+use std::time::{Duration, Instant};
+
+/// Rounds a discard-oldest producer finds nothing queued to push out
+/// before it waits for room as a blocking lane does: a producer between
+/// its reserve and its push takes a moment; a held permit may take long.
+const DISCARD_ROUNDS: u32 = 64;
+/// The first of the naps a discard-oldest producer takes between looks
+/// for a job to push out, doubling up to [`DISCARD_NAP_MAX`].
+const DISCARD_NAP: Duration = Duration::from_millis(1);
+const DISCARD_NAP_MAX: Duration = Duration::from_millis(50);
+
+impl Shared {
+    /// The lane is full: apply its rejection policy. `Ok` means a slot was
+    /// reserved after all.
+    #[cold]
+    pub(super) fn when_full(self: &Arc<Self>, index: usize, wait: Wait) -> Result<(), NoSlot> {
+        let lane = &self.lanes[index];
+        let deadline = match (wait, lane.when_full) {
+            (Wait::No, _) | (_, RejectionPolicy::Reject | RejectionPolicy::CallerRuns) => {
+                return Err(NoSlot::Full);
+            }
+            (Wait::Forever, RejectionPolicy::Block) => None,
+            (Wait::Until(deadline), RejectionPolicy::Block) => Some(deadline),
+            (Wait::Forever, RejectionPolicy::DiscardOldest) => {
+                return self.discard_or_wait(index, None);
+            }
+            (Wait::Until(deadline), RejectionPolicy::DiscardOldest) => {
+                return self.discard_or_wait(index, Some(deadline));
+            }
+        };
+        self.wait_for_room(lane, deadline)
+    }
+
+    /// Waits for a free slot in `lane` until `deadline` (for ever without
+    /// one), as a blocking lane does.
+    fn wait_for_room(
+        self: &Arc<Self>,
+        lane: &Lane,
+        deadline: Option<Instant>,
+    ) -> Result<(), NoSlot> {
+        if self.is_own_worker() {
+            return self.reserve_helping(lane, deadline);
+        }
+        if let Some(outcome) = lane.reserve_spinning(deadline, || self.is_closed()) {
+            return outcome;
+        }
+        lane.reserve_blocking(deadline, || self.is_closed())
+    }
+
+    /// Discard-oldest: pushes the lane's oldest queued job out. With
+    /// nothing queued to push out (every slot reserved), waits for room in
+    /// short naps, pushing out again after each (a job a permit queued
+    /// meanwhile is the oldest then; a slot is only freed by a take, which
+    /// a paused lane or busy workers may not make for long), until
+    /// `deadline`.
+    fn discard_or_wait(
+        self: &Arc<Self>,
+        index: usize,
+        deadline: Option<Instant>,
+    ) -> Result<(), NoSlot> {
+        let lane = &self.lanes[index];
+        let mut nap = DISCARD_NAP;
+        loop {
+            if self.discard_oldest(index)? {
+                return Ok(());
+            }
+            let now = Instant::now();
+            if deadline.is_some_and(|deadline| now >= deadline) {
+                return Err(NoSlot::Full);
+            }
+            let until = now.checked_add(nap).map_or(deadline, |end| {
+                Some(deadline.map_or(end, |deadline| deadline.min(end)))
+            });
+            match self.wait_for_room(lane, until) {
+                Err(NoSlot::Full) => nap = (nap * 2).min(DISCARD_NAP_MAX),
+                outcome => return outcome,
+            }
+        }
+    }
+
+    /// A job blocking on a full lane of its own executor could wait for
+    /// itself: if every worker did so, nothing would ever free a slot. So a
+    /// worker runs queued jobs (the picker's choice) while it waits, as
+    /// rayon's `join` does, until a slot frees up.
+    #[cold]
+    fn reserve_helping(
+        self: &Arc<Self>,
+        lane: &Lane,
+        deadline: Option<Instant>,
+    ) -> Result<(), NoSlot> {
+        loop {
+            if self.is_closed() {
+                return Err(NoSlot::Closed);
+            }
+            if lane.try_reserve() {
+                return Ok(());
+            }
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                return Err(NoSlot::Full);
+            }
+            match self.next_task(None) {
+                Some((index, task)) => self.execute(index, task, &Recent::new(), None),
+                // Every queued job is running (or capped): one of them
+                // frees a slot.
+                None => yield_now(),
+            }
+        }
+    }
+
+    /// Pushes the lane's oldest queued job out (its handle resolves
+    /// `Discarded`) until a slot is free: `Ok(true)` once one is reserved,
+    /// `Ok(false)` if for a while nothing was queued to push out (every
+    /// slot reserved, by producers about to push or by held
+    /// [`Permit`](crate::Permit)s, which may keep theirs for long).
+    fn discard_oldest(&self, index: usize) -> Result<bool, NoSlot> {
+        let lane = &self.lanes[index];
+        let mut empty = 0;
+        loop {
+            if self.is_closed() {
+                return Err(NoSlot::Closed);
+            }
+            match lane.try_claim().map(|claim| lane.take_claimed(claim)) {
+                Some(Some(mut oldest)) => {
+                    empty = 0;
+                    if oldest.cancelled() {
+                        // Its slot is free now all the same.
+                        self.count_cancelled(index, false);
+                    } else {
+                        lane.counters.discarded.fetch_add(1, Ordering::Relaxed);
+                        self.instruments.discarded(index);
+                        oldest.resolve(JobError::Discarded);
+                    }
+                }
+                // A tombstone: a refused producer's place, freed.
+                Some(None) => {}
+                None => empty += 1,
+            }
+            if lane.try_reserve() {
+                return Ok(true);
+            }
+            if empty > DISCARD_ROUNDS {
+                return Ok(false);
+            }
+            // Slots held by producers between reserve and push.
+            yield_now();
+        }
+    }
+}
