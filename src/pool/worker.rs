@@ -41,7 +41,7 @@ thread_local! {
 impl Shared {
     /// Is the calling thread one of this pool's workers? (Set by the worker
     /// itself as it starts, so it holds before its first job.)
-    pub(super) fn is_own_worker(&self) -> bool {
+    pub(crate) fn is_own_worker(&self) -> bool {
         WORKER_OF.with(|of| of.get() == self as *const Shared as usize)
     }
 

@@ -74,8 +74,8 @@ impl Retiring {
         let mut inside = false;
         for pool in &self.pools {
             if let Some(shared) = pool.upgrade() {
+                inside |= shared.is_own_worker();
                 shared.shut_down(None);
-                inside |= caller_is_worker_of(&shared);
                 // Its last clone shuts it down (again, at once) itself.
                 shared.release_to(None);
             }
@@ -88,19 +88,6 @@ impl Retiring {
         // nothing left to drain.
         let _ = self.thread.join();
     }
-}
-
-/// Whether the calling thread is one of `shared`'s workers, asked just
-/// after a graceful [`Shared::shut_down`] on it returned. Called from
-/// outside the pool, that returns once every worker has exited; called from
-/// one of its workers, it returns with that worker still counted live (it
-/// exits only once its job returns). A worker started afterwards (a retry
-/// re-queued by the timer to a pool with no worker left) reads as the
-/// caller's: the caller then does not wait for the retiring thread, which
-/// waits for that worker itself, and nothing waits for the caller.
-fn caller_is_worker_of(shared: &Shared) -> bool {
-    let (live, ..) = shared.thread_counts();
-    live > 0
 }
 
 impl fmt::Debug for Retiring {
