@@ -34,19 +34,21 @@ where
 
 /// Refuses a blocking call of the bridge (`start`, `stop`) that would
 /// wait for ever: one made inside a current-thread runtime while the
-/// bridge's tasks run on the application's runtime, which may be that very
-/// runtime, whose only thread the wait would hold.
+/// bridge's tasks run on the application's current-thread runtime
+/// (`borrowed_current`), which may be that very runtime, whose only
+/// thread the wait would hold. (Which runtime is which cannot be told
+/// apart; a multi-thread one runs the tasks on threads of its own.)
 ///
 /// # Panics
 ///
 /// In that case, naming the call and its async form.
-pub(crate) fn refuse_endless_wait(borrowed: bool, call: &str) {
+pub(crate) fn refuse_endless_wait(borrowed_current: bool, call: &str) {
     let current = Handle::try_current().map(|handle| handle.runtime_flavor());
-    if borrowed && current.is_ok_and(|flavor| flavor == RuntimeFlavor::CurrentThread) {
+    if borrowed_current && current.is_ok_and(|flavor| flavor == RuntimeFlavor::CurrentThread) {
         panic!(
             "Bridge::{call} blocks its thread until the bridge's tasks are done, and they \
-             run on the application's runtime: inside a current-thread runtime that wait \
-             would never end; use {call}_async there"
+             run on the application's current-thread runtime: inside a current-thread \
+             runtime that wait would never end; use {call}_async there"
         );
     }
 }
@@ -61,4 +63,9 @@ pub(crate) fn block<F: Future>(fut: F) -> F::Output {
         }
         _ => futures_lite::future::block_on(fut),
     }
+}
+
+/// Is `runtime`, a runtime the application lends, a current-thread one?
+pub(crate) fn is_current_thread(runtime: &Handle) -> bool {
+    runtime.runtime_flavor() == RuntimeFlavor::CurrentThread
 }

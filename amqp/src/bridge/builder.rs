@@ -8,7 +8,7 @@ use crate::delivery::{Failure, Incoming};
 use crate::error::BridgeError;
 use crate::liveness::check_uri;
 use crate::metrics::{Counters, Event};
-use crate::runtime::{block, new_runtime, refuse_endless_wait};
+use crate::runtime::{block, is_current_thread, new_runtime, refuse_endless_wait};
 use crate::session::{self, Ctx, DrainFn, EventFn, HandlerFn};
 use priority_executor::Executor;
 use std::fmt;
@@ -155,8 +155,9 @@ impl BridgeBuilder {
     /// # Panics
     ///
     /// If called inside a current-thread runtime with
-    /// [`runtime`](Self::runtime) set: the bridge's tasks may need that
-    /// runtime's only thread, and the wait would never end.
+    /// [`runtime`](Self::runtime) set to a current-thread runtime: the
+    /// bridge's tasks may need that runtime's only thread, and the wait
+    /// would never end.
     ///
     /// # Errors
     ///
@@ -166,7 +167,10 @@ impl BridgeBuilder {
     /// executor lacks, a prefetch of 0 or beyond a bounded lane's free
     /// capacity.
     pub fn start(self) -> Result<Bridge, BridgeError> {
-        refuse_endless_wait(self.runtime.is_some(), "start");
+        refuse_endless_wait(
+            self.runtime.as_ref().is_some_and(is_current_thread),
+            "start",
+        );
         let (bridge, ready) = self.launch()?;
         block(all_ready(ready))?;
         Ok(bridge)
@@ -210,6 +214,7 @@ impl BridgeBuilder {
                 started: std::time::SystemTime::now(),
             }));
         }
+        let borrowed_current = self.runtime.as_ref().is_some_and(is_current_thread);
         let (own, handle) = match self.runtime {
             Some(handle) => (None, handle),
             None => {
@@ -221,6 +226,7 @@ impl BridgeBuilder {
         let (stop, stop_rx) = watch::channel(false);
         let mut bridge = Bridge {
             runtime: own,
+            borrowed_current,
             stop,
             done: Vec::new(),
             monitor: BridgeMonitor::new(

@@ -67,6 +67,8 @@ pub struct Bridge {
     /// The bridge's own runtime: `None` on the application's, or once
     /// stopped.
     runtime: Option<Runtime>,
+    /// It runs on the application's runtime, a current-thread one.
+    borrowed_current: bool,
     stop: watch::Sender<bool>,
     /// One per queue: its consumer task has ended.
     done: Vec<oneshot::Receiver<()>>,
@@ -140,12 +142,13 @@ impl Bridge {
     /// # Panics
     ///
     /// If called inside a current-thread runtime while the bridge runs on
-    /// the application's runtime ([`runtime`](BridgeBuilder::runtime)):
+    /// the application's current-thread runtime
+    /// ([`runtime`](BridgeBuilder::runtime)):
     /// the consumers may need that runtime's only thread, and the wait
     /// would never end. The consumers are told to stop all the same, as
     /// when the bridge is dropped.
     pub fn stop(mut self) -> Vec<ConsumerMetrics> {
-        refuse_endless_wait(self.runtime.is_none(), "stop");
+        refuse_endless_wait(self.borrowed_current, "stop");
         let _ = self.stop.send(true);
         let done = std::mem::take(&mut self.done);
         block(all_ended(done));

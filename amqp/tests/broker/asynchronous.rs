@@ -265,3 +265,46 @@ async fn a_shared_publisher_reports_each_unroutable_message_to_its_own_call() {
     );
     publisher.delete_queue(&queue).await.expect("delete");
 }
+
+/// A bridge on a multi-thread runtime, stopped by a blocking call made
+/// inside another, current-thread runtime: its tasks run on threads of
+/// their own, so the call waits for them and returns.
+#[test]
+fn a_blocking_stop_inside_another_current_thread_runtime_returns() {
+    let runs_on = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let caller = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let handle = runs_on.handle().clone();
+    let (finished, outcome) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let stopped = caller.block_on(async {
+            let publisher = connect().await?;
+            let queue = unique("blocking-stop-other");
+            let config = ConsumerConfig::new(&queue);
+            publisher.declare(&config).await.expect("declare");
+            let bridge = Bridge::builder(uri(), executor(1))
+                .runtime(handle)
+                .consume(config, |_| Ok(()))
+                .start_async()
+                .await
+                .expect("bridge");
+            let stopped =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| bridge.stop())).is_ok();
+            no_consumer(&publisher, &queue).await;
+            publisher.delete_queue(&queue).await.expect("delete");
+            Some(stopped)
+        });
+        let _ = finished.send(stopped);
+    });
+    let stopped = outcome
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the blocking stop returned");
+    assert_ne!(stopped, Some(false), "the blocking stop panicked");
+    drop(runs_on);
+}
