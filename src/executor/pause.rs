@@ -106,7 +106,6 @@ impl Executor {
     pub fn resume_lane(&self, priority: Priority) -> Result<(), PauseError> {
         let index = self.lane_of(priority)?;
         self.shared.resume_lane(index);
-        self.shared.instruments.paused(index, false);
         Ok(())
     }
 

@@ -53,7 +53,12 @@ impl Shared {
     /// then threads up to `max` while more jobs wait than workers are idle,
     /// as a burst of enqueues would have started (rule 3).
     pub(crate) fn resume_lane(self: &Arc<Self>, index: usize) {
-        self.lanes[index].resume();
+        {
+            // Under the lock a pause takes: the gauge ends as the lane does.
+            let _pausing = lock(&self.pausing);
+            self.lanes[index].resume();
+            self.instruments.paused(index, false);
+        }
         // Under the sleep mutex: a worker registering after it re-checks
         // the lanes after it, and sees the flag clear.
         self.sleep.wake_all();
