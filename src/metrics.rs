@@ -81,8 +81,8 @@ impl Metrics {
 /// Counters of one lane.
 ///
 /// Once an executor has shut down, `submitted ==`
-/// [`settled()`](LaneMetrics::settled) for every lane, and over all lanes
-/// together: nothing is lost. A job whose retry goes to another lane
+/// [`settled()`](LaneMetrics::settled) over all its lanes together, and
+/// for every lane its retries stay in: nothing is lost. A job whose retry goes to another lane
 /// ([`RetryPolicy::retry_at`](crate::RetryPolicy::retry_at)) is submitted
 /// in its first lane and settles in the lane it ends in: with such
 /// retries only the sums over all lanes balance.

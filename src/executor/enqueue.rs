@@ -242,9 +242,9 @@ impl Executor {
     /// for its waker) is neither queued nor running: `wait_idle` and a
     /// graceful shutdown do not wait for it. Woken while a graceful
     /// shutdown still waits for the workers, it is polled as usual; once
-    /// the pool has ended (closed, every worker gone), a future still
-    /// parked is dropped, woken or not, its handle resolving `Cancelled`
-    /// (counted in the lane's `cancelled`).
+    /// a thread outside the pool has waited for its end (closed, every
+    /// worker gone), a future still parked is dropped, woken or not, its
+    /// handle resolving `Cancelled` (counted in the lane's `cancelled`).
     /// After [`shutdown_now`](Executor::shutdown_now) nothing is
     /// polled any more: a queued poll is handed back as a `PendingJob`
     /// (whose `run` polls once), and a parked future woken then is dropped,

@@ -181,7 +181,9 @@ impl PriorityLayer {
     /// so a [`reload`](Registry::reload) applies from the next request on;
     /// a request whose body was still arriving when the reload came, and
     /// whose lane the new executor lacks (or whose executor the reload
-    /// retired), is routed again by the rules in force, not refused.
+    /// retired), is routed again by the rules in force, not refused (with
+    /// a [`classify`](Self::classify) closure, a priority it gave that
+    /// the new executor lacks is answered `500`, as any).
     /// (Before-enqueue hooks of the registry apply to sequences, not here.)
     ///
     /// # Errors

@@ -26,8 +26,11 @@
 //! close refuses it, and no waker ever blocks. After `shutdown_now` nothing
 //! runs any more: a parked future woken then is dropped, its handle
 //! resolves `Cancelled`, and its lane counts it (`cancelled`). A future
-//! still parked when the pool has ended (closed, every worker gone) is
-//! dropped the same way then, woken or not (`parked.rs`).
+//! still parked when a thread outside the pool has waited for its end
+//! (closed, every worker gone: `shutdown`, `await_termination`, the last
+//! `Executor` dropped there) is dropped the same way then, woken or not
+//! (`parked.rs`); one woken after a shutdown made from a job is polled
+//! as the pool's last work.
 
 use super::Shared;
 use super::parked::Abandon;
