@@ -14,7 +14,12 @@ use serde::Serialize;
 
 /// The version of the snapshot's JSON shape, raised when a field changes
 /// meaning or goes away (fields may be added without a change).
-pub const SCHEMA_VERSION: u32 = 1;
+///
+/// 2: a strict executor's `weight_share` is the share it gives when every
+/// lane is busy (1 for the highest lane, 0 for the others), no longer
+/// weight over total; `window_secs` may exceed 5 when looks come further
+/// apart than that.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Everything the page shows, at one moment.
 ///

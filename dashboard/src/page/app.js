@@ -266,7 +266,9 @@ function renderBridges(bridges) {
 
 function render(snapshot) {
   // Never faster than the server's floor, whatever the snapshot says.
-  if (snapshot.period_ms) period = Math.max(50, snapshot.period_ms);
+  // Clamped to what a timer takes (about 24.8 days; a longer delay would
+  // fire at once).
+  if (snapshot.period_ms) period = Math.min(Math.max(50, snapshot.period_ms), 2 ** 31 - 1);
   seq += 1;
   document.getElementById("seq").textContent = seq;
   document.getElementById("window").textContent = "rates and waits over " + fmt(snapshot.window_secs) + " s";
