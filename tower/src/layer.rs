@@ -375,11 +375,22 @@ impl PriorityLayer {
         }
         match &self.target {
             Target::One { lowest, .. } => Route::To(*lowest),
-            Target::Registry { executors, name } => executors
-                .priority_for(name, &headers_to_message(&head.headers))
-                .map_or(Route::Gone, Route::To),
+            Target::Registry { executors, name } => {
+                by_rules(executors, name, &head.headers).map_or(Route::Gone, Route::To)
+            }
         }
     }
+}
+
+/// The priority the rules of the registry's executor `name` give a
+/// request with these headers (`None`: the registry has no such
+/// executor now).
+pub(crate) fn by_rules(
+    executors: &Registry,
+    name: &str,
+    headers: &http::HeaderMap,
+) -> Option<Priority> {
+    executors.priority_for(name, &headers_to_message(headers))
 }
 
 /// Where a request goes, from its head.

@@ -1,11 +1,11 @@
 //! [`PriorityService`]: reads the body, queues the handler in the
 //! request's lane, and awaits the job.
 
+use crate::BlockingHandler;
 use crate::counts::{InFlight, Outcome};
 use crate::handler::{self, Queued};
-use crate::layer::{PriorityLayer, Route, Target};
+use crate::layer::{PriorityLayer, Route, Target, by_rules};
 use crate::refused::Refused;
-use crate::{BlockingHandler, headers_to_message};
 use bytes::Bytes;
 use http::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use http::{Request, Response, StatusCode};
@@ -267,9 +267,9 @@ fn enqueue<H: BlockingHandler>(
         let again = match &err {
             // A priority the application's classifier chose is its own:
             // a lane missing for it is a misroute, not a reload.
-            EnqueueError::UnknownPriority { job, .. } if layer.classify.is_none() => executors
-                .priority_for(name, &headers_to_message(job.1.headers()))
-                .filter(|now| *now != priority),
+            EnqueueError::UnknownPriority { job, .. } if layer.classify.is_none() => {
+                by_rules(executors, name, job.1.headers()).filter(|now| *now != priority)
+            }
             // Retired by a reload: its successor takes the request.
             EnqueueError::ShutDown { .. } => executors
                 .get(name)
