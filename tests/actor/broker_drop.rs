@@ -117,11 +117,12 @@ fn a_consumer_calling_drain_on_its_broker_is_refused_and_the_drop_drains_it() {
     assert!(faults[0].contains("it would wait for itself"), "{faults:?}");
 }
 
-type Shared = Arc<Mutex<Option<Arc<Broker<Unregisterer>>>>>;
+/// A broker its own consumers or sinks can reach (and take, to drop it).
+type Held<A> = Arc<Mutex<Option<Arc<Broker<A>>>>>;
 
 /// Takes its letter, meets the other consumer, then unregisters it.
 struct Unregisterer {
-    broker: Shared,
+    broker: Held<Unregisterer>,
     ids: Arc<Mutex<Vec<usize>>>,
     met: Arc<Barrier>,
     destroyed: mpsc::Sender<(usize, Reason)>,
@@ -156,7 +157,7 @@ impl Actor for Unregisterer {
 
 #[test]
 fn two_consumers_unregistering_each_other_do_not_wait_for_each_other() {
-    let slot: Shared = Arc::default();
+    let slot: Held<Unregisterer> = Arc::default();
     let ids = Arc::new(Mutex::new(Vec::new()));
     let met = Arc::new(Barrier::new(2));
     let (destroyed_tx, destroyed) = mpsc::channel();
@@ -272,8 +273,6 @@ impl Actor for Plain {
         Ok(())
     }
 }
-
-type Held<A> = Arc<Mutex<Option<Arc<Broker<A>>>>>;
 
 #[test]
 fn a_dead_letter_sink_the_end_calls_may_tick_the_broker() {
