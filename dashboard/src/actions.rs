@@ -102,31 +102,12 @@ fn bad(what: &str, raw: &str, why: &str) -> (StatusCode, String) {
 /// sent if it is not UTF-8 once decoded.
 fn segment(request: &Request, back: usize) -> Result<String, String> {
     let raw = request.uri().path().rsplit('/').nth(back).unwrap_or("");
-    percent_decode(raw).ok_or_else(|| raw.to_owned())
-}
-
-/// `%XX` escapes decoded (a `%` not followed by two hex digits stays as
-/// it is, as in the router's own decoding); `None` if the result is not
-/// UTF-8.
-fn percent_decode(raw: &str) -> Option<String> {
-    let hex = |b: Option<&u8>| b.and_then(|&b| char::from(b).to_digit(16));
-    let bytes = raw.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match (bytes[i], hex(bytes.get(i + 1)), hex(bytes.get(i + 2))) {
-            (b'%', Some(high), Some(low)) => {
-                // Two hex digits: at most 0xFF.
-                out.push(u8::try_from(high * 16 + low).unwrap_or(u8::MAX));
-                i += 3;
-            }
-            (byte, _, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
+    // A `%` not followed by two hex digits stays as it is, as in the
+    // router's own decoding.
+    percent_encoding::percent_decode_str(raw)
+        .decode_utf8()
+        .map(std::borrow::Cow::into_owned)
+        .map_err(|_| raw.to_owned())
 }
 
 /// Checks the request's right to act, does it (`perform`) if granted, and
