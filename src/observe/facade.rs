@@ -26,19 +26,27 @@
 //! | `priority_executor_jobs_running` | gauge | executor | workers running a job |
 //! | `priority_executor_threads_live` | gauge | executor | worker threads alive |
 //! | `priority_executor_threads_idle` | gauge | executor | worker threads not running a job |
+//! | `priority_executor_lane_paused` | gauge | executor, priority | 1 while the lane is paused, else 0 |
 //!
 //! The counters count what the lane counters of
 //! [`Executor::metrics`](crate::Executor::metrics) count, at the same
 //! places. The thread gauges move as a worker starts, exits, or turns from
 //! idle to busy or back (not per job), so they are exact whenever the pool
 //! is quiet. `queued` is read from the lanes by each busy worker at most
-//! once a millisecond (as a job starts), and as a worker turns idle or
-//! exits: while the pool is busy it trails by about a millisecond, and
-//! once the workers have exited it is exact.
+//! once a millisecond (as a job starts), as a worker turns idle or exits,
+//! as a lane is paused or resumed, and after `shutdown_now`: while jobs
+//! start it trails by about a millisecond; jobs queued behind workers
+//! all busy with long jobs show once one of them starts its next job or
+//! turns idle, and jobs queued into a paused lane at its resume; once the
+//! workers have exited it is exact.
 //!
 //! The recorder is application code: a call into it that panics is
 //! caught, that one record is lost, and the job, its handle and the
-//! thread that recorded go on.
+//! thread that recorded go on. A recorder that blocks holds up the
+//! thread that recorded (a producer after its job is queued and a worker
+//! woken for it, or a worker between jobs). The `lane_paused` gauge is
+//! set under the lock of the lane's pause: a recorder must not pause,
+//! resume or shut down the executor from that gauge's update.
 //!
 //! Executors with the same name share their series, as one replaced by a
 //! reload of `executors.toml` does with its successor while it drains: the
@@ -280,41 +288,38 @@ mod on {
 
         /// A worker thread started (idle, about to look for work).
         pub(crate) fn worker_started(&self) {
-            guarded(|| {
-                self.live.increment(1.0);
-                self.idle.increment(1.0);
-            });
+            // Each record guarded on its own: a panic loses that one only,
+            // not its pair's other half too.
+            guarded(|| self.live.increment(1.0));
+            guarded(|| self.idle.increment(1.0));
         }
 
         /// A worker took a job after being idle.
         #[inline]
         pub(crate) fn worker_busy(&self) {
-            guarded(|| {
-                self.idle.decrement(1.0);
-                self.running.increment(1.0);
-            });
+            guarded(|| self.idle.decrement(1.0));
+            guarded(|| self.running.increment(1.0));
         }
 
         /// A worker found no more work: the queue gauges are read again too.
         #[inline]
         pub(crate) fn worker_idle(&self, lanes: &[Lane]) {
-            guarded(|| {
-                self.running.decrement(1.0);
-                self.idle.increment(1.0);
-            });
+            guarded(|| self.running.decrement(1.0));
+            guarded(|| self.idle.increment(1.0));
             self.refresh_queued(lanes);
         }
 
         /// An idle worker exited.
         pub(crate) fn worker_exited(&self, lanes: &[Lane]) {
-            guarded(|| {
-                self.idle.decrement(1.0);
-                self.live.decrement(1.0);
-            });
+            guarded(|| self.idle.decrement(1.0));
+            guarded(|| self.live.decrement(1.0));
             self.refresh_queued(lanes);
         }
 
-        fn refresh_queued(&self, lanes: &[Lane]) {
+        /// The lanes' `queued` gauges read again (a change no worker's
+        /// turn follows: `shutdown_now` emptied them, a lane paused or
+        /// resumed).
+        pub(crate) fn refresh_queued(&self, lanes: &[Lane]) {
             guarded(|| {
                 for (m, lane) in self.lanes.iter().zip(lanes) {
                     m.queued.set(lane.queued() as f64);
@@ -412,6 +417,8 @@ mod off {
         pub(crate) fn cancelled(&self, _: usize) {}
 
         pub(crate) fn paused(&self, _: usize, _: bool) {}
+        #[inline(always)]
+        pub(crate) fn refresh_queued(&self, _: &[Lane]) {}
         #[inline(always)]
         pub(crate) fn started(&self, _: &[Lane], _: usize, _: Duration, _: u64, _: &Recent) {}
         #[inline(always)]

@@ -30,6 +30,7 @@ impl Shared {
         self.lanes[index].pause();
         // Under the lock too: a `close` after it sets the gauge back.
         self.instruments.paused(index, true);
+        self.instruments.refresh_queued(&self.lanes);
         true
     }
 
@@ -59,6 +60,7 @@ impl Shared {
             self.lanes[index].resume();
             self.instruments.paused(index, false);
         }
+        self.instruments.refresh_queued(&self.lanes);
         // Under the sleep mutex: a worker registering after it re-checks
         // the lanes after it, and sees the flag clear.
         self.sleep.wake_all();

@@ -90,6 +90,9 @@ impl Shared {
         }
         // Rule 7: nothing queued will run now; waiters look again.
         self.notify_idle();
+        // The lanes are empty now; a worker that exited before the loop
+        // above set the gauges from the lanes as they were.
+        self.instruments.refresh_queued(&self.lanes);
         pending
     }
 

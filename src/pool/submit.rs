@@ -233,12 +233,14 @@ impl Shared {
         };
         let (task, handle) = job.into_parts();
         lane.push(ticket, task);
-        self.instruments.submitted(index);
         if started {
             self.after_publish_started();
         } else {
             self.after_publish();
         }
+        // Recorded once a worker is on its way: a recorder that blocks
+        // delays this producer, never the job.
+        self.instruments.submitted(index);
         Ok(handle)
     }
 
