@@ -15,7 +15,7 @@
 //!   Peer: one consumer thread over two `crossbeam_channel::unbounded`
 //!   channels that always tries the high channel first.
 //!
-//! `cargo bench --bench pipeline` (`-- ROUNDS`, `-- pipeline` or `-- flood`
+//! `cargo bench --features actor --bench pipeline` (`-- ROUNDS`, `-- pipeline` or `-- flood`
 //! to run one part, `-- profile` to run only this crate's pipeline, for
 //! `perf record` or `perf stat`, and `-- profile channels` only the
 //! channel pipeline; `-- count N` to run [`counted`] once with N messages,

@@ -5,7 +5,7 @@
 //! every stage (no 5 s sleep). Write opens its file in `init` and closes it
 //! in `destroy`. Each instance says what it did when it is destroyed.
 //!
-//! `cargo run --example kabuki [-- DOCUMENTS [OUTPUT_FILE]]`
+//! `cargo run --example kabuki --features actor [-- DOCUMENTS [OUTPUT_FILE]]`
 
 use priority_executor::actor::{Actor, ActorError, Outbox, Pipeline, Reason, Stage, StageContext};
 use std::fs::File;

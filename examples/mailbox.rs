@@ -5,7 +5,7 @@
 //! from `executors.toml` (`[mailboxes.mailbox]`), as the seed sets
 //! `priority.poison-pill` in its config.
 //!
-//! `cargo run --example mailbox`
+//! `cargo run --example mailbox --features actor,esb`
 
 use priority_executor::Priority;
 use priority_executor::actor::{

@@ -6,7 +6,7 @@
 //! get priority 10 from the rules, the others 1, and the executor serves
 //! them ten to one through the sequence `call-external-sequence`.
 //!
-//! Run with `cargo run --example visa`.
+//! Run with `cargo run --example visa --features esb`.
 
 use priority_executor::{Message, Priority, Registry, Rules, SendOptions};
 use std::error::Error;

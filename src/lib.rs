@@ -53,9 +53,10 @@
 //!   run.
 //! - A panicking job is caught and reported in its handle; the worker lives.
 //! - Nothing is lost: a refused job is returned in the error; after
-//!   shutdown, for every lane `submitted` equals
-//!   [`LaneMetrics::settled`] (completed, panicked, handed back, expired,
-//!   discarded or dead-lettered).
+//!   shutdown, `submitted` equals [`LaneMetrics::settled`] (completed,
+//!   panicked, handed back, expired, discarded, dead-lettered or
+//!   cancelled), for every lane whose retries stay in it and over all
+//!   lanes together.
 //!
 //! # Policies
 //!
@@ -105,8 +106,9 @@
 //!   (labels `executor` and `priority`) through the
 //!   [`metrics`](https://docs.rs/metrics) facade: jobs submitted,
 //!   completed, panicked, rejected, expired, discarded, retried,
-//!   dead-lettered and handed back, each attempt's queue wait and run time,
-//!   the jobs queued per lane and the threads live, idle and running a job.
+//!   dead-lettered, handed back and cancelled, each attempt's queue wait and
+//!   run time, the jobs queued and whether paused per lane, and the threads
+//!   live, idle and running a job.
 //!   The handles are registered once, when the executor is built, so
 //!   install the recorder first; recording a job then allocates and hashes
 //!   nothing. The names are listed in [the observability

@@ -90,7 +90,8 @@ impl JobOptions {
     /// Waits at most `timeout` for room in a full lane whose policy
     /// blocks, then refuses the job
     /// ([`EnqueueError::Full`](crate::EnqueueError::Full), the job handed
-    /// back); the other policies act at once, as without options.
+    /// back); discard-oldest waits the same way when nothing is queued to
+    /// push out; the other policies act at once, as without options.
     ///
     /// `Duration::ZERO` never blocks, never runs the job inline and never
     /// pushes another job out: a full lane refuses it under every policy
