@@ -5,8 +5,12 @@
 use crate::common::hold_worker;
 use crate::common::no_wait;
 use priority_executor::{
-    Capacity, EnqueueError, Executor, JobError, LaneConfig, Priority, RejectionPolicy,
+    Capacity, EnqueueError, Executor, JobError, JobOptions, LaneConfig, Permit, Priority,
+    RejectionPolicy,
 };
+use std::sync::mpsc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 fn exec(policy: RejectionPolicy) -> Executor {
     Executor::builder()
@@ -94,25 +98,22 @@ fn policy_names_parse_and_unknown_ones_are_errors() {
     );
 }
 
+/// A slot of the low lane, held by a permit until it is used or dropped.
+fn permit(e: &Executor) -> Permit {
+    let mut reserve = e.reserve(Priority(1));
+    match reserve.poll_reserve(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(Ok(permit)) => permit,
+        _ => panic!("the lane has room"),
+    }
+}
+
 /// The lane's slots all reserved by permits (nothing queued to push out):
 /// discard-oldest waits for room as a blocking lane does, within the
 /// producer's wait, instead of spinning until a permit is used.
 #[test]
 fn discard_oldest_with_every_slot_held_by_permits_waits_within_its_limit() {
-    use priority_executor::JobOptions;
-    use std::sync::mpsc;
-    use std::task::{Context, Poll, Waker};
-    use std::time::Duration;
-
     let e = exec(RejectionPolicy::DiscardOldest);
-    let take_permit = || {
-        let mut reserve = e.reserve(Priority(1));
-        match reserve.poll_reserve(&mut Context::from_waker(Waker::noop())) {
-            Poll::Ready(Ok(permit)) => permit,
-            _ => panic!("the lane has room"),
-        }
-    };
-    let (first, second) = (take_permit(), take_permit());
+    let (first, second) = (permit(&e), permit(&e));
 
     // A bounded wait: refused once it is over, the job handed back.
     let (tx, answered) = mpsc::channel();
@@ -150,21 +151,9 @@ fn discard_oldest_with_every_slot_held_by_permits_waits_within_its_limit() {
 /// lane never makes.
 #[test]
 fn a_waiting_discard_oldest_producer_pushes_out_a_job_queued_meanwhile() {
-    use priority_executor::JobOptions;
-    use std::sync::mpsc;
-    use std::task::{Context, Poll, Waker};
-    use std::time::Duration;
-
     let e = exec(RejectionPolicy::DiscardOldest);
     e.pause_lane(Priority(1)).unwrap();
-    let take_permit = || {
-        let mut reserve = e.reserve(Priority(1));
-        match reserve.poll_reserve(&mut Context::from_waker(Waker::noop())) {
-            Poll::Ready(Ok(permit)) => permit,
-            _ => panic!("the lane has room"),
-        }
-    };
-    let (first, second) = (take_permit(), take_permit());
+    let (first, second) = (permit(&e), permit(&e));
     let (tx, answered) = mpsc::channel();
     let producer = e.clone();
     std::thread::spawn(move || {

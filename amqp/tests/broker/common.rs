@@ -76,3 +76,14 @@ pub fn wait_until(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// Deletes a stage's queue with its dead-letter and drain-control queues.
+pub fn delete_stage_queues(publisher: &Publisher, queue: &str) {
+    for name in [
+        queue.to_owned(),
+        format!("{queue}.dead"),
+        format!("{queue}.drain"),
+    ] {
+        publisher.delete_queue(&name).expect("delete");
+    }
+}

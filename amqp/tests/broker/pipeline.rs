@@ -1,7 +1,7 @@
 //! Kabuki's pipeline across processes: the drain marker passes two
 //! processes of the middle stage in order, and every process exits 0.
 
-use crate::common::{unique, uri, wait_until};
+use crate::common::{delete_stage_queues, unique, uri, wait_until};
 use priority_executor_amqp::Outgoing;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
@@ -227,13 +227,7 @@ fn a_consumer_takes_one_marker_and_leaves_the_other_in_the_queue() {
         1,
         "one report for the holder of marker 0"
     );
-    for name in [
-        queue.clone(),
-        format!("{queue}.drain"),
-        format!("{queue}.dead"),
-    ] {
-        publisher.delete_queue(&name).expect("delete");
-    }
+    delete_stage_queues(&publisher, &queue);
 }
 
 /// A stage with retries: a message whose first attempt fails is retried
@@ -300,13 +294,7 @@ fn the_drain_waits_for_a_retry_of_a_message_before_it() {
     let mut got = performed.lock().unwrap().clone();
     got.sort();
     assert_eq!(got, ["a", "b", "flaky"], "performed before the drain ended");
-    for name in [
-        queue.clone(),
-        format!("{queue}.dead"),
-        format!("{queue}.drain"),
-    ] {
-        publisher.delete_queue(&name).expect("delete");
-    }
+    delete_stage_queues(&publisher, &queue);
 }
 
 /// The holder of marker 0 of two gives up, naming the missing marker,
@@ -314,22 +302,12 @@ fn the_drain_waits_for_a_retry_of_a_message_before_it() {
 /// sends the drain downstream all the same.
 #[test]
 fn a_drain_whose_other_marker_holder_never_reports_ends_with_an_error() {
-    use priority_executor::actor::{Actor, ActorError, Outbox};
     use priority_executor_amqp::StageProcess;
-
-    struct Sink;
-    impl Actor for Sink {
-        type In = String;
-        type Out = String;
-        fn perform(&mut self, _: String, _: &mut Outbox<'_, String>) -> Result<(), ActorError> {
-            Ok(())
-        }
-    }
 
     let publisher = crate::broker_or_skip!();
     let queue = unique("kabuki-lost-marker");
     let downstream = unique("kabuki-lost-marker-next");
-    let sink = StageProcess::builder(uri(), "sink", |_| Sink)
+    let sink = StageProcess::builder(uri(), "sink", |_| Discard)
         .inbox(&queue)
         .outbox(&downstream)
         .drain_reports_within(Duration::from_millis(300))
@@ -365,14 +343,8 @@ fn a_drain_whose_other_marker_holder_never_reports_ends_with_an_error() {
         1,
         "the marker went downstream all the same"
     );
-    for name in [queue.clone(), downstream.clone()] {
-        for name in [
-            name.clone(),
-            format!("{name}.dead"),
-            format!("{name}.drain"),
-        ] {
-            publisher.delete_queue(&name).expect("delete");
-        }
+    for name in [&queue, &downstream] {
+        delete_stage_queues(&publisher, name);
     }
 }
 
@@ -380,21 +352,11 @@ fn a_drain_whose_other_marker_holder_never_reports_ends_with_an_error() {
 /// takes the other holder's report and ends, rather than panicking.
 #[test]
 fn a_drain_reports_limit_past_the_clocks_reach_is_no_limit() {
-    use priority_executor::actor::{Actor, ActorError, Outbox};
     use priority_executor_amqp::StageProcess;
-
-    struct Sink;
-    impl Actor for Sink {
-        type In = String;
-        type Out = String;
-        fn perform(&mut self, _: String, _: &mut Outbox<'_, String>) -> Result<(), ActorError> {
-            Ok(())
-        }
-    }
 
     let publisher = crate::broker_or_skip!();
     let queue = unique("kabuki-no-limit");
-    let sink = StageProcess::builder(uri(), "sink", |_| Sink)
+    let sink = StageProcess::builder(uri(), "sink", |_| Discard)
         .inbox(&queue)
         .drain_reports_within(Duration::MAX)
         .start()
@@ -420,11 +382,20 @@ fn a_drain_reports_limit_past_the_clocks_reach_is_no_limit() {
         .recv_timeout(Duration::from_secs(30))
         .expect("the drain ends");
     assert_eq!(drained.expect("the report came"), (0, 2));
-    for name in [
-        queue.clone(),
-        format!("{queue}.dead"),
-        format!("{queue}.drain"),
-    ] {
-        publisher.delete_queue(&name).expect("delete");
+    delete_stage_queues(&publisher, &queue);
+}
+
+/// Performs every message and passes nothing on.
+struct Discard;
+
+impl priority_executor::actor::Actor for Discard {
+    type In = String;
+    type Out = String;
+    fn perform(
+        &mut self,
+        _: String,
+        _: &mut priority_executor::actor::Outbox<'_, String>,
+    ) -> Result<(), priority_executor::actor::ActorError> {
+        Ok(())
     }
 }

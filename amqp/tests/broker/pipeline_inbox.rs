@@ -1,9 +1,9 @@
 //! An inbox stage's edges: instances that take nothing, a drain marker
 //! left by an earlier run, and failed performs in the drain report.
 
-use crate::common::{unique, uri};
+use crate::common::{delete_stage_queues, unique, uri};
 use priority_executor::actor::{Actor, ActorError, Outbox, StageContext};
-use priority_executor_amqp::{Publisher, StageProcess};
+use priority_executor_amqp::StageProcess;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -89,16 +89,6 @@ fn sorted(performed: &Mutex<Vec<String>>) -> Vec<String> {
     got
 }
 
-fn delete(publisher: &Publisher, queue: &str) {
-    for name in [
-        queue.to_owned(),
-        format!("{queue}.dead"),
-        format!("{queue}.drain"),
-    ] {
-        publisher.delete_queue(&name).expect("delete");
-    }
-}
-
 /// A stage none of whose instances takes a message (each `init` failed)
 /// performs nothing: its deliveries go back to the inbox, not to the dead
 /// letters, its consumer stops, and its drain says why. A healthy
@@ -135,7 +125,7 @@ fn deliveries_a_stage_cannot_take_go_back_to_the_inbox_not_to_the_dead_letters()
         0,
         "nothing dead-lettered"
     );
-    delete(&publisher, &queue);
+    delete_stage_queues(&publisher, &queue);
 }
 
 /// A drain marker an earlier run left in the inbox (sent before this
@@ -161,7 +151,7 @@ fn a_marker_left_by_an_earlier_run_does_not_drain_the_next_one() {
         0,
         "both markers are gone: this run's taken, the earlier one dropped"
     );
-    delete(&publisher, &queue);
+    delete_stage_queues(&publisher, &queue);
 }
 
 /// A failed perform of an inbox message is a fault of the stage: in the
@@ -184,5 +174,5 @@ fn a_failed_perform_of_an_inbox_message_is_in_the_drain_reports_faults() {
     assert_eq!((m.performed, m.faulted), (2, 1), "{report}");
     let inbox = report.inbox.as_ref().expect("inbox counters");
     assert_eq!((inbox.acked, inbox.dead_lettered), (2, 1), "{report}");
-    delete(&publisher, &queue);
+    delete_stage_queues(&publisher, &queue);
 }

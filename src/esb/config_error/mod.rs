@@ -234,18 +234,10 @@ impl ConfigError {
     /// ```
     pub fn unreadable(path: impl AsRef<Path>, err: std::io::Error) -> Self {
         let path = path.as_ref();
-        ConfigError(Box::new(Inner {
-            kind: ConfigErrorKind::Io,
-            path: Some(path.to_owned()),
-            position: None,
-            executor: None,
-            rule: None,
-            mailbox: None,
-            scope: String::new(),
-            field: None,
-            detail: format!("cannot read the file: {err}"),
-            source: Some(Box::new(err)),
-        }))
+        let mut error = Self::bare(ConfigErrorKind::Io, format!("cannot read the file: {err}"));
+        error.0.path = Some(path.to_owned());
+        error.0.source = Some(Box::new(err));
+        error
     }
 }
 
@@ -303,12 +295,10 @@ impl ConfigError {
 }
 
 impl ConfigError {
-    /// A reload refused because the registry has been shut down (kind
-    /// [`ShutDown`](ConfigErrorKind::ShutDown)); not about the file, so it
-    /// names no file or place.
-    pub(crate) fn shut_down() -> Self {
+    /// An error of `kind` saying `detail`, in no file and at no place yet.
+    fn bare(kind: ConfigErrorKind, detail: String) -> Self {
         ConfigError(Box::new(Inner {
-            kind: ConfigErrorKind::ShutDown,
+            kind,
             path: None,
             position: None,
             executor: None,
@@ -316,11 +306,21 @@ impl ConfigError {
             mailbox: None,
             scope: String::new(),
             field: None,
-            detail: "the registry has been shut down and takes no reload \
-                     (load a new registry to start executors again)"
-                .to_owned(),
+            detail,
             source: None,
         }))
+    }
+
+    /// A reload refused because the registry has been shut down (kind
+    /// [`ShutDown`](ConfigErrorKind::ShutDown)); not about the file, so it
+    /// names no file or place.
+    pub(crate) fn shut_down() -> Self {
+        Self::bare(
+            ConfigErrorKind::ShutDown,
+            "the registry has been shut down and takes no reload \
+             (load a new registry to start executors again)"
+                .to_owned(),
+        )
     }
 
     /// The file (`path`, if any) has no `[mailboxes.NAME]` section named
@@ -363,18 +363,10 @@ impl ConfigError {
             let quoted: Vec<String> = defined.iter().map(|n| format!("{n:?}")).collect();
             format!("defined: {}", quoted.join(", "))
         };
-        ConfigError(Box::new(Inner {
-            kind: ConfigErrorKind::MissingKey,
-            path: None,
-            position: None,
-            executor: None,
-            rule: None,
-            mailbox: None,
-            scope: String::new(),
-            field: None,
-            detail: format!("no [{table}.{name}] section ({defined})"),
-            source: None,
-        }))
+        Self::bare(
+            ConfigErrorKind::MissingKey,
+            format!("no [{table}.{name}] section ({defined})"),
+        )
     }
 }
 
