@@ -240,15 +240,6 @@ fn the_drain_waits_for_a_retry_of_a_message_before_it() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Arc, Mutex};
 
-    struct Source;
-    impl Actor for Source {
-        type In = String;
-        type Out = String;
-        fn perform(&mut self, msg: String, out: &mut Outbox<'_, String>) -> Result<(), ActorError> {
-            out.send(msg)?;
-            Ok(())
-        }
-    }
     struct Sink {
         failed_once: Arc<AtomicBool>,
         performed: Arc<Mutex<Vec<String>>>,
@@ -383,6 +374,22 @@ fn a_drain_reports_limit_past_the_clocks_reach_is_no_limit() {
         .expect("the drain ends");
     assert_eq!(drained.expect("the report came"), (0, 2));
     delete_stage_queues(&publisher, &queue);
+}
+
+/// Passes each message on (a source stage).
+pub(crate) struct Source;
+
+impl priority_executor::actor::Actor for Source {
+    type In = String;
+    type Out = String;
+    fn perform(
+        &mut self,
+        msg: String,
+        out: &mut priority_executor::actor::Outbox<'_, String>,
+    ) -> Result<(), priority_executor::actor::ActorError> {
+        out.send(msg)?;
+        Ok(())
+    }
 }
 
 /// Performs every message and passes nothing on.

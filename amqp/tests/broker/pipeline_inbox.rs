@@ -2,24 +2,13 @@
 //! left by an earlier run, and failed performs in the drain report.
 
 use crate::common::{delete_stage_queues, unique, uri};
+use crate::pipeline::Source;
 use priority_executor::actor::{Actor, ActorError, Outbox, StageContext};
 use priority_executor_amqp::StageProcess;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
-
-/// Passes each input on (a source).
-struct Source;
-
-impl Actor for Source {
-    type In = String;
-    type Out = String;
-    fn perform(&mut self, msg: String, out: &mut Outbox<'_, String>) -> Result<(), ActorError> {
-        out.send(msg)?;
-        Ok(())
-    }
-}
 
 /// Records what it performs; fails on `bad`.
 struct Sink(Arc<Mutex<Vec<String>>>);
