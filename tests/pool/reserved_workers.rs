@@ -125,5 +125,7 @@ fn a_capped_lanes_job_shutting_down_its_executor_returns() {
         (first.join(), second.join())
     });
     assert_eq!((first, second), (Ok(()), Ok("second")));
+    // The last worker may still be on its way out: wait for it.
+    exec.shutdown();
     assert!(exec.is_terminated());
 }
