@@ -61,7 +61,8 @@ pub struct Future {
     pub handle: Option<JobHandle<u8>>,
     pub lane: usize,
     pub panics: bool,
-    /// The script dropped its only waker unwoken: it never finishes.
+    /// The script dropped its only waker unwoken: it never finishes,
+    /// unless the pool's end drops it (its handle then says `Cancelled`).
     pub waker_dropped: bool,
 }
 
@@ -76,6 +77,9 @@ pub struct Run {
     /// A job that shuts the executor down was accepted: refusals with
     /// `ShutDown` may come from now on.
     may_be_closed: bool,
+    /// A waker was sent to the helper thread, whose wake may come at any
+    /// time, even after the pool's end.
+    pub helper_wakes: bool,
 }
 
 impl Run {
@@ -91,6 +95,7 @@ impl Run {
             futures: Vec::new(),
             max_ever: Arc::default(),
             may_be_closed: false,
+            helper_wakes: false,
         }
     }
 
@@ -259,7 +264,10 @@ impl Run {
                 waker.wake_by_ref();
                 waker.wake();
             }
-            WakeHow::FromHelper => helper.send(Command::Wake(waker)),
+            WakeHow::FromHelper => {
+                self.helper_wakes = true;
+                helper.send(Command::Wake(waker));
+            }
             WakeHow::Drop => {
                 drop(waker);
                 self.futures[i].waker_dropped = true;

@@ -21,11 +21,30 @@ impl Run {
     ) {
         let mut handed_back_dropped = 0usize;
         let mut stopped = false;
+        // A graceful shutdown from this thread, outside the pool, waited
+        // for the pool's end: every future still parked then was dropped,
+        // woken or not, its handle resolving `Cancelled` (`spawn_future`'s
+        // docs).
+        let mut ended_outside = false;
         let wake_rest = match end {
             End::Shutdown | End::ShutdownThenWake { .. } => {
                 release_holds();
                 step("shutdown");
                 exec.shutdown();
+                ended_outside = true;
+                // Nothing is left to poll a future: each one ran to its
+                // end during the shutdown or was dropped at the pool's
+                // end. (A wake sent to the helper thread may come after
+                // that end and have a future polled again.)
+                if !self.helper_wakes {
+                    for (id, f) in self.futures.iter().enumerate() {
+                        let handle = f.handle.as_ref().expect("a future's handle");
+                        assert!(
+                            handle.is_finished(),
+                            "future {id} unfinished after a graceful shutdown"
+                        );
+                    }
+                }
                 matches!(end, End::ShutdownThenWake { wake_rest: true })
             }
             End::Drop => {
@@ -108,9 +127,10 @@ impl Run {
         let mut cancelled_futures = 0usize;
         for (id, f) in self.futures.iter_mut().enumerate() {
             let handle = f.handle.take().expect("a future's handle");
-            if f.waker_dropped {
+            if f.waker_dropped && !(ended_outside || gone) {
                 // Its poll parked it with the waker the script dropped:
-                // nothing can poll it again.
+                // nothing can poll it again, and nothing ended the pool
+                // from outside to drop it.
                 assert!(
                     !handle.is_finished(),
                     "future {id} finished without its waker"
@@ -129,6 +149,13 @@ impl Run {
             let result = handle.join();
             let (calls, drops) = (f.record.calls(), f.record.drops());
             assert_eq!(drops, 1, "future {id}: dropped {drops} times");
+            if f.waker_dropped {
+                assert_eq!(
+                    result,
+                    Err(JobError::Cancelled),
+                    "future {id} finished without its waker"
+                );
+            }
             match result {
                 Ok(7) => assert!(!f.panics && calls >= 1, "future {id}"),
                 Err(JobError::Panicked { message }) => {
@@ -137,9 +164,13 @@ impl Run {
                 }
                 Err(JobError::Cancelled) => {
                     assert!(
-                        stopped || gone,
-                        "future {id} cancelled without shutdown_now"
+                        stopped || gone || ended_outside,
+                        "future {id} cancelled without shutdown_now or the pool's end"
                     );
+                    if !stopped {
+                        // Dropped parked at the end: polled before that.
+                        assert!(calls >= 1, "future {id} cancelled unpolled");
+                    }
                     cancelled_futures += 1;
                 }
                 other => panic!("future {id}: {other:?}"),
