@@ -306,7 +306,7 @@ fn run(s: &Script) {
                 m.check_metrics();
             }
         }
-        m.check_gauges();
+        m.check_gauges(op);
     }
 
     m.end(exec, s.end, move || drop(holds));

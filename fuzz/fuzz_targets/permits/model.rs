@@ -383,9 +383,10 @@ impl Model {
 
     /// At any time: a bounded lane holds no more queued jobs and permits
     /// than its capacity; no more threads than the largest max set; and
-    /// a lane with room wakes a future that waits on it (within a grace
-    /// period: a worker frees a slot after it takes the job).
-    pub fn check_gauges(&self) {
+    /// a lane with room, and no future woken there yet to poll again,
+    /// wakes a future that waits on it (within a grace period: a worker
+    /// frees a slot just after it takes the job).
+    pub fn check_gauges(&self, after: &dyn std::fmt::Debug) {
         let exec = self.exec();
         let start = Instant::now();
         loop {
@@ -416,16 +417,20 @@ impl Model {
                             (0, 0),
                             |(a, b), w| if w.woken() { (a + 1, b) } else { (a, b + 1) },
                         );
-                if unwoken > 0 && lane.queued + permits + woken < cap {
+                // A future woken and not polled again keeps the slot it
+                // was woken for, and those behind it wait too (`reserve`'s
+                // docs): only a line with none woken must move.
+                if unwoken > 0 && woken == 0 && lane.queued + permits < cap {
                     lost_wake = Some((i, lane.queued, permits, woken, unwoken, cap));
                 }
             }
             let Some(lost) = lost_wake else { return };
             assert!(
                 start.elapsed() < Duration::from_secs(2),
-                "lane {} has room and a future waiting unwoken: \
-                 (queued, permits, woken, unwoken, capacity) = {lost:?}",
-                lost.0
+                "lane {} has room and a future waiting unwoken after {after:?}: \
+                 (queued, permits, woken, unwoken, capacity) = {lost:?}; {:?}",
+                lost.0,
+                m.lanes.iter().find(|l| self.at(l.priority) == lost.0)
             );
             std::thread::sleep(Duration::from_millis(1));
         }
