@@ -6,6 +6,8 @@
 use super::consumer::{self, Ties, Work};
 use crate::actor::actor::Actor;
 use crate::actor::addr::Downstream;
+use crate::actor::lane::Lane;
+use crate::actor::letter::Letter;
 use crate::actor::letters::{DeadLetter, DeadReason};
 use crate::actor::metrics::StageMetrics;
 use crate::actor::reason::Reason;
@@ -119,7 +121,7 @@ impl<A: Actor> Shared<A> {
             ring.lonely = 0;
             let k = ring.consumers.len();
             for _ in 0..k {
-                let (letters, closed) = mb.take_batch(self.batch, &mut dead);
+                let (letters, closed) = self.take_batch(&mut dead);
                 let full = letters.len() == self.batch;
                 if !letters.is_empty() {
                     let slot = &ring.consumers[ring.cursor];
@@ -183,6 +185,37 @@ impl<A: Actor> Shared<A> {
         lock(&self.ring).ender = None;
         self.ended.notify_all();
         Err(reason)
+    }
+
+    /// Takes one batch: up to `batch` letters, with room made for the
+    /// letters queued as it takes them, never for a full batch at once (a
+    /// batch of 65,536 letters of 512 KiB is 32 GiB; of 1 KiB, 64 MiB
+    /// every cycle). With the reason, if the mailbox says the end has
+    /// come.
+    fn take_batch(
+        &self,
+        dead: &mut Vec<DeadLetter<A::In>>,
+    ) -> (Vec<Letter<A::In>>, Option<Reason>) {
+        let mb = &self.core.mb;
+        let mut letters = Vec::new();
+        loop {
+            // At least one, so that an empty mailbox still says whether
+            // the end has come; letters sent meanwhile are taken by the
+            // next round.
+            let queued: usize = mb.lanes().map(Lane::queued).sum();
+            let want = (self.batch - letters.len()).min(queued.max(1));
+            let (more, closed) = mb.take_batch(want, dead);
+            let got = more.len();
+            if letters.is_empty() {
+                letters = more;
+            } else {
+                letters.extend(more);
+            }
+            // Fewer than asked for: the mailbox is empty.
+            if closed.is_some() || got < want || letters.len() == self.batch {
+                return (letters, closed);
+            }
+        }
     }
 
     /// Hands out the letters the broker turned away, counted under the
