@@ -509,3 +509,80 @@ fn letters_a_consumer_never_takes_end_at_the_hop_limit() {
         assert_eq!(exit.metrics.sent_back, 5 * 4);
     });
 }
+/// A letter of 512 KiB: room for a full batch of 65,536 of them would be
+/// 32 GiB.
+type Big = [u8; 512 * 1024];
+
+/// Sends each letter back once (under the priority strategy, one step
+/// lower), then performs it, and counts what it performed.
+struct Bulky(Arc<Mutex<usize>>);
+
+impl Actor for Bulky {
+    type In = Big;
+    type Out = ();
+    fn perform(&mut self, big: Big, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+        assert_eq!(big[big.len() - 1], 7);
+        *self.0.lock().unwrap() += 1;
+        Ok(())
+    }
+    fn perform_batch(&mut self, batch: &mut Batch<'_, Big, ()>) -> Result<(), ActorError> {
+        while let Some(big) = batch.next_letter() {
+            if batch.outbox().letter().sent_back == 0 {
+                assert!(batch.send_back(big).is_ok());
+            } else {
+                self.perform(big, batch.outbox())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Sends one big letter through a broker with batches of 65,536; returns
+/// the letters performed and sent back.
+fn one_big_letter(broker: Broker<Bulky>, manual: bool) -> (usize, u64) {
+    let taken = Arc::new(Mutex::new(0));
+    let strategy = Strategy::priority_threshold(Priority::LOW);
+    let id = broker.register(Bulky(taken.clone()), strategy).unwrap();
+    let mut big = Box::new([0u8; 512 * 1024]);
+    big[512 * 1024 - 1] = 7;
+    broker.addr().send(*big).unwrap();
+    if manual {
+        assert_eq!(broker.tick(), Ok(vec![(id, 1)]));
+    }
+    let exit = broker.drain();
+    assert_eq!(exit.reason, Reason::Drained);
+    assert_balanced(&exit.metrics);
+    let performed = *taken.lock().unwrap();
+    assert_eq!(exit.metrics.performed, performed as u64);
+    (performed, exit.metrics.sent_back)
+}
+
+/// A cycle makes room for the letters it takes, not for a full batch:
+/// one big letter under `batch(65_536)` is handed out (room for the
+/// batch alone would fail to allocate and abort the process), sent back
+/// and performed, by manual cycles and by the cycle thread.
+#[test]
+fn a_cycle_makes_room_for_the_letters_it_takes_not_a_full_batch() {
+    within("big letters, big batch", || {
+        // The letters are moved by value: room for a few on the stack.
+        std::thread::Builder::new()
+            .stack_size(64 << 20)
+            .spawn(|| {
+                let manual = Broker::builder("big letters")
+                    .manual_cycles()
+                    .batch(65_536)
+                    .spawn()
+                    .unwrap();
+                assert_eq!(one_big_letter(manual, true), (1, 1));
+                let cycling = Broker::builder("big letters, cycle thread")
+                    .cycle(std::time::Duration::from_millis(1))
+                    .batch(65_536)
+                    .spawn()
+                    .unwrap();
+                assert_eq!(one_big_letter(cycling, false), (1, 1));
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+    });
+}

@@ -28,6 +28,37 @@ pub(crate) fn thread_name(broker: &str) -> String {
     format!("{broker}-consumer")
 }
 
+/// std's stack for a thread it spawns, unless `RUST_MIN_STACK` says
+/// otherwise.
+const DEFAULT_STACK: usize = 2 << 20;
+
+/// Letters of up to this size leave a broker's threads std's stack.
+const SMALL_LETTER: usize = 16 << 10;
+
+/// Copies of a letter a thread of the broker's gets room for beyond std's
+/// stack: a consumer under the priority strategy that copies a letter
+/// and sends it back held about 40 in its frames, unoptimised.
+const LETTER_COPIES: usize = 64;
+
+/// A builder for one of a broker's threads (a consumer's, the cycle
+/// thread, a drain's). They move letters by value, and unoptimised code
+/// keeps a copy of the letter in each of several frames: with letters of
+/// hundreds of kilobytes, std's stack overflows as a consumer starts.
+/// Letters above 16 KiB get room for [`LETTER_COPIES`] copies beyond it
+/// (address space: a page is used once touched); smaller ones leave the
+/// stack as std (and `RUST_MIN_STACK`) make it.
+pub(crate) fn thread_for<M>(name: String) -> std::thread::Builder {
+    let builder = std::thread::Builder::new().name(name);
+    let letter = std::mem::size_of::<Letter<M>>();
+    if letter <= SMALL_LETTER {
+        return builder;
+    }
+    let room = letter
+        .saturating_mul(LETTER_COPIES)
+        .saturating_add(DEFAULT_STACK);
+    builder.stack_size(room)
+}
+
 /// A batch that could not be handed over goes back to the mailbox; a
 /// letter that cannot is added to `dead` (counted under `hop_limit`, its
 /// consumer's), for the caller to hand out once it holds no lock.

@@ -1,6 +1,7 @@
 //! The broker's handle: producers' address, consumers' registration,
 //! cycles by hand, and its end.
 
+use super::consumer::thread_for;
 use super::ring::Shared;
 use crate::actor::actor::Actor;
 use crate::actor::addr::Addr;
@@ -100,8 +101,7 @@ impl<A: Actor> Broker<A> {
             None => None,
             Some(every) => {
                 let s = shared.clone();
-                let thread = thread::Builder::new()
-                    .name(format!("{}-broker", shared.core.mb.name))
+                let thread = thread_for::<A::In>(format!("{}-broker", shared.core.mb.name))
                     .spawn(move || run_cycles(&s, every))
                     .map_err(|_| SpawnError::InvalidName {
                         name: shared.core.mb.name.clone(),
@@ -398,11 +398,10 @@ impl<A: Actor> Drop for Broker<A> {
                 // If the system refuses the thread, nobody runs the drain's
                 // cycles: the consumers and the letters queued stay where
                 // they are (the `Drop` docs say so).
-                let _ = thread::Builder::new()
-                    .name(format!("{}-drain", shared.core.mb.name))
-                    .spawn(move || {
-                        drive(&shared);
-                    });
+                let name = format!("{}-drain", shared.core.mb.name);
+                let _ = thread_for::<A::In>(name).spawn(move || {
+                    drive(&shared);
+                });
             }
             return;
         }

@@ -275,8 +275,7 @@ impl<A: Actor> Shared<A> {
         let (tx, rx) = mpsc::channel();
         let (started_tx, started) = mpsc::sync_channel(1);
         let shared = self.clone();
-        let handle = thread::Builder::new()
-            .name(consumer::thread_name(&self.core.mb.name))
+        let handle = consumer::thread_for::<A::In>(consumer::thread_name(&self.core.mb.name))
             .spawn(move || {
                 let ties = Ties {
                     core: &shared.core,
