@@ -509,6 +509,49 @@ fn letters_a_consumer_never_takes_end_at_the_hop_limit() {
         assert_eq!(exit.metrics.sent_back, 5 * 4);
     });
 }
+/// Turns every letter away (the predicate never holds).
+struct Refuses;
+
+impl Actor for Refuses {
+    type In = u64;
+    type Out = ();
+    fn perform(&mut self, _: u64, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+        Ok(())
+    }
+}
+
+/// A dead letter reports the predicate runs that sent it back, as it
+/// reports the priority and TTL it was queued at: the run that found the
+/// hop limit reached sent nothing back.
+#[test]
+fn a_predicate_consumers_dead_letter_counts_the_runs_that_sent_it_back() {
+    within("predicate runs at the hop limit", || {
+        let (tx, dead) = std::sync::mpsc::channel();
+        let broker = Broker::builder("predicate-runs")
+            .manual_cycles()
+            .batch(1)
+            .on_dead_letter(move |d| tx.send(d).unwrap())
+            .spawn()
+            .unwrap();
+        let refuses = Strategy::predicate(|_: &u64| false, 10).hop_limit(3);
+        broker.register(Refuses, refuses).unwrap();
+        broker.addr().send(7).unwrap();
+        let exit = broker.drain();
+        assert_eq!(exit.reason, Reason::Drained);
+        assert_balanced(&exit.metrics);
+        assert_eq!(exit.metrics.sent_back, 3);
+        let dead: Vec<_> = dead.try_iter().collect();
+        assert_eq!(dead.len(), 1);
+        let info = dead[0].info;
+        assert_eq!((dead[0].message, dead[0].reason), (7, DeadReason::HopLimit));
+        assert_eq!(
+            (info.sent_back, info.predicate_runs, info.hops_left),
+            (3, 3, 0),
+            "one predicate run per send-back"
+        );
+    });
+}
+
 /// A letter of 512 KiB: room for a full batch of 65,536 of them would be
 /// 32 GiB.
 type Big = [u8; 512 * 1024];
