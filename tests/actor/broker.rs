@@ -509,6 +509,36 @@ fn letters_a_consumer_never_takes_end_at_the_hop_limit() {
         assert_eq!(exit.metrics.sent_back, 5 * 4);
     });
 }
+
+/// Rule 23: the round goes in registration order from where the last
+/// cycle stopped, so a consumer registering in the middle of a round
+/// gets its first batch right after the consumer registered before it,
+/// ahead of those that had their turn in this round already.
+#[test]
+fn a_consumer_registered_mid_round_gets_its_first_batch_after_the_last_registered() {
+    within("newcomer's first batch", || {
+        let log = Log::default();
+        let broker = manual(1).spawn().unwrap();
+        let ids: Vec<usize> = (0..3)
+            .map(|_| broker.register(consumer(&log), Strategy::always()).unwrap())
+            .collect();
+        let (a, b, c) = (ids[0], ids[1], ids[2]);
+        // One letter: a's batch, and the cycle stops with b next.
+        send(&broker, 0..1);
+        assert_eq!(broker.tick().unwrap(), vec![(a, 1)]);
+        assert_eq!(broker.consumers(), vec![b, c, a]);
+        let d = broker.register(consumer(&log), Strategy::always()).unwrap();
+        // After c, the consumer registered last; before a, whose turn in
+        // this round is over.
+        assert_eq!(broker.consumers(), vec![b, c, d, a]);
+        send(&broker, 1..5);
+        assert_eq!(broker.tick().unwrap(), vec![(b, 1), (c, 1), (d, 1), (a, 1)]);
+        let exit = broker.drain();
+        assert_eq!(exit.reason, Reason::Drained);
+        assert_eq!(exit.metrics.performed, 5);
+    });
+}
+
 /// Turns every letter away (the predicate never holds).
 struct Refuses;
 

@@ -138,12 +138,16 @@ impl<A: Actor> Broker<A> {
     }
 
     /// Registers a consumer with its strategy: its `init` runs on its own
-    /// thread, then it takes its turn in the round robin, last. Returns
-    /// its number (its `StageContext::instance` and `Outbox::instance`;
-    /// numbers are never reused), or `None` if its `init` failed (the
-    /// fault sink says why; its `destroy(Reason::FailedInit)` ran), if the
-    /// broker has ended, or if `strategy` is one a stage's spawn refuses
-    /// (a priority strategy's `step(0)`; its `init` does not run).
+    /// thread, then it joins the round robin in registration order, right
+    /// after the consumer registered last (rule 23): in a round under way
+    /// it gets its batch after the consumers still to get theirs and
+    /// before those that had theirs ([`consumers`](Broker::consumers)
+    /// shows the order). Returns its number (its
+    /// `StageContext::instance` and `Outbox::instance`; numbers are never
+    /// reused), or `None` if its `init` failed (the fault sink says why;
+    /// its `destroy(Reason::FailedInit)` ran), if the broker has ended, or
+    /// if `strategy` is one a stage's spawn refuses (a priority
+    /// strategy's `step(0)`; its `init` does not run).
     ///
     /// # Examples
     ///

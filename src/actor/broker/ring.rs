@@ -260,7 +260,8 @@ impl<A: Actor> Shared<A> {
     }
 
     /// Starts a consumer: its `init` runs on its own thread; once it
-    /// succeeded the consumer joins the ring (last in the round robin).
+    /// succeeded the consumer joins the ring after the one registered
+    /// last (registration order).
     /// A strategy a stage's spawn would refuse (`step(0)`) is refused.
     pub(crate) fn register(self: &Arc<Self>, actor: A, strategy: Strategy<A::In>) -> Option<usize> {
         strategy.check().ok()?;
