@@ -7,9 +7,10 @@ use std::time::Duration;
 /// [`Bridge::metrics`](crate::Bridge::metrics).
 ///
 /// While the bridge runs, every delivery is in hand, or was acked,
-/// dead-lettered, requeued, or abandoned with a lost connection (the broker
-/// then delivers it again): `delivered == in_hand + acked + dead_lettered +
-/// requeued + abandoned`.
+/// dead-lettered, requeued, moved to its retry queue (its next attempt is
+/// a delivery of its own, counted again), or abandoned with a lost
+/// connection (the broker then delivers it again): `delivered == in_hand +
+/// acked + dead_lettered + requeued + retry_queued + abandoned`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ConsumerMetrics {
@@ -37,8 +38,14 @@ pub struct ConsumerMetrics {
     /// Handed back to the broker (`nack` with requeue): jobs handed back
     /// by `shutdown_now`, or refused by an executor that is shutting down.
     pub requeued: u64,
-    /// Attempts that failed and were run again.
+    /// Attempts that failed and were run again: through the retry queue
+    /// (those are counted in `retry_queued` too, once the delivery left),
+    /// or waiting in hand.
     pub retried: u64,
+    /// Moved to the retry queue: copied there, confirmed by the broker,
+    /// then acked. The delivery is settled; its next attempt comes back
+    /// from the broker after the backoff as a new delivery.
+    pub retry_queued: u64,
     /// Deliveries whose broker priority the table did not map; they ran in
     /// the unmapped lane.
     pub unmapped: u64,
@@ -73,6 +80,7 @@ pub(crate) struct Counters {
     pub(crate) expired: AtomicU64,
     pub(crate) requeued: AtomicU64,
     pub(crate) retried: AtomicU64,
+    pub(crate) retry_queued: AtomicU64,
     pub(crate) unmapped: AtomicU64,
     pub(crate) abandoned: AtomicU64,
     pub(crate) reconnects: AtomicU64,
@@ -110,6 +118,7 @@ impl Counters {
             expired: self.expired.load(Relaxed),
             requeued: self.requeued.load(Relaxed),
             retried: self.retried.load(Relaxed),
+            retry_queued: self.retry_queued.load(Relaxed),
             unmapped: self.unmapped.load(Relaxed),
             abandoned: self.abandoned.load(Relaxed),
             reconnects: self.reconnects.load(Relaxed),

@@ -267,8 +267,8 @@ impl State {
             Settle::Ack => &counters.acked,
             Settle::DeadLettered | Settle::Reject => &counters.dead_lettered,
             Settle::Requeue => &counters.requeued,
-            // Counted as retried when the retry was decided.
-            Settle::Retried => return Ok(()),
+            // Also counted as retried, when the retry was decided.
+            Settle::Retried => &counters.retry_queued,
         });
         Ok(())
     }

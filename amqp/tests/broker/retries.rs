@@ -79,3 +79,72 @@ fn a_retry_waits_in_the_broker_and_survives_its_consumer() {
         publisher.delete_queue(q).expect("delete");
     }
 }
+
+/// A delivery handed to its retry queue is settled: acked once the broker
+/// has the copy, and counted so, while its next attempt is delivered (and
+/// counted) anew. So the balance of the counters holds after retries
+/// that waited in the broker, as it does without them.
+#[test]
+fn the_counters_balance_after_retries_in_the_broker() {
+    let publisher = crate::broker_or_skip!();
+    let queue = unique("retry-balance");
+    let backoff = Duration::from_millis(100);
+    let retry_queue = format!("{queue}.retry-{}ms", backoff.as_millis());
+    let config = ConsumerConfig::new(&queue)
+        .prefetch(2)
+        .retries(4, backoff, 1.0);
+    publisher.declare(&config).expect("declare");
+    publisher
+        .publish_all(["a", "b", "c"].map(|body| Outgoing::to_queue(&queue, body)))
+        .expect("publish");
+
+    // "a" fails its first 4 attempts and then succeeds; "b" succeeds at
+    // once; "c" fails every attempt and is dead-lettered after its 4
+    // retries (rejected: no dead-letter exchange).
+    let (tx, last) = mpsc::channel();
+    let bridge = Bridge::builder(uri(), executor(1))
+        .consume(config, move |msg| {
+            let body = msg.body_str()?.to_owned();
+            let attempt = msg.attempt();
+            if body == "b" || attempt == 5 {
+                tx.send(body.clone()).map_err(Failure::retry)?;
+            }
+            match body.as_str() {
+                "a" if attempt <= 4 => Err(Failure::retry("not yet")),
+                "c" => Err(Failure::retry("never")),
+                _ => Ok(()),
+            }
+        })
+        .start()
+        .expect("the bridge");
+    let mut seen: Vec<String> = (0..3)
+        .map(|_| {
+            last.recv_timeout(Duration::from_secs(30))
+                .expect("each message's last attempt")
+        })
+        .collect();
+    seen.sort();
+    assert_eq!(seen, ["a", "b", "c"]);
+    let m = bridge.stop().remove(0);
+    assert_eq!(
+        (
+            m.delivered,
+            m.acked,
+            m.dead_lettered,
+            m.retried,
+            m.retry_queued
+        ),
+        (11, 2, 1, 8, 8),
+        "{m:?}"
+    );
+    assert_eq!(
+        m.delivered,
+        m.in_hand as u64 + m.acked + m.dead_lettered + m.requeued + m.retry_queued + m.abandoned,
+        "every delivery is counted once: {m:?}"
+    );
+    assert_eq!(publisher.queue_len(&queue).expect("len"), 0);
+    assert_eq!(publisher.queue_len(&retry_queue).expect("len"), 0);
+    for q in [&queue, &retry_queue] {
+        publisher.delete_queue(q).expect("delete");
+    }
+}
