@@ -116,7 +116,9 @@
 //! naming the bad value. Every request for an action,
 //! granted or refused, is recorded with who (the token's name), from where,
 //! what and when: kept for the page and handed to
-//! [`Dashboard::on_action`] (by default printed on stderr).
+//! [`Dashboard::on_action`] (by default printed on stderr). A token is
+//! taken without surrounding whitespace, as a request's is; a blank one
+//! is refused where it is configured.
 //!
 //! ```
 //! use priority_executor_dashboard::{Actions, Dashboard};

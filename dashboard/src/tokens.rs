@@ -30,22 +30,41 @@ impl std::fmt::Debug for Actions {
 impl Actions {
     /// Actions for the holder of `token`, logged as `name`.
     ///
+    /// The token is taken without surrounding whitespace (a token read
+    /// from a file or an environment variable may end in a newline), as
+    /// the token of a request is.
+    ///
     /// # Panics
     ///
-    /// If the token is empty.
+    /// If the token is blank (empty, or only whitespace), or holds a
+    /// character an `Authorization` header cannot carry (anything but
+    /// visible ASCII, spaces and tabs): no request could ever match it.
+    /// The message names the token's holder, never the token.
     pub fn with_token(name: impl Into<String>, token: impl Into<String>) -> Actions {
         Actions { tokens: Vec::new() }.token(name, token)
     }
 
-    /// One more token, logged as `name`.
+    /// One more token, logged as `name`; taken as
+    /// [`with_token`](Actions::with_token) takes it.
     ///
     /// # Panics
     ///
-    /// If the token is empty.
+    /// As [`with_token`](Actions::with_token).
     pub fn token(mut self, name: impl Into<String>, token: impl Into<String>) -> Actions {
+        let name = name.into();
         let token = token.into();
-        assert!(!token.is_empty(), "an action token must not be empty");
-        self.tokens.push((name.into(), token));
+        let token = token.trim();
+        assert!(
+            !token.is_empty(),
+            "Actions: the token of {name:?} is blank (empty or only whitespace): \
+             no request could carry it"
+        );
+        assert!(
+            token.bytes().all(sendable),
+            "Actions: the token of {name:?} holds a character an Authorization header \
+             cannot carry (allowed: visible ASCII, spaces and tabs)"
+        );
+        self.tokens.push((name, token.to_owned()));
         self
     }
 
@@ -67,6 +86,12 @@ impl Actions {
         }
         found
     }
+}
+
+/// Whether a header value can carry the byte, so that
+/// [`holder`](Actions::holder) can read it.
+fn sendable(b: u8) -> bool {
+    b == b'\t' || (b' '..=b'~').contains(&b)
 }
 
 /// Equal bytes, compared without an early exit.

@@ -112,6 +112,66 @@ async fn a_token_is_needed_and_the_holder_is_logged() {
     assert_eq!(json["actions"].as_array().unwrap().len(), records.len());
 }
 
+/// A token read from a file or an environment variable with its newline,
+/// or padded with spaces, is the token without them: the request's token
+/// is trimmed the same way before the two are compared.
+#[tokio::test]
+async fn a_configured_token_is_trimmed_as_the_request_s_is() {
+    let exec = executor();
+    let router = Dashboard::new()
+        .executor(&exec)
+        .actions(Actions::with_token("ops", "s3cret\n").token("oncall", " \tt2  \r\n"))
+        .router();
+    let (status, _) = call(&router, "POST", PAUSE, Some("s3cret")).await;
+    assert_eq!(status, StatusCode::OK, "the token without its newline");
+    assert!(exec.is_lane_paused(Priority(1)));
+    let (status, _) = call(&router, "POST", RESUME, Some("t2")).await;
+    assert_eq!(status, StatusCode::OK, "the token without its padding");
+    assert!(!exec.is_lane_paused(Priority(1)));
+    for wrong in ["s3cret\\n", "t2  x", "s3cre"] {
+        let (status, _) = call(&router, "POST", PAUSE, Some(wrong)).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "token {wrong:?}");
+    }
+}
+
+/// The message of the panic `configure` ends in, or `None` if it returns.
+fn refusal(configure: impl FnOnce() -> Actions + std::panic::UnwindSafe) -> Option<String> {
+    let payload = std::panic::catch_unwind(configure).err()?;
+    Some(
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_default(),
+    )
+}
+
+/// A blank token (empty, or only whitespace, such as an unset variable's
+/// newline) could never be sent: it is refused where it is configured,
+/// naming its holder, rather than answering every action with 401. So is
+/// one with a character no `Authorization` header can carry.
+#[test]
+fn a_blank_or_unsendable_token_is_refused_naming_its_holder() {
+    for blank in ["", "   ", "\n", " \t\r\n "] {
+        let message = refusal(|| Actions::with_token("ops", blank))
+            .unwrap_or_else(|| panic!("the blank token {blank:?} was accepted"));
+        assert!(message.contains("\"ops\""), "{blank:?}: {message}");
+        assert!(message.contains("blank"), "{blank:?}: {message}");
+        let message = refusal(|| Actions::with_token("ops", "s3cret").token("oncall", blank))
+            .unwrap_or_else(|| panic!("the blank token {blank:?} was accepted"));
+        assert!(message.contains("\"oncall\""), "{blank:?}: {message}");
+    }
+    for unsendable in ["s3cr\u{e9}t", "s3\ncret", "s3\u{7f}cret"] {
+        let message = refusal(|| Actions::with_token("ops", unsendable))
+            .unwrap_or_else(|| panic!("the token {unsendable:?} was accepted"));
+        assert!(message.contains("\"ops\""), "{unsendable:?}: {message}");
+        assert!(
+            !message.contains("s3"),
+            "the token is not printed: {message}"
+        );
+    }
+}
+
 /// A path whose priority is not a `u32`, or whose executor name is not
 /// UTF-8, is checked and logged like any action: 401 without the token,
 /// 400 naming the bad value with it.
