@@ -253,7 +253,13 @@ impl<M> Strategy<M> {
                 if u32::from(letter.predicate_runs) >= *after || holds(&letter.msg) {
                     Decision::Perform
                 } else {
-                    letter.predicate_runs = letter.predicate_runs.saturating_add(1);
+                    // A run counts when it sends the letter back: at the
+                    // hop limit it sends nothing back, and the dead letter
+                    // reports the runs that did (one per send-back), as it
+                    // reports the priority and TTL it was queued at.
+                    if self.may_send_back(letter.sent_back) {
+                        letter.predicate_runs = letter.predicate_runs.saturating_add(1);
+                    }
                     Decision::SendBack {
                         priority: letter.priority,
                         ttl: letter.ttl,

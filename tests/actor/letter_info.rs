@@ -121,3 +121,25 @@ fn a_dead_letter_carries_its_information_at_the_priority_it_was_queued_at() {
     assert_eq!(dead[0].info.ttl, Some(2));
     assert_eq!(dead[0].info.priority, Priority::URGENT);
 }
+
+/// A dead letter reports the predicate runs that sent it back, one per
+/// send-back, as it reports the priority and TTL it was queued at: the
+/// run that finds the hop limit reached sends nothing back.
+#[test]
+fn a_predicate_stages_dead_letter_counts_the_runs_that_sent_it_back() {
+    for (hops, sent_back) in [(3, 3), (0, 0)] {
+        let (done, dead) = run(
+            Strategy::predicate(|_: &u32| false, 10).hop_limit(hops),
+            vec![(7, Priority::MEDIUM)],
+        );
+        assert!(done.is_empty());
+        assert_eq!(dead.len(), 1);
+        let d = &dead[0];
+        assert_eq!((d.message, d.reason), (7, DeadReason::HopLimit));
+        assert_eq!(
+            (d.info.sent_back, d.info.predicate_runs, d.info.hops_left),
+            (sent_back, sent_back, 0),
+            "one predicate run per send-back (hop limit {hops})"
+        );
+    }
+}

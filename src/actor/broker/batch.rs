@@ -83,7 +83,6 @@ impl<'a, M, O> Batch<'a, M, O> {
     pub fn next_letter(&mut self) -> Option<M> {
         self.settle_current();
         for mut letter in self.letters.by_ref() {
-            let runs = letter.predicate_runs;
             let decision = if self.strategy.is_always() {
                 Ok(Decision::Perform)
             } else {
@@ -126,12 +125,6 @@ impl<'a, M, O> Batch<'a, M, O> {
                     return Some(msg);
                 }
                 Decision::SendBack { priority, ttl } => {
-                    if !self.strategy.may_send_back(letter.sent_back) {
-                        // At the hop limit the run sends nothing back: the
-                        // dead letter reports the runs that did, as it
-                        // reports the priority and TTL it was queued at.
-                        letter.predicate_runs = runs;
-                    }
                     send_back(self.core, self.strategy, letter, priority, ttl);
                 }
                 Decision::Dead(reason) => {
