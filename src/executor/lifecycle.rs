@@ -154,7 +154,7 @@ impl Executor {
                     promoted: c.promoted.load(Ordering::Relaxed),
                     cancelled: c.cancelled.load(Ordering::Relaxed),
                     running: lane.running(),
-                    max_running: (lane.max_running != usize::MAX).then_some(lane.max_running),
+                    max_running: lane.running().map(|_| lane.max_running()),
                     when_full: lane.when_full,
                     paused: lane.is_paused(),
                     waits,

@@ -65,8 +65,10 @@ impl Executor {
     /// workers above it exit as soon as they are idle (a running job is
     /// never interrupted). No job is lost or moved either way: jobs stay in
     /// their lanes and the workers alive take them. A lane's `max_running`
-    /// given as [`MaxRunning::Percent`](crate::MaxRunning::Percent) stays
-    /// resolved against the `max_threads` the executor was built with.
+    /// given as [`MaxRunning::Percent`](crate::MaxRunning::Percent) is
+    /// resolved again against the new `max_threads`, as a fresh build with
+    /// these settings would resolve it (a reload alike); one given in
+    /// threads stays.
     ///
     /// # Errors
     ///

@@ -72,7 +72,9 @@ pub struct LaneConfig {
     pub capacity: Capacity,
     /// The cap on the lane's running jobs, as configured (`None`: no cap).
     /// A [`MaxRunning::Percent`] is resolved against `max_threads` when the
-    /// executor is built; [`LaneMetrics::max_running`] gives it in threads.
+    /// executor is built and again whenever the thread settings change
+    /// ([`Executor::set_threads`](crate::Executor::set_threads), a reload);
+    /// [`LaneMetrics::max_running`] gives it in threads.
     ///
     /// [`LaneMetrics::max_running`]: crate::LaneMetrics::max_running
     pub max_running: Option<MaxRunning>,

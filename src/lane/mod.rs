@@ -101,8 +101,16 @@ pub(crate) struct Lane {
     pub(crate) weight: u32,
     pub(crate) capacity: Capacity,
     pub(crate) when_full: RejectionPolicy,
-    /// Most jobs of this lane running at once (`usize::MAX`: no cap).
-    pub(crate) max_running: usize,
+    /// Most jobs of this lane running at once (`usize::MAX`: no cap),
+    /// resolved from `max_running_setting` against the pool's
+    /// `max_threads` (`Lane::resolve_max_running`). A std atomic even
+    /// under loom, as the pool's limits are (`pool/resize.rs`): a worker
+    /// that reads an old cap makes one claim decision by it, as if it had
+    /// claimed just before the change.
+    max_running: std::sync::atomic::AtomicUsize,
+    /// The cap as configured: a share of `max_threads` is resolved again
+    /// whenever the thread settings change.
+    max_running_setting: Option<config::MaxRunning>,
     running: AtomicUsize,
     /// Aging threshold in ns (0: no aging) and when the current head job
     /// became the head (crate clock).
@@ -155,9 +163,12 @@ impl Lane {
             weight: config.weight,
             capacity: config.capacity,
             when_full: config.when_full,
-            max_running: config
-                .max_running
-                .map_or(usize::MAX, |m| m.resolve(max_threads)),
+            max_running: std::sync::atomic::AtomicUsize::new(
+                config
+                    .max_running
+                    .map_or(usize::MAX, |m| m.resolve(max_threads)),
+            ),
+            max_running_setting: config.max_running,
             running: AtomicUsize::new(0),
             promote_after_ns: config.promote_after.map_or(0, |d| dur_ns(d).max(1)),
             head_since_ns: AtomicU64::new(0),
@@ -332,8 +343,8 @@ impl Lane {
     pub(crate) fn is_claimable(&self) -> bool {
         self.is_ready()
             && !self.is_paused_seqcst()
-            && (self.max_running == usize::MAX
-                || self.running.load(Ordering::SeqCst) < self.max_running)
+            && (self.max_running_setting.is_none()
+                || self.running.load(Ordering::SeqCst) < self.max_running())
     }
 
     /// Are the lane's queued jobs (if any) beyond reach of an idle worker
@@ -342,7 +353,8 @@ impl Lane {
     /// work again), so these jobs need no other worker.
     #[inline]
     pub(crate) fn waits_for_its_runners(&self) -> bool {
-        self.max_running != usize::MAX && self.running.load(Ordering::SeqCst) >= self.max_running
+        self.max_running_setting.is_some()
+            && self.running.load(Ordering::SeqCst) >= self.max_running()
     }
 
     /// Claims a job to run it: as [`Lane::try_claim`], but also takes a
@@ -352,12 +364,13 @@ impl Lane {
         if self.is_paused() {
             return None;
         }
-        if self.max_running == usize::MAX {
+        if self.max_running_setting.is_none() {
             return self.try_claim();
         }
+        let cap = self.max_running();
         let mut cur = self.running.load(Ordering::SeqCst);
         loop {
-            if cur >= self.max_running {
+            if cur >= cap {
                 return None;
             }
             match self.running.compare_exchange_weak(
@@ -382,7 +395,7 @@ impl Lane {
     /// place for.
     #[inline]
     pub(crate) fn finished_running(&self) -> bool {
-        if self.max_running == usize::MAX {
+        if self.max_running_setting.is_none() {
             return false;
         }
         self.running.fetch_sub(1, Ordering::SeqCst);
@@ -391,7 +404,31 @@ impl Lane {
 
     /// Jobs of this lane running now (tracked for capped lanes only).
     pub(crate) fn running(&self) -> Option<usize> {
-        (self.max_running != usize::MAX).then(|| self.running.load(Ordering::Relaxed))
+        self.max_running_setting
+            .map(|_| self.running.load(Ordering::Relaxed))
+    }
+
+    /// The cap on this lane's running jobs now (`usize::MAX`: none).
+    #[inline]
+    pub(crate) fn max_running(&self) -> usize {
+        // ORDERING: Relaxed: a limit, as the pool's `max_threads` (field).
+        self.max_running.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Resolves a share-of-threads cap again for a new `max_threads`;
+    /// returns whether the cap rose (queued jobs it held back may be
+    /// claimable now).
+    pub(crate) fn resolve_max_running(&self, max_threads: usize) -> bool {
+        let Some(setting) = self.max_running_setting else {
+            return false;
+        };
+        let cap = setting.resolve(max_threads);
+        // ORDERING: Relaxed, as in `max_running`; the caller wakes the
+        // sleepers after it if the cap rose.
+        let old = self
+            .max_running
+            .swap(cap, std::sync::atomic::Ordering::Relaxed);
+        cap > old
     }
 
     /// Does this lane age its jobs?

@@ -20,6 +20,13 @@ const DISCARD_ROUNDS: u32 = 64;
 /// for a job to push out, doubling up to [`DISCARD_NAP_MAX`].
 const DISCARD_NAP: Duration = Duration::from_millis(1);
 const DISCARD_NAP_MAX: Duration = Duration::from_millis(50);
+/// The first of the naps a worker waiting for room in its own executor's
+/// lane takes when it finds nothing to run (the lane paused, its slots
+/// held by permits or its jobs all running), doubling up to
+/// [`HELP_NAP_MAX`]: a freed slot ends a nap at once, a job to run (a
+/// resume) is found at the end of one.
+const HELP_NAP: Duration = Duration::from_micros(50);
+const HELP_NAP_MAX: Duration = Duration::from_millis(5);
 
 impl Shared {
     /// The lane is full: apply its rejection policy. `Ok` means a slot was
@@ -80,10 +87,7 @@ impl Shared {
             if deadline.is_some_and(|deadline| now >= deadline) {
                 return Err(NoSlot::Full);
             }
-            let until = now.checked_add(nap).map_or(deadline, |end| {
-                Some(deadline.map_or(end, |deadline| deadline.min(end)))
-            });
-            match self.wait_for_room(lane, until) {
+            match self.wait_for_room(lane, nap_end(now, nap, deadline)) {
                 Err(NoSlot::Full) => nap = (nap * 2).min(DISCARD_NAP_MAX),
                 outcome => return outcome,
             }
@@ -93,13 +97,17 @@ impl Shared {
     /// A job blocking on a full lane of its own executor could wait for
     /// itself: if every worker did so, nothing would ever free a slot. So a
     /// worker runs queued jobs (the picker's choice) while it waits, as
-    /// rayon's `join` does, until a slot frees up.
+    /// rayon's `join` does, until a slot frees up. Finding nothing to run,
+    /// it sleeps on the lane's space in naps (a freed slot wakes it, a job
+    /// to run waits for the nap's end): it never spins, on a paused lane
+    /// or on slots held by permits.
     #[cold]
     fn reserve_helping(
         self: &Arc<Self>,
         lane: &Lane,
         deadline: Option<Instant>,
     ) -> Result<(), NoSlot> {
+        let mut nap = HELP_NAP;
         loop {
             if self.is_closed() {
                 return Err(NoSlot::Closed);
@@ -111,10 +119,19 @@ impl Shared {
                 return Err(NoSlot::Full);
             }
             match self.next_task(None) {
-                Some((index, task)) => self.execute(index, task, &Recent::new(), None),
-                // Every queued job is running (or capped): one of them
-                // frees a slot.
-                None => yield_now(),
+                Some((index, task)) => {
+                    self.execute(index, task, &Recent::new(), None);
+                    nap = HELP_NAP;
+                }
+                // Every queued job is running (or capped, or paused): a
+                // take frees a slot, a dropped permit gives one back.
+                None => {
+                    let until = nap_end(Instant::now(), nap, deadline);
+                    match lane.reserve_blocking(until, || self.is_closed()) {
+                        Err(NoSlot::Full) => nap = (nap * 2).min(HELP_NAP_MAX),
+                        outcome => return outcome,
+                    }
+                }
             }
         }
     }
@@ -157,4 +174,12 @@ impl Shared {
             yield_now();
         }
     }
+}
+
+/// The end of a nap of `nap` from `now`, or `deadline` if that comes
+/// first (`None`: no end).
+fn nap_end(now: Instant, nap: Duration, deadline: Option<Instant>) -> Option<Instant> {
+    now.checked_add(nap).map_or(deadline, |end| {
+        Some(deadline.map_or(end, |deadline| deadline.min(end)))
+    })
 }

@@ -110,7 +110,9 @@ impl Shared {
     /// way). Growing starts threads at once for jobs that wait, up to the
     /// new core, or while more jobs wait than workers are idle, up to the
     /// new max; shrinking wakes the sleepers, and workers above the new
-    /// max (or above the new core, idle for the keep-alive) exit.
+    /// max (or above the new core, idle for the keep-alive) exit. A lane's
+    /// `max_running` given as a share of the threads is resolved again
+    /// against the new max (sleepers woken if it rose).
     pub(crate) fn set_threads(
         self: &std::sync::Arc<Self>,
         core: usize,
@@ -120,9 +122,15 @@ impl Shared {
         let settings = self.limits.settings();
         let old_core = self.limits.core.swap(core, Ordering::SeqCst);
         let old_max = self.limits.max.swap(max, Ordering::SeqCst);
+        // A lane capped at a share of `max_threads` follows it, under the
+        // settings' lock so that racing resizes leave the caps of the last.
+        let mut caps_rose = false;
+        for lane in self.lanes.iter() {
+            caps_rose |= lane.resolve_max_running(max);
+        }
         self.limits.changes.fetch_add(1, Ordering::SeqCst);
         drop(settings);
-        if core < old_core || max < old_max {
+        if core < old_core || max < old_max || caps_rose {
             self.sleep.wake_all();
         }
         if max > old_max {

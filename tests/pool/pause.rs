@@ -212,3 +212,95 @@ fn the_strict_picker_skips_a_paused_lane_too() {
     exec.shutdown();
     assert_eq!(lanes(&log), [1, 1, 1, 2, 2, 2]);
 }
+
+/// CPU time this thread has used so far, in ns (Linux's scheduler
+/// statistics).
+#[cfg(target_os = "linux")]
+fn thread_cpu_ns() -> u64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").expect("schedstat");
+    stat.split_whitespace()
+        .next()
+        .and_then(|ns| ns.parse().ok())
+        .expect("the first field is the time on a CPU, in ns")
+}
+
+/// A job of the pool waits for room in a full lane of its own executor,
+/// whose slot a paused lane's job (or a permit) holds, for `hold`: its
+/// worker must sleep through the wait, not spin. Returns the CPU time the
+/// worker used while it waited, against the wall time.
+#[cfg(target_os = "linux")]
+fn cpu_while_waiting_for_own_lane(
+    hold: impl FnOnce(&Executor) -> Box<dyn FnOnce()> + Send + 'static,
+) -> (u64, u64) {
+    watchdog("a job waiting for room in its own executor", move || {
+        const JOB: Priority = Priority(2);
+        const FULL: Priority = Priority(1);
+        let exec = Executor::builder()
+            .core_threads(1)
+            .max_threads(1)
+            .lane(JOB, Capacity::Unbounded)
+            .lane(FULL, Capacity::Bounded(1))
+            .build()
+            .unwrap();
+        let release = hold(&exec);
+        let (started_tx, started) = std::sync::mpsc::channel();
+        let inner = exec.clone();
+        let waiting = exec
+            .enqueue(JOB, move || {
+                let (cpu, wall) = (thread_cpu_ns(), std::time::Instant::now());
+                started_tx.send(()).unwrap();
+                let queued = inner.enqueue(FULL, || "queued at last").unwrap();
+                let spent = (thread_cpu_ns() - cpu, wall.elapsed().as_nanos() as u64);
+                (spent, queued)
+            })
+            .unwrap();
+        started.recv().unwrap();
+        // The interval measured: the job waits through it.
+        std::thread::sleep(std::time::Duration::from_millis(400));
+        release();
+        let (spent, queued) = waiting.join().unwrap();
+        assert_eq!(queued.join(), Ok("queued at last"));
+        exec.shutdown();
+        spent
+    })
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_job_waiting_for_room_behind_a_paused_lane_sleeps_until_the_resume() {
+    let (cpu, wall) = cpu_while_waiting_for_own_lane(|exec| {
+        exec.pause_lane(Priority(1)).unwrap();
+        let _queued = exec.enqueue(Priority(1), || "paused").unwrap();
+        let exec = exec.clone();
+        Box::new(move || exec.resume_lane(Priority(1)).unwrap())
+    });
+    assert!(
+        cpu < wall / 4,
+        "the worker spun: {cpu} ns on a CPU in {wall} ns of waiting"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_job_waiting_for_room_held_by_a_permit_sleeps_until_it_is_dropped() {
+    let (cpu, wall) = cpu_while_waiting_for_own_lane(|exec| {
+        let permit = ready_now(exec.reserve(Priority(1))).unwrap();
+        Box::new(move || drop(permit))
+    });
+    assert!(
+        cpu < wall / 4,
+        "the worker spun: {cpu} ns on a CPU in {wall} ns of waiting"
+    );
+}
+
+/// Polls a future that is ready at once (an empty lane's `reserve`).
+fn ready_now<F: std::future::Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    match f
+        .as_mut()
+        .poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
+    {
+        std::task::Poll::Ready(out) => out,
+        std::task::Poll::Pending => panic!("an empty lane has room at once"),
+    }
+}

@@ -214,3 +214,30 @@ fn resizing_while_jobs_flow_loses_none() {
     let lane = &e.metrics().lanes[0];
     assert_eq!(lane.submitted, lane.settled());
 }
+
+#[test]
+fn a_cap_given_as_a_share_of_the_threads_follows_a_resize() {
+    // Half the threads: 1 of 2 at build, 4 of 8 after the resize, as a
+    // fresh build with 8 threads gives. Four jobs that need four threads
+    // at once only finish with the new cap.
+    watchdog("a share cap after a resize", || {
+        let e = Executor::builder()
+            .core_threads(2)
+            .max_threads(2)
+            .lane_config(
+                priority_executor::LaneConfig::new(P)
+                    .max_running(priority_executor::MaxRunning::Percent(50)),
+            )
+            .build()
+            .unwrap();
+        assert_eq!(e.metrics().lane(P).unwrap().max_running, Some(1));
+        e.set_threads(8, 8).unwrap();
+        assert_eq!(e.metrics().lane(P).unwrap().max_running, Some(4));
+        for h in together(&e, 4) {
+            h.join().unwrap();
+        }
+        e.set_threads(1, 2).unwrap();
+        assert_eq!(e.metrics().lane(P).unwrap().max_running, Some(1));
+        e.shutdown();
+    });
+}
