@@ -30,11 +30,14 @@ impl<M> Addr<M> {
     /// lane is always ready.
     ///
     /// Cancel-safe: dropping the future gives up its place in line (and
-    /// hands a wake-up it had received to the next in line); dropping a
-    /// permit unused gives its slot back.
-    /// A future that was woken is polled again or dropped: until then, the
-    /// slot it was woken for is kept for it, and the futures waiting
-    /// behind it wait too (as a permit tokio's semaphore hands a waiter).
+    /// gives back a slot it had been granted, to the next in line);
+    /// dropping a permit unused gives its slot back.
+    /// A slot that frees while futures wait is granted to the first in
+    /// line before it is woken: until that future is polled again or
+    /// dropped, the slot is kept for it, from other futures and from
+    /// `send` calls alike (as a permit tokio's semaphore hands a waiter).
+    /// Threads blocked in `send` on the same lane take turns with the
+    /// futures for freed slots.
     /// Its waker is woken by the instance that frees the slot, while that
     /// instance dispatches: as the wakers of tokio and of every common
     /// runtime do, it must only schedule the task, neither block nor poll
@@ -149,7 +152,9 @@ impl<M> Reserving<M> {
             // Rule 16: an instance of the stage waiting for a slot of its
             // own lane would wait for itself.
             Poll::Pending if self.mb.is_own_thread() => {
-                lane.cancel_reserve(&mut self.place);
+                if let Some(ticket) = lane.cancel_reserve(&mut self.place) {
+                    give_back(&self.mb, slot, ticket);
+                }
                 Poll::Ready(Err(SendError::Full {
                     priority: self.priority,
                     capacity: lane.capacity.limit().unwrap_or(usize::MAX),
@@ -185,8 +190,10 @@ impl<M> Unpin for Reserving<M> {}
 
 impl<M> Drop for Reserving<M> {
     fn drop(&mut self) {
-        if let Some(slot) = self.slot {
-            self.mb.lane_at(slot).cancel_reserve(&mut self.place);
+        if let Some(slot) = self.slot
+            && let Some(ticket) = self.mb.lane_at(slot).cancel_reserve(&mut self.place)
+        {
+            give_back(&self.mb, slot, ticket);
         }
     }
 }
@@ -247,11 +254,7 @@ impl<M> SendPermit<M> {
 impl<M> Drop for SendPermit<M> {
     fn drop(&mut self) {
         if let Some(ticket) = self.ticket.take() {
-            // SAFETY: as in `send`.
-            unsafe { self.mb.lane_at(self.slot).push_vacant(ticket) };
-            // An instance waiting for the slot's push (a drain, lane rule
-            // 12) looks again.
-            self.mb.ready.notify_one();
+            give_back(&self.mb, self.slot, ticket);
         }
     }
 }
@@ -329,4 +332,15 @@ mod tests {
         assert_eq!(got, [1, 2]);
         assert_eq!(stage.drain().metrics.performed, 2);
     }
+}
+
+/// Gives back a permit's slot unused (a permit dropped, or a slot granted
+/// to a future dropped before it looked): the reader passes over it.
+fn give_back<M>(mb: &Mailbox<M>, slot: usize, ticket: Ticket) {
+    // SAFETY: `ticket` is a permit's, taken from the lane at `slot` of
+    // this mailbox (`poll_reserve` or a grant), and pushed only here.
+    unsafe { mb.lane_at(slot).push_vacant(ticket) };
+    // An instance waiting for the slot's push (a drain, lane rule 12)
+    // looks again.
+    mb.ready.notify_one();
 }

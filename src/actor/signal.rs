@@ -29,8 +29,11 @@
 //! Futures wait on a signal too (a mailbox lane's `space`, behind
 //! `Addr::reserve`): in a [`Line`], first come first served, each counted
 //! in `armed` from its first look until it leaves (`sync/line.rs`). A
-//! future arms, then checks, under the lock, as a thread does; a notify
-//! wakes one thread and the first future in line, `notify_all` every one.
+//! future arms, then checks, under the lock, as a thread does. A notify
+//! that can grant ([`Signal::notify_one_granting`]) takes the freed slot
+//! for the first future in line and wakes it with the grant, or, on the
+//! threads' turn, wakes one thread; `notify_all` wakes every one, futures
+//! without a grant.
 
 use crate::sync::atomic::{AtomicUsize, Ordering};
 use crate::sync::line::{Line, Place, wake};
@@ -71,41 +74,59 @@ impl Signal {
     /// condition true.
     #[inline]
     pub(crate) fn notify_one(&self) {
+        self.notify_one_granting(|| None);
+    }
+
+    /// As [`notify_one`](Signal::notify_one), for a slot freed while
+    /// futures may wait: on the futures' turn (`Line::futures_turn`),
+    /// `grant()` takes the slot for the first future in line (its token),
+    /// which is woken with it; otherwise one thread is woken.
+    #[inline]
+    pub(crate) fn notify_one_granting(&self, grant: impl FnOnce() -> Option<usize>) {
         // The notifier's side: the caller's write, then the load below.
         dekker_fence();
         // ORDERING: SeqCst, the notifier's side of the Dekker pair.
         if self.armed.load(Ordering::SeqCst) != 0 {
-            self.notify_slow(false);
+            self.notify_slow(grant);
         }
     }
 
-    /// Wakes every waiter, if any.
+    /// Wakes every waiter, if any (futures without a grant).
     #[inline]
     pub(crate) fn notify_all(&self) {
         dekker_fence();
         // ORDERING: SeqCst, as in `notify_one`.
         if self.armed.load(Ordering::SeqCst) != 0 {
-            self.notify_slow(true);
+            self.notify_all_slow();
         }
     }
 
     #[cold]
-    fn notify_slow(&self, all: bool) {
+    fn notify_slow(&self, grant: impl FnOnce() -> Option<usize>) {
         let mut c = lock(&self.counts);
-        if c.waiting > c.pending {
-            if all {
-                c.pending = c.waiting;
-                self.cond.notify_all();
-            } else {
-                c.pending += 1;
-                self.cond.notify_one();
-            }
+        let threads = c.waiting > c.pending;
+        let mut granted = None;
+        if c.line.has_waiting()
+            && c.line.futures_turn(threads)
+            && let Some(token) = grant()
+        {
+            granted = c.line.grant_first(token);
         }
-        let futures = if all {
-            c.line.take_all()
-        } else {
-            c.line.take_first().into_iter().collect()
-        };
+        if granted.is_none() && threads {
+            c.pending += 1;
+            self.cond.notify_one();
+        }
+        self.rearm(&c);
+        drop(c);
+        wake(granted);
+    }
+
+    #[cold]
+    fn notify_all_slow(&self) {
+        let mut c = lock(&self.counts);
+        c.pending = c.waiting;
+        self.cond.notify_all();
+        let futures = c.line.take_all();
         self.rearm(&c);
         drop(c);
         for waker in futures {
@@ -121,18 +142,19 @@ impl Signal {
         self.armed.load(Ordering::Relaxed) == 0
     }
 
-    /// The future at `place` checks its condition: `check(may_take)` is
-    /// given whether the future's turn in line has come, and says whether
-    /// the wait is over (it may answer `true` without its turn, for a
-    /// closed door). Pending: the future is in line and will be woken.
-    /// Once the wait is over, `room_left()` says whether the next in line
-    /// may find a slot too; then it is woken (`Line::hand_on`).
+    /// The future at `place` checks its condition: `check(may_take,
+    /// grant)` is given whether the future's turn in line has come and the
+    /// token of a slot granted to it (if any), and says whether the wait
+    /// is over (it may answer `true` without its turn, for a closed door).
+    /// Pending: the future is in line and will be woken. Once the wait is
+    /// over, if a future still waits in line, `grant_next()` may take a
+    /// free slot for it (`Line` module docs).
     pub(crate) fn poll_wait(
         &self,
         place: &mut Place,
         cx: &mut Context<'_>,
-        check: impl FnOnce(bool) -> bool,
-        room_left: impl FnOnce() -> bool,
+        check: impl FnOnce(bool, Option<usize>) -> bool,
+        grant_next: impl FnOnce() -> Option<usize>,
     ) -> Poll<()> {
         // Cloned before the lock: a waker is user code.
         let waker = cx.waker().clone();
@@ -142,14 +164,19 @@ impl Signal {
             // Armed before the check (module docs).
             self.rearm(&c);
         }
-        if !check(c.line.may_take(arrival)) {
+        if !check(c.line.may_take(arrival), arrival.grant) {
             let replaced = c.line.park(arrival, waker);
             drop(c);
             drop_quietly(replaced);
             return Poll::Pending;
         }
         let left = c.line.leave(place);
-        let next = if room_left() { c.line.hand_on() } else { None };
+        let mut next = None;
+        if c.line.has_waiting()
+            && let Some(token) = grant_next()
+        {
+            next = c.line.grant_first(token);
+        }
         self.rearm(&c);
         drop(c);
         drop_quietly((left, waker));
@@ -157,20 +184,19 @@ impl Signal {
         Poll::Ready(())
     }
 
-    /// The future at `place` is dropped: it leaves the line, handing a
-    /// wake-up it had not used to the next in line.
-    pub(crate) fn cancel(&self, place: &mut Place) {
+    /// The future at `place` is dropped: it leaves the line. Returns the
+    /// token of a slot granted to it and not taken, for the caller to give
+    /// back.
+    pub(crate) fn cancel(&self, place: &mut Place) -> Option<usize> {
         if place.is_new() {
-            return;
+            return None;
         }
         let mut c = lock(&self.counts);
-        let Some((left, next)) = c.line.cancel(place) else {
-            return;
-        };
+        let cancelled = c.line.cancel(place)?;
         self.rearm(&c);
         drop(c);
-        drop_quietly(left);
-        wake(next);
+        drop_quietly(cancelled.waker);
+        cancelled.grant
     }
 
     /// Threads waiting now (tests).

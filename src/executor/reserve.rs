@@ -27,11 +27,14 @@ impl Executor {
     /// lane is always ready.
     ///
     /// Cancel-safe: dropping the future gives up its place in line (and
-    /// hands a wake-up it had received to the next task in line);
+    /// gives back a slot it had been granted, to the next in line);
     /// dropping a permit unused gives its slot back.
-    /// A future that was woken is polled again or dropped: until then, the
-    /// slot it was woken for is kept for it, and the futures waiting
-    /// behind it wait too (as a permit tokio's semaphore hands a waiter).
+    /// A slot that frees while futures wait is granted to the first in
+    /// line before it is woken: until that future is polled again or
+    /// dropped, the slot is kept for it, from other futures and from
+    /// `enqueue` calls alike (as a permit tokio's semaphore hands a
+    /// waiter). Threads blocked in `enqueue` on the same lane take turns
+    /// with the futures for freed slots.
     ///
     /// # Errors
     ///

@@ -10,17 +10,20 @@
 //! slot, or the worker sees the waiter. (The same Dekker pair as rule 1 of
 //! `sleep/README.md`.)
 //!
-//! Each freed slot wakes one blocked producer (the condition variable) and
-//! the first waiting future. The futures wait in a `Line`, first come
-//! first served (its rules are in `sync/line.rs`); every future holding a
-//! ticket counts in `space_waiters`.
+//! The futures wait in a `Line`, first come first served (its rules are
+//! in `sync/line.rs`); every future holding a ticket counts in
+//! `space_waiters`. A slot freed while futures wait is granted to the
+//! first of them (taken on its behalf, so a producer that comes by before
+//! it polls cannot take it), or, when threads wait too and the last slot
+//! went to a future, offered to one blocked producer (the condition
+//! variable): the two kinds take turns.
 
 use super::{Lane, NoSlot};
 use crate::sync::atomic::Ordering;
-use crate::sync::line::{Place, wake};
+use crate::sync::line::{Line, Place, wake};
 use crate::sync::{dekker_fence, lock, wait_until};
 use crate::util::drop_quietly;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 /// One future's place while it waits for a slot.
@@ -95,17 +98,25 @@ impl Lane {
                 Ok(g) => g,
                 Err(g) => {
                     guard = g;
+                    // A slot freed as the deadline passed is taken, not
+                    // left free with its notify spent on this producer.
+                    if self.reserve_seeing(Ordering::SeqCst) {
+                        break Ok(());
+                    }
                     break Err(NoSlot::Full);
                 }
             };
         };
         self.space_waiters.fetch_sub(1, Ordering::SeqCst);
+        let next = self.grant_if_room(&mut guard);
         drop(guard);
+        wake(next);
         outcome
     }
 
-    /// Takes a slot for the future `waiter`, or puts it in line to be woken
-    /// when a slot frees (or the lane's executor closes, `closed()`).
+    /// Takes a slot for the future `waiter`, or puts it in line to be
+    /// granted one when a slot frees (or woken when the lane's executor
+    /// closes, `closed()`).
     pub(crate) fn poll_space(
         &self,
         waiter: &mut SpaceWaiter,
@@ -127,55 +138,66 @@ impl Lane {
             self.space_waiters.fetch_add(1, Ordering::SeqCst);
             dekker_fence();
         }
+        let mut give_back = false;
         let outcome = if closed() {
+            // A slot granted before the close goes back.
+            give_back = arrival.grant.is_some();
             Err(NoSlot::Closed)
-        } else if line.may_take(arrival) && self.reserve_seeing(Ordering::SeqCst) {
-            // ORDERING: SeqCst, as in `reserve_blocking`.
+        } else if arrival.grant.is_some()
+            || (line.may_take(arrival) && self.reserve_seeing(Ordering::SeqCst))
+        {
+            // Its granted slot, or (first in line) a free one. ORDERING:
+            // SeqCst, as in `reserve_blocking`.
             Ok(())
         } else {
-            // In line (again, with its own ticket, if it was woken): the
-            // waker given last is the one woken.
+            // In line (again, with its own ticket): the waker given last
+            // is the one woken.
             let replaced = line.park(arrival, waker);
             drop(line);
             drop_quietly(replaced);
             return Poll::Pending;
         };
         let left = line.leave(waiter);
-        let next = if self.has_room() {
-            line.hand_on()
-        } else {
-            None
-        };
         self.space_waiters.fetch_sub(1, Ordering::SeqCst);
+        let next = self.grant_if_room(&mut line);
         drop(line);
         drop_quietly((left, waker));
         wake(next);
+        if give_back {
+            self.release_slot();
+        }
         Poll::Ready(outcome)
     }
 
-    /// Is a slot free? A future that took its slot wakes the next in line
-    /// only then (`sync/line.rs`).
-    fn has_room(&self) -> bool {
-        self.capacity
-            .limit()
-            .is_none_or(|cap| self.occupied.load(Ordering::SeqCst) < cap)
+    /// A waiter leaves: if a slot is free and a future waits in line, the
+    /// slot is granted to it (`sync/line.rs`). Returns the waker to wake
+    /// once the lock is let go.
+    fn grant_if_room(&self, line: &mut Line) -> Option<Waker> {
+        // ORDERING: SeqCst, as in `reserve_blocking`.
+        if line.has_waiting() && self.reserve_seeing(Ordering::SeqCst) {
+            line.grant_first(0)
+        } else {
+            None
+        }
     }
 
-    /// The future `waiter` is dropped: it leaves the line, and if it had
-    /// been woken and not yet looked again, the next in line is woken in
-    /// its place.
+    /// The future `waiter` is dropped: it leaves the line, and a slot
+    /// granted to it and not yet taken is given back (to the next waiter,
+    /// by the usual rule).
     pub(crate) fn cancel_space(&self, waiter: &mut SpaceWaiter) {
         if waiter.is_new() {
             return;
         }
         let mut line = lock(&self.space);
-        let Some((left, next)) = line.cancel(waiter) else {
+        let Some(cancelled) = line.cancel(waiter) else {
             return;
         };
         self.space_waiters.fetch_sub(1, Ordering::SeqCst);
         drop(line);
-        drop_quietly(left);
-        wake(next);
+        drop_quietly(cancelled.waker);
+        if cancelled.grant.is_some() {
+            self.release_slot();
+        }
     }
 
     /// Gives back a slot taken and never used (a permit dropped unused).
@@ -209,9 +231,17 @@ impl Lane {
     #[cold]
     fn notify_space(&self) {
         let mut line = lock(&self.space);
-        self.space_freed.notify_one();
-        let first = line.take_first();
+        // Under the lock, every waiter counted in `space_waiters` is a
+        // blocked producer or a future holding a ticket.
+        let threads = self.space_waiters.load(Ordering::SeqCst) > line.members();
+        let mut granted = None;
+        if line.has_waiting() && line.futures_turn(threads) {
+            granted = self.grant_if_room(&mut line);
+        }
+        if granted.is_none() && threads {
+            self.space_freed.notify_one();
+        }
         drop(line);
-        wake(first);
+        wake(granted);
     }
 }

@@ -2,28 +2,30 @@
 //! the executor's lanes (`lane/space.rs`) and the mailbox lanes' space
 //! signal (`actor/signal.rs`) keep one each, under their own lock.
 //!
-//! Each future takes a ticket as it first waits, and is woken in ticket
-//! order. A future woken that finds the slot taken waits again with its
-//! first ticket, so it keeps its place. A future is taken out of the line
-//! as it is woken, but stays a *member* (the owner counts members in the
-//! count its notifiers read) until it has looked again, so no release
-//! meanwhile goes unnoticed; and while any woken future has not looked
-//! again, no future still in line takes a slot, so none passes one woken
-//! before it. A future dropped in the line leaves it; one dropped after
-//! being woken, before it looked again, hands its wake-up to the next in
-//! line: no wake-up is lost with it. A future woken and then neither
-//! polled nor dropped keeps the first claim on the slot it was woken for,
-//! and the futures behind it wait: as a permit that tokio's semaphore has
-//! handed to a waiter stays with that waiter until it is polled or
-//! dropped. The futures' docs say so. A future that leaves with its slot
-//! while no woken future is yet to look, and sees room left, wakes the
-//! first still in line ([`Line::hand_on`]): slots freed while the line was
-//! held up (their releases found nobody in line, or only futures barred
-//! by the woken one) would otherwise wait for the next release, with a
-//! future in line and the slot free. Only with room left, so that no
-//! future is woken ahead of the slot it waits for (a woken future may take
-//! a slot before one woken earlier, as it may when each was woken for a
-//! slot of its own).
+//! Each future takes a ticket as it first waits, and is served in ticket
+//! order. A slot freed while futures wait is **granted**: the owner takes
+//! it on behalf of the first future in line (the slot counts as taken,
+//! so no producer, blocking or not, can take it) and wakes that future
+//! with the grant; its next poll finds the slot its own. This is how
+//! tokio's semaphore hands a permit to a waiter: a future woken and then
+//! neither polled nor dropped keeps the slot it was woken for. A future
+//! dropped with a grant gives the slot back as a dropped permit does
+//! (whoever waits next gets it by the same rule); one dropped in line
+//! just leaves it. A future polled while still in line takes a free slot
+//! only if it is first (a slot that freed with nobody in line yet).
+//!
+//! Threads that block for a slot wait beside the line, on the owner's
+//! condition variable. When both wait, freed slots alternate between the
+//! first future and the threads ([`Line::futures_turn`]), so neither kind
+//! starves the other. A waiter that leaves (with its slot, or on its
+//! deadline) while a slot is free and futures wait grants that slot too
+//! ([`Line::has_waiting`]): a slot freed while the line was passed over
+//! (the threads' turn) is never left free with a future in line.
+//!
+//! A future is a *member* from its first look until it leaves (the owner
+//! counts members in the count its notifiers read). When the lane closes,
+//! every future in line is woken without a grant ([`Line::take_all`]); a
+//! future with a grant that finds the lane closed gives the slot back.
 //!
 //! Wakers are user code: the owner clones one before it takes its lock,
 //! and wakes or drops them after it lets the lock go ([`wake`],
@@ -41,10 +43,14 @@ use std::task::Waker;
 pub(crate) struct Line {
     waiting: BTreeMap<u64, Waker>,
     next_ticket: u64,
-    /// Futures woken (taken out of line) that have not looked again yet.
-    woken: usize,
+    /// Futures taken out of line that have not looked again yet, with the
+    /// token of the slot granted to each (`None`: woken as the lane
+    /// closed).
+    woken: BTreeMap<u64, Option<usize>>,
     /// Futures holding a ticket: in line, or woken and yet to look.
     members: usize,
+    /// The last slot offered went to a future while threads waited too.
+    futures_had_last: bool,
 }
 
 /// One future's place in a [`Line`].
@@ -53,14 +59,24 @@ pub(crate) struct Place {
     ticket: Option<u64>,
 }
 
-/// A future looking for a slot: its ticket and whether it was woken.
+/// A future looking for a slot: its ticket and what it was woken with.
 #[derive(Clone, Copy)]
 pub(crate) struct Arrival {
     ticket: u64,
-    woken: bool,
+    /// The token of the slot granted to it while it was out of line.
+    pub(crate) grant: Option<usize>,
     /// First look: the owner counts the new member before it checks for a
     /// slot (the Dekker pair of its notifiers).
     pub(crate) new: bool,
+}
+
+/// What a future dropped while it held a ticket leaves behind.
+pub(crate) struct Cancelled {
+    /// Its waker, to drop outside the lock.
+    pub(crate) waker: Option<Waker>,
+    /// The token of a slot granted to it and never used: the owner gives
+    /// the slot back, as for a permit dropped unused.
+    pub(crate) grant: Option<usize>,
 }
 
 impl Place {
@@ -73,28 +89,26 @@ impl Place {
 
 impl Line {
     /// Futures holding a ticket (in line, or woken and yet to look): what
-    /// the mailbox's space signal counts (the executor's lanes count them
-    /// in `space_waiters` themselves).
-    #[cfg_attr(not(feature = "actor"), allow(dead_code))]
+    /// the mailbox's space signal counts, and what the executor's lanes
+    /// count in `space_waiters` beside their blocked threads.
     pub(crate) fn members(&self) -> usize {
         self.members
     }
 
+    /// Does a future wait in line (not yet woken)?
+    pub(crate) fn has_waiting(&self) -> bool {
+        !self.waiting.is_empty()
+    }
+
     /// A future looks for a slot: a newcomer takes a ticket and becomes a
-    /// member; one woken has now looked again.
+    /// member; one woken has now looked again, and takes its grant.
     pub(crate) fn arrive(&mut self, place: &mut Place) -> Arrival {
         match place.ticket {
-            Some(ticket) => {
-                let woken = !self.waiting.contains_key(&ticket);
-                if woken {
-                    self.woken -= 1;
-                }
-                Arrival {
-                    ticket,
-                    woken,
-                    new: false,
-                }
-            }
+            Some(ticket) => Arrival {
+                ticket,
+                grant: self.woken.remove(&ticket).flatten(),
+                new: false,
+            },
             None => {
                 let ticket = self.next_ticket;
                 self.next_ticket += 1;
@@ -102,23 +116,20 @@ impl Line {
                 place.ticket = Some(ticket);
                 Arrival {
                     ticket,
-                    woken: false,
+                    grant: None,
                     new: true,
                 }
             }
         }
     }
 
-    /// May the future of `arrival` take a free slot now? One woken may;
-    /// one still in line only if it is first and no future woken before
-    /// it is yet to look.
+    /// May the future of `arrival`, with no grant, take a free slot now?
+    /// Only if it is first in line (or the line is empty): a slot freed
+    /// with futures in line is granted to the first.
     pub(crate) fn may_take(&self, arrival: Arrival) -> bool {
-        arrival.woken
-            || (self.woken == 0
-                && self
-                    .waiting
-                    .first_key_value()
-                    .is_none_or(|(&first, _)| first == arrival.ticket))
+        self.waiting
+            .first_key_value()
+            .is_none_or(|(&first, _)| first == arrival.ticket)
     }
 
     /// The future of `arrival` waits (again) in its place, to be woken by
@@ -137,49 +148,53 @@ impl Line {
         self.waiting.remove(&ticket)
     }
 
-    /// After a future left with its slot and saw room left: the first
-    /// future still in line, taken out to look for a slot too, unless a
-    /// woken one is yet to look (module docs). The caller wakes it with
-    /// [`wake`] once its lock is let go.
-    #[must_use]
-    pub(crate) fn hand_on(&mut self) -> Option<Waker> {
-        if self.woken == 0 {
-            self.take_first()
-        } else {
-            None
-        }
+    /// Should a slot freed now be offered to the first future in line?
+    /// Always, unless threads wait too and the last one offered went to a
+    /// future: then this one is theirs (module docs).
+    pub(crate) fn futures_turn(&mut self, threads_waiting: bool) -> bool {
+        let turn = !threads_waiting || !self.futures_had_last;
+        self.futures_had_last = threads_waiting && turn;
+        turn
     }
 
-    /// The future at `place` is dropped: it leaves, and if it had been
-    /// woken and not yet looked again, the next in line is taken out in
-    /// its place. Returns `(its own waker, the next to wake)`, for after
-    /// the lock; `None` if it never waited.
+    /// The owner took a slot (its `token`) for the first future in line:
+    /// takes that future out of line with the grant. The caller wakes it
+    /// with [`wake`] once its lock is let go. Call only with a future in
+    /// line ([`has_waiting`](Line::has_waiting)).
     #[must_use]
-    pub(crate) fn cancel(&mut self, place: &mut Place) -> Option<(Option<Waker>, Option<Waker>)> {
-        let ticket = place.ticket.take()?;
-        self.members -= 1;
-        Some(match self.waiting.remove(&ticket) {
-            Some(own) => (Some(own), None),
-            None => {
-                self.woken -= 1;
-                (None, self.take_first())
-            }
-        })
-    }
-
-    /// Takes the first future in line out of it, counted as woken; the
-    /// caller wakes it with [`wake`] once its lock is let go.
-    #[must_use]
-    pub(crate) fn take_first(&mut self) -> Option<Waker> {
-        let (_, waker) = self.waiting.pop_first()?;
-        self.woken += 1;
+    pub(crate) fn grant_first(&mut self, token: usize) -> Option<Waker> {
+        let (ticket, waker) = self.waiting.pop_first()?;
+        self.woken.insert(ticket, Some(token));
         Some(waker)
     }
 
-    /// Takes every future out of line (the lane closes).
+    /// The future at `place` is dropped: it leaves. `None` if it never
+    /// waited.
+    #[must_use]
+    pub(crate) fn cancel(&mut self, place: &mut Place) -> Option<Cancelled> {
+        let ticket = place.ticket.take()?;
+        self.members -= 1;
+        Some(match self.waiting.remove(&ticket) {
+            Some(own) => Cancelled {
+                waker: Some(own),
+                grant: None,
+            },
+            None => Cancelled {
+                waker: None,
+                grant: self.woken.remove(&ticket).flatten(),
+            },
+        })
+    }
+
+    /// Takes every future out of line, with no grant (the lane closes).
     #[must_use]
     pub(crate) fn take_all(&mut self) -> Vec<Waker> {
-        std::iter::from_fn(|| self.take_first()).collect()
+        std::iter::from_fn(|| {
+            let (ticket, waker) = self.waiting.pop_first()?;
+            self.woken.insert(ticket, None);
+            Some(waker)
+        })
+        .collect()
     }
 }
 
@@ -187,7 +202,7 @@ impl std::fmt::Debug for Line {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Line")
             .field("waiting", &self.waiting.len())
-            .field("woken", &self.woken)
+            .field("woken", &self.woken.len())
             .finish()
     }
 }

@@ -209,7 +209,7 @@ fn waiters_on_one_lane_are_served_in_the_order_they_came() {
 }
 
 #[test]
-fn a_dropped_waiter_hands_its_wake_up_to_the_next() {
+fn a_dropped_waiter_hands_its_granted_slot_to_the_next() {
     let stage = stage(1, 1);
     let addr = stage.addr();
     let release = hold_instance(&addr);
@@ -225,8 +225,13 @@ fn a_dropped_waiter_hands_its_wake_up_to_the_next() {
     drop(release);
     ran.recv_timeout(LIMIT).expect("the queued letter runs");
     assert!(first_woken.try_recv().is_ok());
-    drop(first); // woken, never looked again: the wake-up passes on
-    assert!(second_woken.try_recv().is_ok());
+    // Granted a slot and never looked again: the slot goes back as a
+    // permit dropped unused, and once the instance passes over it, to
+    // the next in line.
+    drop(first);
+    second_woken
+        .recv_timeout(LIMIT)
+        .expect("the slot passes on");
     let Poll::Ready(Ok(permit)) = poll(&mut second, &second_waker) else {
         panic!("the slot passed on");
     };
@@ -236,11 +241,10 @@ fn a_dropped_waiter_hands_its_wake_up_to_the_next() {
 }
 
 #[test]
-fn a_waiter_behind_one_woken_is_woken_when_that_one_takes_its_slot() {
-    // Three slots free up while only `early` waits: the first pop wakes
-    // it, the other two find nobody in line. `late` then comes and must
-    // not pass `early`, woken and yet to look; once `early` takes its
-    // slot, `late` is woken for one of the two still free.
+fn a_newcomer_takes_a_free_slot_beside_one_granted_to_a_waiter() {
+    // Three slots free up while only `early` waits: the first pop grants
+    // it one, the other two stay free. `late` then comes and takes one at
+    // once: `early`'s slot is its own already, woken and yet to look.
     let stage = stage(1, 3);
     let addr = stage.addr();
     let release = hold_instance(&addr);
@@ -250,7 +254,7 @@ fn a_waiter_behind_one_woken_is_woken_when_that_one_takes_its_slot() {
             .unwrap();
     }
     let (early_woken, early_waker) = waker();
-    let (late_woken, late_waker) = waker();
+    let (_, late_waker) = waker();
     let mut early = addr.reserve(LOW);
     assert!(poll(&mut early, &early_waker).is_pending());
     drop(release);
@@ -259,20 +263,50 @@ fn a_waiter_behind_one_woken_is_woken_when_that_one_takes_its_slot() {
     }
     assert!(early_woken.try_recv().is_ok());
     let mut late = addr.reserve(LOW);
-    assert!(poll(&mut late, &late_waker).is_pending(), "behind early");
-    let Poll::Ready(Ok(first)) = poll(&mut early, &early_waker) else {
-        panic!("early takes a slot");
-    };
-    assert!(
-        late_woken.try_recv().is_ok(),
-        "late is woken for a free slot"
-    );
     let Poll::Ready(Ok(second)) = poll(&mut late, &late_waker) else {
-        panic!("late takes a slot");
+        panic!("late takes a free slot");
+    };
+    let Poll::Ready(Ok(first)) = poll(&mut early, &early_waker) else {
+        panic!("early finds its slot kept");
     };
     first.send(reporting(&ran_tx));
     second.send(reporting(&ran_tx));
     assert_eq!(stage.drain().metrics.performed, 6);
+}
+
+#[test]
+fn a_woken_futures_slot_is_kept_from_senders_that_do_not_wait_or_wait_a_while() {
+    let stage = stage(1, 1);
+    let addr = stage.addr();
+    let release = hold_instance(&addr);
+    let (ran_tx, ran) = mpsc::channel();
+    addr.send_with(reporting(&ran_tx), SendOptions::new().priority(LOW))
+        .unwrap(); // the lane is full
+    let (woken, w) = waker();
+    let mut waiting = addr.reserve(LOW);
+    assert!(poll(&mut waiting, &w).is_pending());
+    drop(release);
+    ran.recv_timeout(LIMIT).expect("the queued letter runs");
+    woken
+        .recv_timeout(LIMIT)
+        .expect("the freed slot is granted");
+    for wait in [
+        std::time::Duration::ZERO,
+        std::time::Duration::from_millis(20),
+    ] {
+        let options = SendOptions::new().priority(LOW).wait_at_most(wait);
+        let refused = addr.send_with(reporting(&ran_tx), options).unwrap_err();
+        assert!(
+            matches!(refused, SendError::Full { .. }),
+            "the woken future keeps its slot: {refused:?}"
+        );
+    }
+    let Poll::Ready(Ok(permit)) = poll(&mut waiting, &w) else {
+        panic!("the woken future finds its slot kept");
+    };
+    permit.send(reporting(&ran_tx));
+    ran.recv_timeout(LIMIT).expect("the permit's letter runs");
+    assert_eq!(stage.drain().metrics.performed, 3);
 }
 
 #[test]

@@ -63,3 +63,49 @@ fn a_woken_future_dropped_passes_its_slot_to_the_next() {
         exec.shutdown();
     });
 }
+
+/// A waker that counts its wake-ups (outside the model: it is read after
+/// the threads are joined).
+#[derive(Default)]
+struct Count(std::sync::atomic::AtomicUsize);
+
+impl std::task::Wake for Count {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A slot frees (a permit dropped) while a future waits for it and a
+/// producer that does not wait tries the lane: the slot is granted to the
+/// future before it is woken, so the producer either took it first (the
+/// future then is not woken and still waits) or is refused (the future,
+/// woken, finds the slot its own). A woken future that finds its slot
+/// taken is the barged permit this rules out. The lane is paused, so no
+/// worker frees the slot again.
+#[test]
+fn a_woken_futures_slot_is_kept_from_a_producer_that_does_not_wait() {
+    model(|| {
+        let (exec, held) = full_lane();
+        exec.pause_lane(LANE).unwrap();
+        let count = std::sync::Arc::new(Count::default());
+        let waker = Waker::from(std::sync::Arc::clone(&count));
+        let mut waiting = Box::pin(exec.reserve(LANE));
+        let mut cx = Context::from_waker(&waker);
+        assert!(waiting.as_mut().poll(&mut cx).is_pending());
+        let freer = loom::thread::spawn(move || drop(held));
+        let options = priority_executor::JobOptions::new().wait_at_most(std::time::Duration::ZERO);
+        let barged = exec.enqueue_with(LANE, || (), options).is_ok();
+        freer.join().unwrap();
+        let woken = count.0.load(std::sync::atomic::Ordering::SeqCst);
+        let ready = waiting.as_mut().poll(&mut cx);
+        if barged {
+            assert_eq!(woken, 0, "the producer took the slot before the grant");
+            assert!(ready.is_pending());
+        } else {
+            assert_eq!(woken, 1, "the freed slot was granted");
+            assert!(matches!(ready, std::task::Poll::Ready(Ok(_))));
+        }
+        drop(waiting);
+        exec.shutdown();
+    });
+}

@@ -3,7 +3,7 @@
 //! full lane never holds up a waiter on another, dropped futures and
 //! permits give back what they held, and shutdown ends every wait.
 
-use crate::common::hold_worker;
+use crate::common::{hold_worker, no_wait, wait_at_most};
 use priority_executor::{Capacity, EnqueueError, Executor, Priority};
 use std::future::Future;
 use std::pin::Pin;
@@ -115,6 +115,62 @@ fn waiters_on_one_lane_are_served_in_the_order_they_came() {
         poll(&mut waiting[1], &wakers[1]),
         Poll::Ready(Ok(_))
     ));
+}
+
+#[test]
+fn a_woken_futures_slot_is_kept_from_producers_that_do_not_wait_or_wait_a_while() {
+    let e = exec(1, 1);
+    let gate = hold_worker(&e, HIGH);
+    let Poll::Ready(Ok(held)) = poll(&mut e.reserve(LOW), &waker().1) else {
+        panic!("the empty lane has room");
+    };
+    let (count, w) = waker();
+    let mut waiting = e.reserve(LOW);
+    assert!(poll(&mut waiting, &w).is_pending());
+    // The permit's slot given back goes to the future waiting for it.
+    drop(held);
+    assert_eq!(count.0.load(Ordering::SeqCst), 1);
+    for options in [
+        no_wait(),
+        wait_at_most(std::time::Duration::from_millis(20)),
+    ] {
+        let refused = e.enqueue_with(LOW, || "barged", options).unwrap_err();
+        assert!(
+            matches!(refused, EnqueueError::Full { .. }),
+            "the woken future keeps its slot: {refused:?}"
+        );
+    }
+    let Poll::Ready(Ok(permit)) = poll(&mut waiting, &w) else {
+        panic!("the woken future finds its slot kept");
+    };
+    let job = permit.enqueue(|| "kept").unwrap();
+    drop(gate);
+    assert_eq!(job.join(), Ok("kept"));
+    assert_eq!(e.metrics().lane(LOW).unwrap().rejected, 2);
+}
+
+#[test]
+fn a_woken_future_dropped_gives_its_kept_slot_to_the_next_or_to_producers() {
+    let e = exec(1, 1);
+    let gate = hold_worker(&e, HIGH);
+    let Poll::Ready(Ok(held)) = poll(&mut e.reserve(LOW), &waker().1) else {
+        panic!("the empty lane has room");
+    };
+    let (first_count, first_waker) = waker();
+    let (second_count, second_waker) = waker();
+    let mut first = e.reserve(LOW);
+    let mut second = e.reserve(LOW);
+    assert!(poll(&mut first, &first_waker).is_pending());
+    assert!(poll(&mut second, &second_waker).is_pending());
+    drop(held);
+    assert_eq!(first_count.0.load(Ordering::SeqCst), 1);
+    drop(first); // woken, never polled: its slot goes to the next in line
+    assert_eq!(second_count.0.load(Ordering::SeqCst), 1);
+    assert!(e.enqueue_with(LOW, || (), no_wait()).is_err());
+    drop(second); // and with nobody left in line, to any producer
+    let job = e.enqueue_with(LOW, || "took it", no_wait()).unwrap();
+    drop(gate);
+    assert_eq!(job.join(), Ok("took it"));
 }
 
 #[test]

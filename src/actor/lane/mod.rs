@@ -206,12 +206,6 @@ impl<M> Lane<M> {
         self.filled.load(Ordering::SeqCst)
     }
 
-    /// Is a slot free? A future that took its slot wakes the next in
-    /// line only then (rule 13).
-    fn has_room(&self) -> bool {
-        self.capacity.limit().is_none_or(|cap| self.length() < cap)
-    }
-
     /// Is a run of slots free (rule 9), or the lane closed? What a
     /// sender that found the lane full waits for while it spins.
     pub(crate) fn has_room_for_a_run(&self) -> bool {
@@ -268,7 +262,13 @@ impl<M> Lane<M> {
         let ready = self.space.poll_wait(
             place,
             cx,
-            |may_take| {
+            |may_take, grant| {
+                // A slot granted while it waited is its own, even if the
+                // door closed since: a permit granted before the close.
+                if let Some(grant) = grant {
+                    outcome = Ok(Ticket::from_grant(grant));
+                    return true;
+                }
                 if self.is_closed() {
                     outcome = Err(NoSlot::Closed);
                     return true;
@@ -278,9 +278,15 @@ impl<M> Lane<M> {
                 }
                 !matches!(outcome, Err(NoSlot::Full))
             },
-            || self.has_room(),
+            || self.grant_permit(),
         );
         ready.map(|()| outcome)
+    }
+
+    /// Takes a free slot as a permit for the first future in line (rule
+    /// 13): its token, or `None` with no slot free.
+    fn grant_permit(&self) -> Option<usize> {
+        self.try_reserve_permit().ok().map(Ticket::into_grant)
     }
 
     /// Takes a slot for a permit (rule 13): counted in `held` from before
@@ -305,9 +311,11 @@ impl<M> Lane<M> {
         outcome
     }
 
-    /// A future waiting at `place` is dropped (rule 13).
-    pub(crate) fn cancel_reserve(&self, place: &mut Place) {
-        self.space.cancel(place);
+    /// A future waiting at `place` is dropped (rule 13). Returns the
+    /// ticket of a slot granted to it meanwhile: the caller gives it back
+    /// as for a permit dropped unused ([`push_vacant`](Lane::push_vacant)).
+    pub(crate) fn cancel_reserve(&self, place: &mut Place) -> Option<Ticket> {
+        self.space.cancel(place).map(Ticket::from_grant)
     }
 
     /// Is the door closed?
@@ -418,7 +426,7 @@ impl<M> Lane<M> {
             // space checks; this store, then the waiters' count, is the
             // notifier's side of their Dekker pair (signal.rs).
             self.taken.store(n + 1, Ordering::SeqCst);
-            self.space.notify_one();
+            self.space.notify_one_granting(|| self.grant_permit());
         }
         Some(entry)
     }

@@ -66,6 +66,18 @@ impl Ticket {
         Ticket { n, forced }
     }
 
+    /// A sender's ticket as the token of a slot granted to a future in
+    /// line (`sync/line.rs`): its number, as it is never forced.
+    pub(super) fn into_grant(self) -> usize {
+        debug_assert!(!self.forced, "a permit's slot is a sender's");
+        self.n
+    }
+
+    /// The ticket of a slot granted with [`into_grant`](Ticket::into_grant).
+    pub(super) fn from_grant(n: usize) -> Ticket {
+        Ticket { n, forced: false }
+    }
+
     /// The ticket's number: the models check the order of reads by it.
     #[cfg(all(test, loom))]
     pub(super) fn number(&self) -> usize {
