@@ -19,6 +19,12 @@ impl Executor {
         &self.shared.name
     }
 
+    /// Are `self` and `other` handles of one pool?
+    #[cfg(feature = "esb")]
+    pub(crate) fn same_pool(&self, other: &Executor) -> bool {
+        crate::sync::Arc::ptr_eq(self.shared(), other.shared())
+    }
+
     /// The pool behind this executor (what the registry hands to be
     /// retired).
     #[cfg(feature = "esb")]

@@ -37,7 +37,6 @@ use timer::Timer;
 
 pub(crate) use future::NewFuture;
 #[cfg(feature = "esb")]
-pub(crate) use owners::Released;
 pub(crate) use worker::probe_thread;
 
 /// `Shared::state` once the executor stops accepting jobs. The lanes'

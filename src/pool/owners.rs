@@ -3,13 +3,13 @@
 //! `Arc<Shared>` itself, which keeps the memory but not the pool open, so
 //! the pool never keeps itself running. When the last `Executor` goes, the
 //! pool shuts down gracefully (rule 5), from whichever thread dropped it
-//! (rule 8 if that is one of the pool's own workers).
+//! (rule 8 if that is one of the pool's own workers). (A registry's
+//! reload shuts a retired executor down whoever holds it:
+//! `esb/registry/running.rs`.)
 
 use super::Shared;
 use crate::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
-use std::sync::mpsc::Sender;
-use std::sync::{Mutex, PoisonError};
 
 /// Above this many `Executor` values the count could wrap: abort, as
 /// `Arc` does.
@@ -23,9 +23,6 @@ pub(crate) struct Owners {
     /// Set when `shutdown_timeout` gave up waiting: the last `Executor`
     /// does not wait either, the threads drain in the background.
     detached: AtomicBool,
-    /// Where the last `Executor` sends the pool to be shut down instead of
-    /// shutting it down itself (an executor the registry retired).
-    release_to: Mutex<Option<Sender<Released>>>,
 }
 
 impl Shared {
@@ -40,8 +37,7 @@ impl Shared {
     }
 
     /// One `Executor` fewer; the last one shuts the pool down gracefully,
-    /// or hands it to the `release_to` channel, or, detached, leaves it
-    /// draining in the background.
+    /// or, detached, leaves it draining in the background.
     pub(crate) fn release(self: &Arc<Self>) {
         // ORDERING: as `Arc`'s drop: every owner's use of the pool happens
         // before the last one acts on it.
@@ -49,18 +45,6 @@ impl Shared {
             return;
         }
         fence(Ordering::Acquire);
-        let to = self
-            .owners
-            .release_to
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(to) = to {
-            // The receiving side gone, the pool drains here, as the
-            // returned `Released` drops.
-            let _ = to.send(Released(Arc::clone(self)));
-            return;
-        }
         if self.owners.detached.load(Ordering::Relaxed) {
             return;
         }
@@ -70,29 +54,5 @@ impl Shared {
     /// The last `Executor` will not wait for the threads.
     pub(crate) fn detach(&self) {
         self.owners.detached.store(true, Ordering::Relaxed);
-    }
-
-    /// Whoever drops the last `Executor` sends the pool to `to` rather than
-    /// shutting it down (`None`: shuts it down itself again).
-    #[cfg(feature = "esb")]
-    pub(crate) fn release_to(&self, to: Option<Sender<Released>>) {
-        *self
-            .owners
-            .release_to
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = to;
-    }
-}
-
-/// A pool whose last `Executor` is gone, on its way to be shut down
-/// elsewhere: dropping it shuts the pool down gracefully, wherever that is
-/// (on the receiving thread, or here if it never arrives).
-pub(crate) struct Released(Arc<Shared>);
-
-impl Drop for Released {
-    fn drop(&mut self) {
-        if !self.0.owners.detached.load(Ordering::Relaxed) {
-            self.0.shut_down(None);
-        }
     }
 }

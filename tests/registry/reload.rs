@@ -108,7 +108,10 @@ fn no_accepted_job_is_lost() {
     assert_eq!(reload.removed, ["removed"]);
     assert_eq!(reload.replaced, ["changed"]);
     assert_eq!(reload.unchanged, ["kept"]);
-    assert!(!reload.is_drained(), "the retired executors are still held");
+    assert!(
+        !reload.is_drained(),
+        "the retired executors still run their held jobs"
+    );
     assert_eq!(executors.names(), ["added", "changed", "kept"]);
 
     // The kept executor is the same one: its queue is still there.
@@ -400,31 +403,27 @@ fn thread_settings_alone_apply_in_place() {
 }
 
 #[test]
-fn a_clone_from_get_keeps_a_retired_executor_open_until_it_is_dropped() {
+fn a_clone_from_get_of_a_removed_executor_is_refused_and_the_wait_returns() {
     let gate = Gate::default();
     let (executors, counts, _started) = registry(BEFORE, &gate);
     gate.open();
     let removed = executors.get("removed").expect("declared");
+    let (ran_tx, ran) = mpsc::channel();
+    let _detached = removed.enqueue(Priority(1), move || ran_tx.send(()).unwrap());
     let reload = executors.reload_toml_str(AFTER).expect("valid");
     assert_eq!(reload.removed, ["removed"]);
     assert!(executors.get("removed").is_err(), "no longer listed");
-    // Retired, but the clone still queues into it.
-    assert!(!removed.is_shut_down());
-    assert_eq!(
-        removed.enqueue(Priority(1), || 6 * 7).unwrap().join(),
-        Ok(42)
-    );
-    assert!(!reload.is_drained(), "the clone is still held");
-    let (ran_tx, ran) = mpsc::channel();
-    let _detached = removed.enqueue(Priority(1), move || ran_tx.send(()).unwrap());
-    // Dropping the last clone hands it to be drained: every job it
-    // accepted runs, then its threads stop.
-    drop(removed);
+    // Retired: shut down, the clone held or not. What it had accepted
+    // runs; what comes after is refused and handed back.
+    assert!(removed.is_shut_down());
+    assert_eq!(removed.enqueue(Priority(1), || 6 * 7).unwrap_err().into_inner()(), 42);
     reload.wait();
     assert!(reload.is_drained());
     ran.try_recv()
         .expect("the accepted job ran before the drain ended");
+    assert!(removed.is_terminated());
     assert!(counts.lock().expect("lock").is_empty());
+    drop(removed);
     executors.shutdown();
 }
 
@@ -434,9 +433,9 @@ fn shutting_the_registry_down_shuts_down_a_retired_executor_still_held() {
     let (executors, _counts, _started) = registry(BEFORE, &gate);
     gate.open();
     let removed = executors.get("removed").expect("declared");
-    let reload = executors.reload_toml_str(AFTER).expect("valid");
     let (ran_tx, ran) = mpsc::channel();
     let _detached = removed.enqueue(Priority(1), move || ran_tx.send(()).unwrap());
+    let reload = executors.reload_toml_str(AFTER).expect("valid");
     executors.shutdown();
     // Drained and stopped, though the clone is still held: it refuses now.
     ran.try_recv().expect("the accepted job ran");
@@ -445,4 +444,83 @@ fn shutting_the_registry_down_shuts_down_a_retired_executor_still_held() {
     let err = removed.enqueue(Priority(1), || 7).unwrap_err();
     assert_eq!(err.into_inner()(), 7);
     drop(removed);
+}
+
+#[test]
+fn a_reload_of_thread_settings_resolves_share_caps_again() {
+    const TWO: &str = "[executors.a]\ncore_threads = 2\nmax_threads = 2\n\
+                       lanes = [{ priority = 1, max_running = \"50%\" }]\n";
+    let executors = Registry::from_toml_str(TWO).expect("valid");
+    let a = executors.get("a").expect("declared");
+    let cap = |exec: &priority_executor::Executor| {
+        exec.metrics().lane(Priority(1)).expect("lane").max_running
+    };
+    assert_eq!(cap(&a), Some(1));
+    let reload = executors
+        .reload_toml_str(&TWO.replace("= 2", "= 8"))
+        .expect("valid");
+    assert_eq!(reload.resized, ["a"]);
+    // As a fresh load of the same file gives.
+    let fresh = Registry::from_toml_str(&TWO.replace("= 2", "= 8")).expect("valid");
+    assert_eq!(cap(&fresh.get("a").expect("declared")), Some(4));
+    assert_eq!(cap(&a), Some(4));
+    fresh.shutdown();
+    drop(a);
+    executors.shutdown();
+}
+
+/// Clones of an executor a reload retires (a user's from `get`, one a
+/// hook captured) neither keep it running nor hold `Reload::wait` up: it
+/// drains what it had accepted and refuses what comes after, while the
+/// registry's own enqueues go to the executor in its place.
+#[test]
+fn clones_of_a_retired_executor_do_not_pin_it() {
+    const ONE: &str = "[executors.a]\ncore_threads = 1\nmax_threads = 1\n\
+                       lanes = [{ priority = 1, capacity = 4 }]\n";
+    let gate = Gate::default();
+    let (executors, counts, started) = registry(ONE, &gate);
+    let old = executors.get("a").expect("declared");
+    // A hook that captures a clone of its own executor: it stays with the
+    // name, so with the executor that replaces this one.
+    let captured = old.clone();
+    executors.set_before_enqueue("a", move |_m: &mut Message, _p: &mut Priority| {
+        let _ = captured.metrics();
+    })
+    .expect("declared");
+    let held = executors
+        .enqueue_sequence("a", "hold", Message::new())
+        .expect("queued");
+    started.recv().expect("the worker is held");
+    let queued = executors
+        .enqueue_sequence("a", "count", to("old"))
+        .expect("queued");
+
+    let reload = executors
+        .reload_toml_str(&ONE.replace("capacity = 4", "capacity = 5"))
+        .expect("valid");
+    assert_eq!(reload.replaced, ["a"]);
+    // Retired: the clone is refused, and gets its job back.
+    let refused = old.enqueue(Priority(1), || "late").unwrap_err();
+    assert!(
+        matches!(refused, priority_executor::EnqueueError::ShutDown { .. }),
+        "{refused:?}"
+    );
+    // The registry queues into the executor in its place.
+    let new = executors
+        .enqueue_sequence("a", "count", to("new"))
+        .expect("queued");
+    new.join().expect("no panic").expect("ok");
+
+    gate.open();
+    crate::common::watchdog("a reload's wait with clones held", move || {
+        reload.wait();
+        reload.is_drained()
+    });
+    held.join().expect("no panic").expect("ok");
+    queued.join().expect("no panic").expect("ok");
+    assert!(old.is_terminated());
+    let counts = counts.lock().expect("lock").clone();
+    assert_eq!((counts["old"], counts["new"]), (1, 1));
+    drop(old);
+    executors.shutdown();
 }

@@ -3,7 +3,7 @@
 
 use super::Registry;
 use crate::esb::sequence::{SequenceHandle, SequenceJob};
-use crate::{EnqueueError, JobOptions, Message, SendOptions, SequenceError};
+use crate::{EnqueueError, Executor, JobOptions, Message, SendOptions, SequenceError};
 use std::sync::Arc;
 
 impl Registry {
@@ -74,27 +74,46 @@ impl Registry {
         &self,
         executor: &str,
         sequence: &str,
-        mut message: Message,
+        message: Message,
         options: SendOptions,
     ) -> Result<SequenceHandle, SequenceError> {
+        let mut message = message;
+        loop {
+            match self.submit_once(executor, sequence, message, &options) {
+                // The executor found was retired by a reload meanwhile (it
+                // refuses, and another took its name): the message goes to
+                // the one in its place (`running.rs`).
+                Err(Retired(again)) => message = again,
+                Ok(outcome) => return outcome,
+            }
+        }
+    }
+
+    fn submit_once(
+        &self,
+        executor: &str,
+        sequence: &str,
+        mut message: Message,
+        options: &SendOptions,
+    ) -> Result<Result<SequenceHandle, SequenceError>, Retired> {
         // Looked up in the table as it is now; a reload meanwhile does not
-        // wait for this call, and the executor found stays open until the
-        // last caller holding it lets go (see `running.rs`).
+        // wait for this call, and shuts the executor found down if it
+        // retires it (see `running.rs`).
         let (entry, seq) = {
             let table = self.table();
             let Some(entry) = table.entries.get(executor) else {
-                return Err(SequenceError::UnknownExecutor {
+                return Ok(Err(SequenceError::UnknownExecutor {
                     executor: executor.to_owned(),
                     known: table.entries.keys().cloned().collect(),
                     message,
-                });
+                }));
             };
             let Some(seq) = table.sequences.get(sequence) else {
-                return Err(SequenceError::UnknownSequence {
+                return Ok(Err(SequenceError::UnknownSequence {
                     sequence: sequence.to_owned(),
                     known: table.sequences.keys().cloned().collect(),
                     message,
-                });
+                }));
             };
             (Arc::clone(entry), Arc::clone(seq))
         };
@@ -116,9 +135,16 @@ impl Registry {
         // Counted before it can run, so `ran` never exceeds `enqueued`.
         seq.counters.accepted();
         let target = &entry.executor;
-        let job_options = JobOptions::from_send(&options);
+        let job_options = JobOptions::from_send(options);
         let queued = target.enqueue_value(priority, job, SequenceJob::run, job_options);
-        queued.map_err(|err| {
+        let queued = match queued {
+            Err(refused @ EnqueueError::ShutDown { .. }) if self.replaced(executor, target) => {
+                seq.counters.refused();
+                return Err(Retired(refused.into_inner().message));
+            }
+            queued => queued,
+        };
+        Ok(queued.map_err(|err| {
             seq.counters.refused();
             let executor = executor.to_owned();
             if matches!(err, EnqueueError::Full { .. }) {
@@ -141,6 +167,17 @@ impl Registry {
                 let message = err.into_inner().message;
                 SequenceError::ShutDown { executor, message }
             }
-        })
+        }))
+    }
+
+    /// Has a reload put another executor in `target`'s place under `name`?
+    fn replaced(&self, name: &str, target: &Executor) -> bool {
+        self.table()
+            .entries
+            .get(name)
+            .is_some_and(|entry| !entry.executor.same_pool(target))
     }
 }
+
+/// A message refused by an executor a reload retired, to be queued again.
+struct Retired(Message);

@@ -9,8 +9,8 @@
 //!
 //! Beside this file: queueing a message (`enqueue.rs`), registering
 //! sequences, fault handlers and hooks (`handlers.rs`), reloading
-//! (`reload.rs`), and how an executor a reload retires stays open until
-//! its last user lets go (`running.rs`).
+//! (`reload.rs`), and how an executor a reload retires is shut down
+//! whoever holds it (`running.rs`).
 
 mod builder;
 mod enqueue;
@@ -263,10 +263,11 @@ impl Registry {
         result
     }
 
-    /// The executor named `name`: a clone, which keeps the executor open
-    /// even if a reload retires it (a retired executor drains once the
-    /// registry and every clone have let go of it; shutting the registry
-    /// down shuts it down at once).
+    /// The executor named `name`: a clone. A reload that retires the
+    /// executor shuts it down gracefully all the same (its accepted jobs
+    /// run, then the clone refuses new ones with `ShutDown`; look the name
+    /// up again for the executor in its place), as shutting the registry
+    /// down does.
     ///
     /// # Errors
     ///

@@ -8,9 +8,11 @@
 //! takes them in place, as `set_threads` and `set_keep_alive` would; a new
 //! one starts; another changed one is replaced by a fresh one, and the old
 //! one, like a removed one, is
-//! *retired*: new lookups no longer find it, a caller that found it just
-//! before still queues into it, and once the last such caller has let go
-//! it runs every job it had accepted and stops, on a background thread.
+//! *retired*: new lookups no longer find it, and it is shut down
+//! gracefully on a background thread (it runs every job it had accepted
+//! and stops), whoever still holds a clone of it; the registry's own
+//! enqueues that meet it queue into the executor in its place
+//! (`running.rs`).
 //! The new table is swapped in atomically; a sequence that enqueues into
 //! the same registry, or a producer blocked on a full lane, is never
 //! waited for by the reload, and never waits for it. [`Reload::wait`]
@@ -27,10 +29,9 @@ use super::running::{self, Retiring};
 use super::{Entry, Registry, Table};
 use crate::ConfigError;
 use crate::esb::config::{self, Plan};
-use crate::pool::{Released, Shared};
+use crate::pool::Shared;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, Weak};
 use std::thread;
 
@@ -46,9 +47,9 @@ impl Registry {
     /// It takes `&self`: share the registry as an `Arc<Registry>`, with no
     /// lock around it. Enqueues and lookups on other threads go on during
     /// the reload and see either the old executors or the new ones; a
-    /// caller that found an executor just before it was retired still
-    /// queues into it, and the retired executor drains on a background
-    /// thread once the last such caller is done. Reloads (and
+    /// retired executor is shut down gracefully on a background thread
+    /// (its accepted jobs run), whoever holds a clone of it, and a sequence
+    /// message that meets it is queued into the executor in its place. Reloads (and
     /// registrations) take turns. Rule sets are replaced by the file's;
     /// sequences survive; hooks and fault handlers stay with an executor
     /// that keeps its name.
@@ -193,22 +194,26 @@ impl Registry {
             retired.push(entry.executor.clone());
         }
 
-        // Marked before the swap: whoever drops the last reference to a
-        // retired executor, this thread included, sends it to be drained.
-        let (to, drain) = mpsc::channel();
-        let pools = running::retire_to(&retired, &to);
-        drop(to);
+        // Shut down once the new table is in, so a lookup from now on
+        // finds the executors that took their places; detached first:
+        // whoever drops the last clone (this thread, as it drops the old
+        // table, or a worker of another executor on its way out of an
+        // enqueue) does not wait for the drain, the retiring thread does.
+        let pools = running::pools(&retired);
+        for pool in &pools {
+            pool.detach();
+        }
         drop(retired);
         let replaced = self.publish(next);
         drop((replaced, current));
-        self.retire(pools, drain, &report.drained);
+        self.retire(pools, &report.drained);
         drop(writer);
         Ok(report)
     }
 
-    /// Drains and stops the executors `drain` receives, on a background
-    /// thread, until the last of `pools` is drained, then marks `drained`.
-    fn retire(&self, pools: Vec<Weak<Shared>>, drain: Receiver<Released>, drained: &Drained) {
+    /// Shuts `pools` down gracefully (every accepted job runs) on a
+    /// background thread, then marks `drained`.
+    fn retire(&self, pools: Vec<Arc<Shared>>, drained: &Drained) {
         let mut retiring = self.retiring.lock().unwrap_or_else(PoisonError::into_inner);
         retiring.retain(|h| !h.is_finished());
         if pools.is_empty() {
@@ -216,20 +221,25 @@ impl Registry {
             return;
         }
         let done = Arc::clone(&drained.0);
-        let finish = Arc::clone(&drained.0);
+        let weak: Vec<Weak<Shared>> = pools.iter().map(Arc::downgrade).collect();
+        // Closed at once, here: from now on every clone refuses new jobs,
+        // and the thread only waits for the accepted ones to run.
+        for pool in &pools {
+            pool.close();
+        }
         let spawned = thread::Builder::new()
             .name("executors-retire".to_owned())
             .spawn(move || {
                 // Set even if a shutdown panics, so `wait` returns.
                 let _finish = FinishOnDrop(done);
-                Retiring::drain(drain);
+                Retiring::drain(pools);
             });
         match spawned {
-            Ok(handle) => retiring.push(Retiring::new(handle, pools)),
-            // The receiver is gone with the closure: each retired executor
-            // drains where its last reference is dropped, and `wait` does
-            // not wait for it.
-            Err(_) => Drained::finish(&finish),
+            Ok(handle) => retiring.push(Retiring::new(handle, weak)),
+            // The pools went with the closure: each retired executor,
+            // closed, drains as its workers finish its jobs, and `wait`
+            // does not wait for it.
+            Err(_) => Drained::finish(&drained.0),
         }
     }
 }
@@ -303,10 +313,10 @@ pub struct Reload {
 
 impl Reload {
     /// Blocks until every executor this reload retired has run all the jobs
-    /// it had accepted and stopped its threads. A retired executor drains
-    /// once nobody uses it any more: a caller still queueing into it, or a
-    /// clone from [`Registry::get`] held on it, is waited for, so do not
-    /// call this while holding one.
+    /// it had accepted and stopped its threads. Clones held elsewhere (from
+    /// [`Registry::get`], the bridge's, a job's own) do not hold it up: a
+    /// retired executor is shut down whoever holds it. Not from a job of a
+    /// retired executor, which the drain waits for.
     ///
     /// # Examples
     ///

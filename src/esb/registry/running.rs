@@ -1,37 +1,33 @@
-//! Executors a reload retired, draining once the last of their users lets
-//! go: the registry's table, a caller between looking one up and queueing
-//! into it, or a clone from [`Registry::get`](crate::Registry::get).
+//! Executors a reload retired, and the thread that drains them.
 //!
-//! A reload swaps the table without waiting for anyone: a producer that
-//! looked an executor up just before may still be blocked on one of its
-//! full lanes. Shutting the executor down then would refuse that producer's
-//! message. Instead the reload tells each retired executor where to go
-//! once its last `Executor` is dropped, and drops the table's: whoever
-//! drops the last clone sends the pool over a channel to the thread that
-//! retires it, which shuts it down gracefully (every accepted job runs).
-//! Nobody ever shuts an executor down inline on the way out of an enqueue,
-//! so a worker that enqueues into the registry never ends up waiting for
-//! itself. Shutting the registry down does not wait for users to let go:
-//! it shuts the retired executors still open down itself, and then waits
-//! for the retiring thread, except when called from a worker of one of
-//! them, which that thread may be waiting for.
+//! A reload swaps the table without waiting for anyone, then shuts each
+//! retired executor down gracefully on a background thread: every job it
+//! had accepted runs, then its threads stop. Retiring is a shutdown, so a
+//! clone held anywhere (a caller between looking it up and queueing into
+//! it, a clone from [`Registry::get`](crate::Registry::get), the RabbitMQ
+//! bridge, the HTTP layer, a job or hook of its own) neither keeps it
+//! running nor holds up [`Reload::wait`](crate::Reload::wait): from then
+//! on it refuses jobs with `ShutDown`, as after
+//! [`Executor::shutdown`](crate::Executor::shutdown). The registry's own
+//! enqueues that meet a retired executor so look the name up again and
+//! queue into the executor that took its place (`enqueue.rs`). Nobody shuts an
+//! executor down inline on the way out of an enqueue, so a worker that
+//! enqueues into the registry never ends up waiting for itself. Shutting
+//! the registry down shuts the retired executors still draining down
+//! itself too, then waits for the retiring thread, except when called from
+//! a worker of one of them, which that thread may be waiting for.
 
 use crate::Executor;
-use crate::pool::{Released, Shared};
+use crate::pool::Shared;
 use std::fmt;
-use std::sync::Weak;
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 
-/// Marks `executors` retired: the last clone of each sends its pool to
-/// `to` rather than shutting it down itself.
-pub(crate) fn retire_to(executors: &[Executor], to: &Sender<Released>) -> Vec<Weak<Shared>> {
+/// The pools of `executors`, to be shut down by the retiring thread.
+pub(crate) fn pools(executors: &[Executor]) -> Vec<Arc<Shared>> {
     executors
         .iter()
-        .map(|executor| {
-            executor.shared().release_to(Some(to.clone()));
-            std::sync::Arc::downgrade(executor.shared())
-        })
+        .map(|executor| Arc::clone(executor.shared()))
         .collect()
 }
 
@@ -46,11 +42,11 @@ impl Retiring {
         Retiring { thread, pools }
     }
 
-    /// The body of the retiring thread: drains each pool it receives; ends
-    /// once every retired executor has been drained (its sender gone).
-    pub(crate) fn drain(pools: Receiver<Released>) {
-        for released in pools {
-            drop(released);
+    /// The body of the retiring thread: shuts each pool down gracefully,
+    /// whoever still holds a clone of it (module docs).
+    pub(crate) fn drain(pools: Vec<Arc<Shared>>) {
+        for pool in pools {
+            pool.shut_down(None);
         }
     }
 
@@ -76,8 +72,6 @@ impl Retiring {
             if let Some(shared) = pool.upgrade() {
                 inside |= shared.is_own_worker();
                 shared.shut_down(None);
-                // Its last clone shuts it down (again, at once) itself.
-                shared.release_to(None);
             }
         }
         if inside {
