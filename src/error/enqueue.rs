@@ -10,7 +10,10 @@ use std::fmt;
 /// A job the executor did not accept, handed back with the reason.
 ///
 /// `Debug` and `Display` do not need `F: Debug`; get the job back with
-/// [`into_inner`](EnqueueError::into_inner).
+/// [`into_inner`](EnqueueError::into_inner), and ask the reason with
+/// [`is_full`](EnqueueError::is_full) and
+/// [`is_shut_down`](EnqueueError::is_shut_down) as with a channel's
+/// `TrySendError`.
 ///
 /// # Examples
 ///
@@ -135,6 +138,52 @@ impl<F> EnqueueError<F> {
             | EnqueueError::ShutDown { job, .. }
             | EnqueueError::NoThread { job, .. } => job,
         }
+    }
+
+    /// Was the job refused because its lane was full: is this
+    /// [`Full`](EnqueueError::Full)? As crossbeam-channel's
+    /// `TrySendError::is_full`. `false` for every other variant.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Bounded(1)).build()?;
+    /// exec.pause_lane(Priority(1))?; // nothing leaves the lane
+    /// let _queued = exec.try_enqueue(Priority(1), || 1)?; // fills it
+    /// let err = exec.try_enqueue(Priority(1), || 2).unwrap_err();
+    /// assert!(err.is_full() && !err.is_shut_down());
+    /// assert_eq!(err.into_inner()(), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn is_full(&self) -> bool {
+        matches!(self, EnqueueError::Full { .. })
+    }
+
+    /// Was the job refused because the executor is shutting down or shut
+    /// down: is this [`ShutDown`](EnqueueError::ShutDown)? As
+    /// crossbeam-channel's `TrySendError::is_disconnected`. `false` for
+    /// every other variant: [`UnknownPriority`](EnqueueError::UnknownPriority)
+    /// and [`NoThread`](EnqueueError::NoThread) are neither full nor shut
+    /// down, and answer `false` to [`is_full`](EnqueueError::is_full) too.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Unbounded).build()?;
+    /// let unknown = exec.try_enqueue(Priority(2), || ()).unwrap_err();
+    /// assert!(!unknown.is_full() && !unknown.is_shut_down());
+    /// let _ = exec.shutdown_now();
+    /// let err = exec.try_enqueue(Priority(1), || 3).unwrap_err();
+    /// assert!(err.is_shut_down() && !err.is_full());
+    /// assert_eq!(err.into_inner()(), 3);
+    /// # Ok::<(), priority_executor::BuildError>(())
+    /// ```
+    pub fn is_shut_down(&self) -> bool {
+        matches!(self, EnqueueError::ShutDown { .. })
     }
 
     /// The priority the job was offered at.

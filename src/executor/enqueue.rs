@@ -12,6 +12,7 @@ use crate::sync::Arc;
 use crate::sync::Wait;
 use std::fmt;
 use std::future::Future;
+use std::time::Duration;
 
 impl Executor {
     /// Queues `job` in the lane of `priority` and returns a handle to its
@@ -69,6 +70,49 @@ impl Executor {
             options.wait_mode(),
             once,
         )
+    }
+
+    /// Queues `job` if its lane has room now, else hands it back at once
+    /// (crossbeam-channel's, flume's and tokio's `try_send`):
+    /// `enqueue_with(priority, job, JobOptions::new().wait_at_most(Duration::ZERO))`.
+    /// Never blocks, never runs the job inline and never pushes another
+    /// job out: a full lane refuses it whatever its policy. Returns the
+    /// handle [`enqueue`](Executor::enqueue) does.
+    ///
+    /// # Errors
+    ///
+    /// As [`enqueue_with`](Executor::enqueue_with): [`EnqueueError::Full`]
+    /// ([`is_full`](EnqueueError::is_full)) at once when the lane is full,
+    /// [`EnqueueError::ShutDown`] ([`is_shut_down`](EnqueueError::is_shut_down))
+    /// once the executor is shutting down. The job is in the error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder().lane(Priority(1), Capacity::Bounded(1)).build()?;
+    /// exec.pause_lane(Priority(1))?; // nothing leaves the lane
+    /// let first = exec.try_enqueue(Priority(1), || 1)?;
+    /// let err = exec.try_enqueue(Priority(1), || 2).unwrap_err();
+    /// assert!(err.is_full());
+    /// assert_eq!(err.into_inner()(), 2); // handed back at once, unrun
+    /// exec.resume_lane(Priority(1))?;
+    /// assert_eq!(first.join(), Ok(1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn try_enqueue<F, T>(
+        &self,
+        priority: Priority,
+        job: F,
+    ) -> Result<JobHandle<T>, EnqueueError<F>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let no_wait = JobOptions::new().wait_at_most(Duration::ZERO);
+        self.enqueue_with(priority, job, no_wait)
     }
 
     /// Queues a job that may fail and be tried again: `job` returns

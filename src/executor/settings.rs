@@ -54,7 +54,9 @@ impl Executor {
     /// Changes `core_threads` and `max_threads` of the running executor
     /// (Java's `setCorePoolSize` and `setMaximumPoolSize`), checked as a
     /// pair, so that no order of two changes is needed to move both past
-    /// each other; pass the current value for the one that stays. This is
+    /// each other; to change one alone, against the other's value at the
+    /// time, see [`set_core_threads`](Executor::set_core_threads) and
+    /// [`set_max_threads`](Executor::set_max_threads). This is
     /// what a reload of `executors.toml` that changes only thread settings
     /// applies.
     ///
@@ -138,6 +140,81 @@ impl Executor {
     /// ```
     pub fn set_threads(&self, core: usize, max: usize) -> Result<(), BuildError> {
         self.shared.set_threads(core, max)
+    }
+
+    /// Changes `core_threads` alone (Java's `setCorePoolSize`):
+    /// `set_threads(core, max)` with `max` the `max_threads` at the time,
+    /// read and checked under the lock every change of the thread settings
+    /// takes, so a concurrent [`set_max_threads`](Executor::set_max_threads)
+    /// or `set_threads` is never overwritten with a value read before it
+    /// (as `set_threads(core, exec.config().max_threads)` could). Growing
+    /// and shrinking act as [`set_threads`](Executor::set_threads) says.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::CoreExceedsMax`](crate::BuildError::CoreExceedsMax)
+    /// if `core` is above the current `max_threads`; nothing changes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{BuildError, Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder()
+    ///     .core_threads(1)
+    ///     .max_threads(4)
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()?;
+    /// exec.set_core_threads(3)?;
+    /// assert_eq!(exec.prestart_core_threads(), 3);
+    /// assert_eq!(
+    ///     exec.set_core_threads(5),
+    ///     Err(BuildError::CoreExceedsMax { core: 5, max: 4 })
+    /// );
+    /// let config = exec.config();
+    /// assert_eq!((config.core_threads, config.max_threads), (3, 4));
+    /// # Ok::<(), BuildError>(())
+    /// ```
+    pub fn set_core_threads(&self, core: usize) -> Result<(), BuildError> {
+        self.shared.set_core_threads(core)
+    }
+
+    /// Changes `max_threads` alone (Java's `setMaximumPoolSize`):
+    /// `set_threads(core, max)` with `core` the `core_threads` at the time,
+    /// read and checked under the same lock as
+    /// [`set_core_threads`](Executor::set_core_threads) reads the max, so
+    /// neither undoes a concurrent change of the other. Growing and
+    /// shrinking act as [`set_threads`](Executor::set_threads) says,
+    /// a lane's share-of-threads cap included.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::Invalid`](crate::BuildError::Invalid) for a max of
+    /// 0, [`BuildError::CoreExceedsMax`](crate::BuildError::CoreExceedsMax)
+    /// if `max` is below the current `core_threads`; nothing changes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{BuildError, Capacity, Executor, Priority};
+    ///
+    /// let exec = Executor::builder()
+    ///     .core_threads(2)
+    ///     .max_threads(2)
+    ///     .lane(Priority(1), Capacity::Unbounded)
+    ///     .build()?;
+    /// exec.set_max_threads(8)?;
+    /// assert!(matches!(exec.set_max_threads(0), Err(BuildError::Invalid(_))));
+    /// assert_eq!(
+    ///     exec.set_max_threads(1),
+    ///     Err(BuildError::CoreExceedsMax { core: 2, max: 1 })
+    /// );
+    /// let config = exec.config();
+    /// assert_eq!((config.core_threads, config.max_threads), (2, 8));
+    /// # Ok::<(), BuildError>(())
+    /// ```
+    pub fn set_max_threads(&self, max: usize) -> Result<(), BuildError> {
+        self.shared.set_max_threads(max)
     }
 
     /// Changes how long a thread above `core_threads` (or any thread, with

@@ -118,8 +118,41 @@ impl Shared {
         core: usize,
         max: usize,
     ) -> Result<(), BuildError> {
-        crate::error::check_threads(core, max)?;
+        self.resize(|_, _| (core, max))
+    }
+
+    /// Sets `core_threads` alone, checked against `max_threads` as it is
+    /// under the lock every thread setting takes: a concurrent
+    /// `set_max_threads` is not undone by it, nor is the pair checked
+    /// against a max about to change. As [`Shared::set_threads`]
+    /// otherwise.
+    pub(crate) fn set_core_threads(
+        self: &std::sync::Arc<Self>,
+        core: usize,
+    ) -> Result<(), BuildError> {
+        self.resize(|_, max| (core, max))
+    }
+
+    /// Sets `max_threads` alone, checked against `core_threads` as it is
+    /// under the settings' lock (see [`Shared::set_core_threads`]).
+    pub(crate) fn set_max_threads(
+        self: &std::sync::Arc<Self>,
+        max: usize,
+    ) -> Result<(), BuildError> {
+        self.resize(|core, _| (core, max))
+    }
+
+    /// The one path of the three setters above: under the settings' lock,
+    /// `pick` turns the current `(core, max)` into the new pair, which is
+    /// checked, then applied. On an error nothing changes.
+    fn resize(
+        self: &std::sync::Arc<Self>,
+        pick: impl FnOnce(usize, usize) -> (usize, usize),
+    ) -> Result<(), BuildError> {
         let settings = self.limits.settings();
+        // Every writer of the limits holds the lock: these are current.
+        let (core, max) = pick(self.limits.core(), self.limits.max());
+        crate::error::check_threads(core, max)?;
         let old_core = self.limits.core.swap(core, Ordering::SeqCst);
         let old_max = self.limits.max.swap(max, Ordering::SeqCst);
         // A lane capped at a share of `max_threads` follows it, under the

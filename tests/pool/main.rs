@@ -19,6 +19,7 @@ mod fifo_within_priority;
 mod futures;
 mod growth;
 mod hooks;
+mod idioms;
 mod named_lanes;
 mod panics;
 mod pause;
