@@ -10,6 +10,7 @@ use crate::priority::Priority;
 use crate::sync::Wait;
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The address of a stage: cheap to clone, `Send` and `Sync`. Sending
 /// never drops a message: a refused one comes back in the [`SendError`].
@@ -18,7 +19,7 @@ use std::sync::Arc;
 /// mailbox's default priority; [`send_with`](Addr::send_with) and
 /// [`SendOptions::priority`] set it. [`send`](Addr::send) waits for room
 /// in a full lane as long as it takes; [`SendOptions::wait_at_most`] bounds
-/// the wait (`Duration::ZERO`: never blocks).
+/// the wait (`Duration::ZERO`: never blocks, as [`try_send`](Addr::try_send)).
 ///
 /// # Examples
 ///
@@ -93,6 +94,62 @@ impl<M> Addr<M> {
     #[inline]
     pub fn send_with(&self, msg: M, options: SendOptions) -> Result<(), SendError<M>> {
         self.mb.send(msg, options.priority, options.wait_mode())
+    }
+
+    /// Sends `msg` if its lane has room now, else hands it back at once
+    /// (crossbeam-channel's, flume's and tokio's `try_send`):
+    /// `send_with(msg, SendOptions::new().wait_at_most(Duration::ZERO))`,
+    /// at the priority [`send`](Addr::send) gives it. Never waits.
+    ///
+    /// # Errors
+    ///
+    /// As [`send_with`](Addr::send_with): [`SendError::Full`]
+    /// ([`is_full`](SendError::is_full)) at once when the lane is full,
+    /// [`SendError::ShutDown`] ([`is_shut_down`](SendError::is_shut_down))
+    /// once the stage accepts nothing. The message is in the error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::actor::{Actor, ActorError, MailboxConfig, Outbox, Stage};
+    /// use priority_executor::{Capacity, Priority};
+    /// use std::sync::mpsc;
+    ///
+    /// /// Says it started each message, then waits for a go-ahead.
+    /// struct Gated(mpsc::Sender<u32>, mpsc::Receiver<()>);
+    /// impl Actor for Gated {
+    ///     type In = u32;
+    ///     type Out = ();
+    ///     fn perform(&mut self, n: u32, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+    ///         let _ = self.0.send(n);
+    ///         let _ = self.1.recv();
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let (started_tx, started) = mpsc::channel();
+    /// let (go, gate) = mpsc::channel();
+    /// let mut ends = Some((started_tx, gate));
+    /// let stage = Stage::builder("gated", move |_| {
+    ///     let (started_tx, gate) = ends.take().unwrap();
+    ///     Gated(started_tx, gate)
+    /// })
+    /// .mailbox(MailboxConfig::new().lane(Priority::MEDIUM, Capacity::Bounded(1)))
+    /// .spawn()?;
+    /// let addr = stage.addr();
+    /// addr.try_send(1).unwrap();
+    /// assert_eq!(started.recv(), Ok(1)); // the instance holds it, the lane is empty
+    /// addr.try_send(2).unwrap(); // fills the lane
+    /// let err = addr.try_send(3).unwrap_err(); // at once, never waiting
+    /// assert!(err.is_full() && !err.is_shut_down());
+    /// assert_eq!(err.into_inner(), 3);
+    /// drop(go); // no more waiting in `perform`
+    /// assert_eq!(stage.drain().metrics.performed, 2);
+    /// # Ok::<(), priority_executor::actor::SpawnError>(())
+    /// ```
+    #[inline]
+    pub fn try_send(&self, msg: M) -> Result<(), SendError<M>> {
+        self.send_with(msg, SendOptions::new().wait_at_most(Duration::ZERO))
     }
 
     /// Queues a graceful stop (Akka's `PoisonPill`) at the mailbox's stop

@@ -9,7 +9,11 @@ use std::fmt;
 
 /// A message the stage refused, handed back with the reason.
 ///
-/// `Debug` and `Display` do not need `M: Debug`.
+/// `Debug` and `Display` do not need `M: Debug`; get the message back with
+/// [`into_inner`](SendError::into_inner), and ask the reason with
+/// [`is_full`](SendError::is_full) and
+/// [`is_shut_down`](SendError::is_shut_down) as with a channel's
+/// `TrySendError`.
 ///
 /// # Examples
 ///
@@ -110,6 +114,49 @@ impl<M> SendError<M> {
             | SendError::Full { message, .. }
             | SendError::UnknownPriority { message, .. } => message,
         }
+    }
+
+    /// Was the message refused because its lane was full: is this
+    /// [`Full`](SendError::Full)? As crossbeam-channel's
+    /// `TrySendError::is_full`. `false` for the other variants.
+    ///
+    /// # Examples
+    ///
+    /// See [`Addr::try_send`](super::Addr::try_send).
+    pub fn is_full(&self) -> bool {
+        matches!(self, SendError::Full { .. })
+    }
+
+    /// Was the message refused because the stage accepts nothing any more:
+    /// is this [`ShutDown`](SendError::ShutDown)? As crossbeam-channel's
+    /// `TrySendError::is_disconnected`. `false` for the other variants:
+    /// [`UnknownPriority`](SendError::UnknownPriority) is neither full nor
+    /// shut down, and answers `false` to [`is_full`](SendError::is_full)
+    /// too.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::actor::{Actor, ActorError, Outbox, Stage};
+    ///
+    /// struct Nop;
+    /// impl Actor for Nop {
+    ///     type In = u32;
+    ///     type Out = ();
+    ///     fn perform(&mut self, _: u32, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let stage = Stage::builder("nop", |_| Nop).spawn()?;
+    /// let addr = stage.addr();
+    /// stage.drain();
+    /// let err = addr.try_send(7).unwrap_err();
+    /// assert!(err.is_shut_down() && !err.is_full());
+    /// assert_eq!(err.into_inner(), 7);
+    /// # Ok::<(), priority_executor::actor::SpawnError>(())
+    /// ```
+    pub fn is_shut_down(&self) -> bool {
+        matches!(self, SendError::ShutDown { .. })
     }
 
     fn kind(&self) -> &'static str {

@@ -20,6 +20,7 @@ mod config_file;
 mod fifo_within_priority;
 mod high_starts_next;
 mod hop_limits;
+mod idioms;
 mod instances;
 mod kill_overtakes_stop;
 mod letter_info;
