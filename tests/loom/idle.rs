@@ -18,6 +18,18 @@ fn executor(threads: usize) -> Executor {
         .unwrap()
 }
 
+/// As [`executor`], with the higher lane only: for the models of two
+/// workers, where a second lane only multiplies what loom explores.
+fn one_lane(threads: usize) -> Executor {
+    Executor::builder()
+        .name("loom")
+        .core_threads(threads)
+        .max_threads(threads)
+        .lane(HIGH, Capacity::Unbounded)
+        .build()
+        .unwrap()
+}
+
 /// The producer enqueues one job and waits for idle while the worker,
 /// started before, claims and runs it: the wait returns only after the
 /// job ran, including when it looks between the worker's claim and the
@@ -35,44 +47,44 @@ fn wait_idle_returns_only_after_the_job_ran() {
     });
 }
 
-/// Two workers, two jobs in two lanes: `wait_idle` returns once both
-/// ran, whichever worker finishes last (each clears its own mark; the
-/// last one to go to sleep must see the waiter).
+/// Two workers, two jobs: `wait_idle` returns once both ran, whichever
+/// worker finishes last (each clears its own mark; the last one to go to
+/// sleep must see the waiter).
 #[test]
-#[ignore = "did not finish in 40 minutes since rule 8 added the pool-waiter marks; run by hand with --ignored"]
 fn wait_idle_sees_both_workers_finish() {
-    // Bound 1 (10 000 interleavings, seconds): three threads and two
-    // lanes; bound 2 ran past 10 minutes on 2 shared cores.
-    // `LOOM_MAX_PREEMPTIONS=2` runs that deeper search.
+    // One lane, bound 1 (84 408 interleavings, 15 s): three threads. The
+    // marks are per worker, not per lane, and a second lane multiplies
+    // the interleavings (every look for work or idleness loads both
+    // lanes): with two lanes bound 1 ran past 40 minutes.
+    // `LOOM_MAX_PREEMPTIONS=2` runs the deeper search.
     model_with_bound(1, || {
-        let exec = executor(2);
+        let exec = one_lane(2);
         assert_eq!(exec.prestart_core_threads(), 2);
         let runs = Runs::new(2);
-        let _high = exec.enqueue(HIGH, runs.job(0)).unwrap();
-        let _low = exec.enqueue(LOW, runs.job(1)).unwrap();
+        let _first = exec.enqueue(HIGH, runs.job(0)).unwrap();
+        let _second = exec.enqueue(HIGH, runs.job(1)).unwrap();
         exec.wait_idle();
         assert_eq!((runs.get(0), runs.get(1)), (1, 1));
         exec.shutdown();
     });
 }
 
-/// Rule 8: two jobs, one per worker, each wait for idle. Each ignores
-/// the other (it waits on the pool too) and returns; with each waiting
-/// for the other, loom reports the deadlock (it never times a wait out).
+/// Rule 8: two jobs, one per worker, each wait for idle. Neither waits
+/// for the other (it waits on the pool too) and both return; with each
+/// waiting for the other, loom reports the deadlock (it never times a
+/// wait out).
 #[test]
-#[ignore = "about 10 minutes on 2 cores, past CI's budget; run by hand with --ignored"]
 fn two_jobs_waiting_for_idle_both_return() {
-    // Bound 1, as for the two workers above: about a million
-    // interleavings (two jobs each through the waiter's side and the
-    // worker's, and the shutdown); tens of minutes on 2 loaded cores.
+    // One lane, bound 1 (200 616 interleavings, 40 s): two jobs each
+    // through the waiter's side and the worker's, and the shutdown. With
+    // two lanes bound 1 took about 10 minutes.
     model_with_bound(1, || {
-        let exec = executor(2);
+        let exec = one_lane(2);
         assert_eq!(exec.prestart_core_threads(), 2);
-        let jobs: Vec<_> = [HIGH, LOW]
-            .into_iter()
-            .map(|priority| {
+        let jobs: Vec<_> = (0..2)
+            .map(|_| {
                 let handle = exec.clone();
-                exec.enqueue(priority, move || handle.wait_idle()).unwrap()
+                exec.enqueue(HIGH, move || handle.wait_idle()).unwrap()
             })
             .collect();
         for job in jobs {
