@@ -227,7 +227,9 @@ fn thread_cpu_ns() -> u64 {
 /// A job of the pool waits for room in a full lane of its own executor,
 /// whose slot a paused lane's job (or a permit) holds, for `hold`: its
 /// worker must sleep through the wait, not spin. Returns the CPU time the
-/// worker used while it waited, against the wall time.
+/// worker used while it waited, against the wall time: a spinning worker
+/// used 28% of the wall time on a loaded 2-core machine (a whole core on
+/// an idle one), a sleeping one under 1%; the tests allow 5%.
 #[cfg(target_os = "linux")]
 fn cpu_while_waiting_for_own_lane(
     hold: impl FnOnce(&Executor) -> Box<dyn FnOnce()> + Send + 'static,
@@ -275,7 +277,7 @@ fn a_job_waiting_for_room_behind_a_paused_lane_sleeps_until_the_resume() {
         Box::new(move || exec.resume_lane(Priority(1)).unwrap())
     });
     assert!(
-        cpu < wall / 4,
+        cpu < wall / 20,
         "the worker spun: {cpu} ns on a CPU in {wall} ns of waiting"
     );
 }
@@ -288,7 +290,7 @@ fn a_job_waiting_for_room_held_by_a_permit_sleeps_until_it_is_dropped() {
         Box::new(move || drop(permit))
     });
     assert!(
-        cpu < wall / 4,
+        cpu < wall / 20,
         "the worker spun: {cpu} ns on a CPU in {wall} ns of waiting"
     );
 }
