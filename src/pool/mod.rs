@@ -36,7 +36,6 @@ use std::time::Duration;
 use timer::Timer;
 
 pub(crate) use future::NewFuture;
-#[cfg(feature = "esb")]
 pub(crate) use worker::probe_thread;
 
 /// `Shared::state` once the executor stops accepting jobs. The lanes'
