@@ -416,7 +416,13 @@ fn a_clone_from_get_of_a_removed_executor_is_refused_and_the_wait_returns() {
     // Retired: shut down, the clone held or not. What it had accepted
     // runs; what comes after is refused and handed back.
     assert!(removed.is_shut_down());
-    assert_eq!(removed.enqueue(Priority(1), || 6 * 7).unwrap_err().into_inner()(), 42);
+    assert_eq!(
+        removed
+            .enqueue(Priority(1), || 6 * 7)
+            .unwrap_err()
+            .into_inner()(),
+        42
+    );
     reload.wait();
     assert!(reload.is_drained());
     ran.try_recv()
@@ -483,10 +489,11 @@ fn clones_of_a_retired_executor_do_not_pin_it() {
     // A hook that captures a clone of its own executor: it stays with the
     // name, so with the executor that replaces this one.
     let captured = old.clone();
-    executors.set_before_enqueue("a", move |_m: &mut Message, _p: &mut Priority| {
-        let _ = captured.metrics();
-    })
-    .expect("declared");
+    executors
+        .set_before_enqueue("a", move |_m: &mut Message, _p: &mut Priority| {
+            let _ = captured.metrics();
+        })
+        .expect("declared");
     let held = executors
         .enqueue_sequence("a", "hold", Message::new())
         .expect("queued");
