@@ -5,6 +5,7 @@
 //! metrics, waiting and shutdown (`lifecycle.rs`).
 
 mod config;
+mod end_async;
 mod enqueue;
 mod lifecycle;
 mod pause;

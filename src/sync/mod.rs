@@ -13,6 +13,7 @@
 //!
 //! [loom]: https://docs.rs/loom
 
+pub(crate) mod ending;
 pub(crate) mod line;
 pub(crate) mod owned;
 #[cfg(any(feature = "actor", loom))]

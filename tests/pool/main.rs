@@ -15,6 +15,7 @@ mod clones;
 mod config_readback;
 mod deadlines;
 mod destructors;
+mod end_async;
 mod fifo_within_priority;
 mod futures;
 mod growth;
