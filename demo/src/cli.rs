@@ -138,7 +138,13 @@ pub struct Options {
     /// With --serve: allow pausing and resuming lanes
     /// from the page, for holders of this bearer token
     /// [default: read-only]
-    #[arg(verbatim_doc_comment, long, value_name = "TOKEN", requires = "serve")]
+    #[arg(
+        verbatim_doc_comment,
+        long,
+        value_name = "TOKEN",
+        requires = "serve",
+        value_parser = token
+    )]
     pub token: Option<String>,
 }
 
@@ -189,6 +195,20 @@ fn seconds(raw: &str) -> Result<Duration, String> {
         .ok()
         .and_then(|s| Duration::try_from_secs_f64(s).ok())
         .ok_or_else(|| "not a number of seconds, 0 or more".to_string())
+}
+
+/// A bearer token as the dashboard takes it: without the whitespace around
+/// it (a token read from a file keeps its newline), and one a request's
+/// `Authorization` header can carry (not blank, visible ASCII and spaces).
+fn token(raw: &str) -> Result<String, String> {
+    let token = raw.trim();
+    if token.is_empty() {
+        return Err("blank: no request could carry it".to_string());
+    }
+    if !token.bytes().all(|b| b.is_ascii_graphic() || b == b' ') {
+        return Err("not visible ASCII: an Authorization header cannot carry it".to_string());
+    }
+    Ok(token.to_string())
 }
 
 fn positive(raw: &str) -> Result<usize, String> {
@@ -287,6 +307,14 @@ mod tests {
                 .1
                 .contains("not a number of seconds")
         );
+        // A token is taken as a request carries it, or refused.
+        let trimmed = ok(&["--serve", "127.0.0.1:8080", "--token", "t\n"]);
+        assert_eq!(trimmed.token.as_deref(), Some("t"));
+        let blank = error(&["--serve", "127.0.0.1:8080", "--token", "  "]);
+        assert_eq!(blank.0, ErrorKind::ValueValidation);
+        assert!(blank.1.contains("blank"), "{}", blank.1);
+        let unsendable = error(&["--serve", "127.0.0.1:8080", "--token", "s\u{e9}cret"]);
+        assert!(unsendable.1.contains("Authorization"), "{}", unsendable.1);
         // A token means nothing without the dashboard.
         assert_eq!(
             error(&["--token", "t"]).0,
