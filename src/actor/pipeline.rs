@@ -13,7 +13,9 @@ use super::resize::Spawned;
 use super::shared::{Exit, Link};
 use crate::executor::Executor;
 use crate::priority::Priority;
+use crate::sync::ending::{Begun, Ending};
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -316,6 +318,128 @@ impl<I> Pipeline<I> {
     pub fn join(mut self) -> Vec<Exit> {
         self.assert_not_own("join");
         self.finish()
+    }
+
+    /// [`drain`](Pipeline::drain) as a future, for async code: any
+    /// runtime can poll it, and it needs none. Its first poll sends the
+    /// drain marker behind everything sent so far and starts the wait for
+    /// the last stage's end on a thread of its own, named
+    /// `{first stage}-drain`; it resolves to the exits `drain` returns,
+    /// first stage first. The future is `'static`, `Send` and `Unpin`.
+    ///
+    /// Cancel-safe: dropping the future leaves the drain running on its
+    /// thread. One dropped before its first poll drops the pipeline
+    /// there, which drains it (as dropping the pipeline does): the thread
+    /// dropping the future never waits.
+    ///
+    /// # Panics
+    ///
+    /// On its first poll by an instance of one of the pipeline's stages,
+    /// as `drain` does there.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::actor::{Actor, ActorError, Outbox, Pipeline, Reason, Stage};
+    /// use std::sync::mpsc;
+    ///
+    /// struct Double;
+    /// impl Actor for Double {
+    ///     type In = u64;
+    ///     type Out = u64;
+    ///     fn perform(&mut self, n: u64, out: &mut Outbox<'_, u64>) -> Result<(), ActorError> {
+    ///         let _ = out.send(n * 2);
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let (tx, rx) = mpsc::channel();
+    /// let pipeline = Pipeline::builder(Stage::builder("double", |_| Double))
+    ///     .then(Stage::builder("again", |_| Double))
+    ///     .on_output(move |n, _priority| tx.send(n).unwrap())
+    ///     .spawn()?;
+    /// for n in 0..10 {
+    ///     pipeline.addr().send(n).unwrap();
+    /// }
+    /// // In an async fn or block, on any runtime (futures' block_on here):
+    /// let exits = futures::executor::block_on(pipeline.drain_async());
+    /// assert!(exits.iter().all(|e| e.reason == Reason::Drained));
+    /// assert_eq!(rx.try_iter().sum::<u64>(), 4 * 45);
+    /// # Ok::<(), priority_executor::actor::SpawnError>(())
+    /// ```
+    pub fn drain_async(self) -> impl Future<Output = Vec<Exit>> + Send + Unpin + 'static
+    where
+        I: Send + 'static,
+    {
+        self.end_async("drain", |pipeline| {
+            if let Some(first) = pipeline.stages.first() {
+                first.link.begin_drain();
+            }
+        })
+    }
+
+    /// [`join`](Pipeline::join) as a future: waits until the pipeline ends
+    /// by itself, on a thread of its own named `{first stage}-join` that
+    /// its first poll starts, and resolves to the exits `join` returns,
+    /// first stage first. Any runtime can poll it, and it needs none; it
+    /// is `'static`, `Send` and `Unpin`.
+    ///
+    /// Cancel-safe as [`drain_async`](Pipeline::drain_async): dropped once
+    /// polled, its thread goes on waiting and then drops the pipeline
+    /// (which drains it, as dropping the pipeline does); dropped before
+    /// its first poll, the pipeline is dropped on a thread of its own.
+    ///
+    /// # Panics
+    ///
+    /// On its first poll by an instance of one of the pipeline's stages,
+    /// as `join` does there.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::actor::{Actor, ActorError, Outbox, Pipeline, Reason, Stage};
+    ///
+    /// struct Pass;
+    /// impl Actor for Pass {
+    ///     type In = u8;
+    ///     type Out = u8;
+    ///     fn perform(&mut self, n: u8, out: &mut Outbox<'_, u8>) -> Result<(), ActorError> {
+    ///         let _ = out.send(n);
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let pipeline = Pipeline::builder(Stage::builder("a", |_| Pass))
+    ///     .then(Stage::builder("b", |_| Pass))
+    ///     .spawn()?;
+    /// pipeline.addr().send(7).unwrap();
+    /// pipeline.monitors()[0].drain(); // ends it from elsewhere
+    /// let exits = futures::executor::block_on(pipeline.join_async());
+    /// assert!(exits.iter().all(|e| e.reason == Reason::Drained));
+    /// assert_eq!(exits[1].metrics.performed, 1);
+    /// # Ok::<(), priority_executor::actor::SpawnError>(())
+    /// ```
+    pub fn join_async(self) -> impl Future<Output = Vec<Exit>> + Send + Unpin + 'static
+    where
+        I: Send + 'static,
+    {
+        self.end_async("join", |_| {})
+    }
+
+    /// The pipeline's end as a future: on the first poll the checks of the
+    /// blocking forms and `begin` run on the polling thread, the wait on a
+    /// thread named `{first stage}-{what}`.
+    fn end_async(self, what: &'static str, begin: fn(&Pipeline<I>)) -> Ending<Vec<Exit>>
+    where
+        I: Send + 'static,
+    {
+        let first = self.stages.first().map(|s| s.link.metrics().name);
+        let name = format!("{}-{what}", first.unwrap_or_default());
+        Ending::owning(std::thread::Builder::new().name(name), move || {
+            let mut pipeline = self;
+            pipeline.assert_not_own(&format!("{what}_async"));
+            begin(&pipeline);
+            Begun::Wait(Box::new(move || pipeline.finish()))
+        })
     }
 
     fn assert_not_own(&self, what: &str) {

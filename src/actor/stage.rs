@@ -12,7 +12,9 @@ use super::reason::Reason;
 use super::resize::{Grow, Spawned};
 use super::shared::{Core, Exit};
 use crate::executor::Executor;
+use crate::sync::ending::{Begun, Ending};
 use std::fmt;
+use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -257,13 +259,115 @@ impl<A: Actor> Stage<A> {
         self.finish()
     }
 
-    fn finish(&mut self) -> Exit {
+    /// [`drain`](Stage::drain) as a future, for async code: any runtime
+    /// can poll it, and it needs none. Its first poll begins the drain
+    /// (the stage stops accepting then) and starts the wait for the
+    /// stage's end on a thread of its own, named `{stage}-drain`; it
+    /// resolves to the [`Exit`] `drain` returns. The future is `'static`,
+    /// `Send` and `Unpin`.
+    ///
+    /// Cancel-safe: dropping the future leaves the drain running on its
+    /// thread. One dropped before its first poll drops the stage there,
+    /// which drains it (as dropping the stage does): the thread dropping
+    /// the future never waits.
+    ///
+    /// # Panics
+    ///
+    /// On its first poll by one of the stage's own instances, as `drain`
+    /// does there: it would wait for itself; drop the stage instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::actor::{Actor, ActorError, Outbox, Reason, Stage};
+    ///
+    /// struct Nop;
+    /// impl Actor for Nop {
+    ///     type In = ();
+    ///     type Out = ();
+    ///     fn perform(&mut self, _: (), _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let stage = Stage::builder("nop", |_| Nop).spawn()?;
+    /// stage.addr().send(()).unwrap();
+    /// // In an async fn or block, on any runtime (futures' block_on here):
+    /// let exit = futures::executor::block_on(stage.drain_async());
+    /// assert_eq!((exit.reason, exit.metrics.performed), (Reason::Drained, 1));
+    /// # Ok::<(), priority_executor::actor::SpawnError>(())
+    /// ```
+    pub fn drain_async(self) -> impl Future<Output = Exit> + Send + Unpin + 'static {
+        self.end_async("drain", |stage| {
+            stage.core.mb.begin_drain();
+        })
+    }
+
+    /// [`join`](Stage::join) as a future: waits until the stage ends by
+    /// itself (`stop`, `kill`, idleness), on a thread of its own named
+    /// `{stage}-join` that its first poll starts, and resolves to the
+    /// [`Exit`] `join` returns. Any runtime can poll it, and it needs
+    /// none; it is `'static`, `Send` and `Unpin`.
+    ///
+    /// Cancel-safe as [`drain_async`](Stage::drain_async): dropped once
+    /// polled, its thread goes on waiting and then drops the stage (which
+    /// drains it, as dropping the stage does); dropped before its first
+    /// poll, the stage is dropped on a thread of its own.
+    ///
+    /// # Panics
+    ///
+    /// On its first poll by one of the stage's own instances, as `join`
+    /// does there.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::actor::{Actor, ActorError, Outbox, Reason, Stage};
+    ///
+    /// struct Nop;
+    /// impl Actor for Nop {
+    ///     type In = ();
+    ///     type Out = ();
+    ///     fn perform(&mut self, _: (), _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let stage = Stage::builder("nop", |_| Nop).spawn()?;
+    /// stage.addr().stop().unwrap();
+    /// // In an async fn or block, on any runtime (futures' block_on here):
+    /// let exit = futures::executor::block_on(stage.join_async());
+    /// assert_eq!(exit.reason, Reason::Stopped);
+    /// # Ok::<(), priority_executor::actor::SpawnError>(())
+    /// ```
+    pub fn join_async(self) -> impl Future<Output = Exit> + Send + Unpin + 'static {
+        self.end_async("join", |_| {})
+    }
+
+    /// The stage's end as a future: on the first poll the checks of the
+    /// blocking forms and `begin` run on the polling thread, the wait on a
+    /// thread named `{stage}-{what}`.
+    fn end_async(self, what: &str, begin: fn(&Stage<A>)) -> Ending<Exit> {
+        let thread = std::thread::Builder::new().name(format!("{}-{what}", self.core.mb.name));
+        Ending::owning(thread, move || {
+            let mut stage = self;
+            stage.assert_not_own("drain_async or Stage::join_async");
+            begin(&stage);
+            Begun::Wait(Box::new(move || stage.finish()))
+        })
+    }
+
+    /// The blocking ends' rule: one of the stage's own instances may not
+    /// wait for the stage.
+    fn assert_not_own(&self, forms: &str) {
         assert!(
             !self.core.mb.is_own_thread(),
-            "Stage::drain or Stage::join called by one of stage {:?}'s own instances: \
+            "Stage::{forms} called by one of stage {:?}'s own instances: \
              it would wait for itself; drop the stage instead",
             self.core.mb.name
         );
+    }
+
+    fn finish(&mut self) -> Exit {
+        self.assert_not_own("drain or Stage::join");
         let reason = self.core.wait_done();
         self.join_resizer();
         drop(self.exec.take());

@@ -112,8 +112,8 @@ impl Executor {
     /// the beginning themselves).
     fn end_async(&self, what: &str, begin: fn(&Arc<Shared>), rest: fn(&Arc<Shared>)) -> Ending<()> {
         let shared = Arc::clone(&self.shared);
-        let name = format!("{}-{what}", shared.name);
-        Ending::new(name, move || {
+        let thread = std::thread::Builder::new().name(format!("{}-{what}", shared.name));
+        Ending::new(thread, move || {
             if shared.is_own_worker() {
                 rest(&shared);
                 return Begun::Done(());

@@ -5,10 +5,12 @@
 //! On its first poll the future runs its start on the polling thread (the
 //! checks and the non-blocking part of the end: close the pool, begin a
 //! drain), which hands back either the end's output at once or the
-//! blocking rest. The rest runs on a thread of its own, spawned once and
-//! named; it puts the output into a one-shot slot shared with the future
-//! and wakes the waker stored there. Any runtime can poll the future, and
-//! it needs none.
+//! blocking rest. The rest runs on a thread of its own, spawned once from
+//! the builder the future was given (named after what ends); it puts the
+//! output into a one-shot slot shared with the future and wakes the waker
+//! stored there. Any runtime can poll the future, and it needs none. A
+//! panic of the rest is raised again by the poll that finds it; with no
+//! thread to be had, the first poll runs the rest itself.
 //!
 //! Dropping the future once started leaves the rest running on its thread
 //! (cancel-safe): the end happens, only its output is lost. A future
@@ -20,6 +22,7 @@
 //! Not modelled under loom: std's lock and thread, as the resizer's.
 
 use std::future::Future;
+use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
@@ -40,8 +43,8 @@ type Start<T> = Box<dyn FnOnce() -> Begun<T> + Send>;
 
 /// A blocking end as a future (module docs).
 pub(crate) struct Ending<T: Send + 'static> {
-    /// The end's thread's name.
-    name: String,
+    /// The end's thread, until started.
+    thread: Option<thread::Builder>,
     state: State<T>,
     /// Does the start own what it ends (dropped on a thread of its own if
     /// the future is dropped before its first poll)?
@@ -63,7 +66,7 @@ struct Inner<T> {
     /// The rest, until the end's thread (or, with no thread to be had, the
     /// polling one) takes it.
     rest: Option<Rest<T>>,
-    output: Option<T>,
+    output: Option<thread::Result<T>>,
     waker: Option<Waker>,
 }
 
@@ -71,11 +74,11 @@ impl<T: Send + 'static> Ending<T> {
     /// An end that `start` begins on the first poll; a future dropped
     /// before it started nothing.
     pub(crate) fn new(
-        name: String,
+        thread: thread::Builder,
         start: impl FnOnce() -> Begun<T> + Send + 'static,
     ) -> Ending<T> {
         Ending {
-            name,
+            thread: Some(thread),
             state: State::Unstarted(Box::new(start)),
             owning: false,
         }
@@ -86,19 +89,19 @@ impl<T: Send + 'static> Ending<T> {
     /// its own.
     #[cfg_attr(not(feature = "actor"), allow(dead_code))]
     pub(crate) fn owning(
-        name: String,
+        thread: thread::Builder,
         start: impl FnOnce() -> Begun<T> + Send + 'static,
     ) -> Ending<T> {
-        let mut ending = Ending::new(name, start);
+        let mut ending = Ending::new(thread, start);
         ending.owning = true;
         ending
     }
 
     /// Starts the end on the polling thread, and its rest on a thread of
     /// its own.
-    fn start(&self, start: Start<T>) -> Arc<Slot<T>> {
+    fn start(&mut self, start: Start<T>) -> Arc<Slot<T>> {
         let (rest, output) = match start() {
-            Begun::Done(output) => (None, Some(output)),
+            Begun::Done(output) => (None, Some(Ok(output))),
             Begun::Wait(rest) => (Some(rest), None),
         };
         let waits = rest.is_some();
@@ -109,12 +112,9 @@ impl<T: Send + 'static> Ending<T> {
                 waker: None,
             }),
         });
-        if waits {
+        if let Some(thread) = self.thread.take().filter(|_| waits) {
             let filled = Arc::clone(&slot);
-            let spawned = thread::Builder::new()
-                .name(self.name.clone())
-                .spawn(move || filled.run());
-            if spawned.is_err() {
+            if thread.spawn(move || filled.run()).is_err() {
                 // No thread to be had: the end still happens, on this
                 // thread.
                 slot.run();
@@ -131,7 +131,7 @@ impl<T> Slot<T> {
         let Some(rest) = self.lock().rest.take() else {
             return;
         };
-        let output = rest();
+        let output = panic::catch_unwind(AssertUnwindSafe(rest));
         let waker = {
             let mut inner = self.lock();
             inner.output = Some(output);
@@ -162,7 +162,11 @@ impl<T: Send + 'static> Future for Ending<T> {
         };
         let mut inner = slot.lock();
         if let Some(output) = inner.output.take() {
-            return Poll::Ready(output);
+            drop(inner);
+            return match output {
+                Ok(output) => Poll::Ready(output),
+                Err(payload) => panic::resume_unwind(payload),
+            };
         }
         match &mut inner.waker {
             Some(waker) => waker.clone_from(cx.waker()),
@@ -182,10 +186,11 @@ impl<T: Send + 'static> Drop for Ending<T> {
         let State::Unstarted(start) = std::mem::replace(&mut self.state, State::Done) else {
             return;
         };
+        let Some(thread) = self.thread.take() else {
+            return;
+        };
         // If the system refuses a thread, the spawn drops `start` here:
         // the blocking drop then happens on this thread.
-        let _ = thread::Builder::new()
-            .name(self.name.clone())
-            .spawn(move || drop(start));
+        let _ = thread.spawn(move || drop(start));
     }
 }

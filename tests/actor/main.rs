@@ -17,6 +17,7 @@ mod broker;
 mod broker_drop;
 #[cfg(feature = "esb")]
 mod config_file;
+mod end_async;
 mod fifo_within_priority;
 mod high_starts_next;
 mod hop_limits;
