@@ -1,6 +1,7 @@
 //! The bridge in a tokio application: an [`AsyncPublisher`] publishes
 //! with confirms from a task, a [`Bridge`] on the application's runtime
-//! consumes into an executor's lanes, and both stop by being awaited.
+//! consumes into an executor's lanes, and all three stop by being awaited
+//! (the executor's shutdown too: no runtime thread blocks on it).
 //!
 //! Needs a broker: `AMQP_ADDR`, or `scripts/rabbitmq start`'s local node.
 //!
@@ -78,6 +79,9 @@ async fn main() -> Result<(), Box<dyn Error>> {
     assert_eq!(metrics[0].acked as usize, sent);
     publisher.delete_queue(&queue).await?;
     publisher.close().await;
-    exec.shutdown();
+    // Every accepted job has run and the workers are joined once this
+    // resolves; the wait runs on a thread of its own, not the runtime's.
+    exec.shutdown_async().await;
+    assert!(exec.is_terminated());
     Ok(())
 }

@@ -71,6 +71,9 @@ async fn main() -> Result<(), Box<dyn Error>> {
                 let _ = tokio::signal::ctrl_c().await;
             })
             .await?;
+        // The executor's end, awaited without blocking a runtime thread:
+        // the registry's drop then finds it over.
+        executors.get(visa::EXECUTOR)?.shutdown_async().await;
         println!("{:?}", layer.counts());
         return Ok(());
     }
@@ -108,6 +111,10 @@ async fn main() -> Result<(), Box<dyn Error>> {
         let lane = metrics.lane(Priority(p)).ok_or("the lane is declared")?;
         println!("lane {p}: {} completed", lane.completed);
     }
+    // As above: the end awaited, then the registry's drop has nothing to
+    // wait for.
+    exec.shutdown_async().await;
+    assert!(exec.is_terminated());
     println!("{:?}", layer.counts());
     Ok(())
 }
