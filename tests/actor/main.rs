@@ -15,6 +15,7 @@ mod accounting;
 mod backpressure;
 mod broker;
 mod broker_drop;
+mod broker_pools;
 #[cfg(feature = "esb")]
 mod config_file;
 mod end_async;

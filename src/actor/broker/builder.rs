@@ -1,7 +1,7 @@
 //! A broker's settings and its spawn.
 
 use super::handle::Broker;
-use super::ring::Shared;
+use super::ring::{Settle, Shared};
 use crate::actor::actor::Actor;
 use crate::actor::addr::{Downstream, OutputFn};
 use crate::actor::config::MailboxConfig;
@@ -33,6 +33,7 @@ pub struct BrokerBuilder<A: Actor> {
     cycle: Option<Duration>,
     batch: usize,
     end_after: Option<u32>,
+    skip_busy: bool,
     mailbox: MailboxConfig,
     generator: PriorityGenerator<A::In>,
     on_fault: Option<Callback<Fault<A::In>>>,
@@ -54,6 +55,7 @@ impl<A: Actor> Broker<A> {
             cycle: Some(Duration::from_millis(10)),
             batch: 10,
             end_after: None,
+            skip_busy: false,
             mailbox: MailboxConfig::new(),
             generator: PriorityGenerator::none(),
             on_fault: None,
@@ -110,6 +112,57 @@ impl<A: Actor> BrokerBuilder<A> {
     /// See [`Broker`].
     pub fn end_after(mut self, cycles: u32) -> Self {
         self.end_after = Some(cycles);
+        self
+    }
+
+    /// With `true`, the round robin passes over a consumer still busy
+    /// with a batch (handed and not yet settled): a slow consumer does not
+    /// collect batches while others idle. A consumer passed over keeps its
+    /// place: the next cycle comes to it first. A cycle still comes to
+    /// each consumer at most once, and one that finds every consumer busy
+    /// leaves the letters queued; [`Broker::join`] with manual cycles then
+    /// waits for a batch to end. A stop or kill queued meanwhile is taken
+    /// once a consumer is free.
+    ///
+    /// The default, `false`, is seed 002's strict rotation (rule 23):
+    /// every batch goes to the next consumer in turn, busy or not, and
+    /// waits in its queue.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::actor::{Actor, ActorError, Broker, Outbox, Strategy};
+    /// use std::sync::mpsc;
+    ///
+    /// /// Holds its first letter until the test lets it go.
+    /// struct Slow(Option<mpsc::Receiver<()>>);
+    /// impl Actor for Slow {
+    ///     type In = u32;
+    ///     type Out = ();
+    ///     fn perform(&mut self, _: u32, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+    ///         if let Some(gate) = self.0.take() {
+    ///             gate.recv().ok();
+    ///         }
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let broker = Broker::builder("pool").manual_cycles().batch(1).skip_busy(true).spawn()?;
+    /// let (open, gate) = mpsc::channel();
+    /// let slow = broker.register(Slow(Some(gate)), Strategy::always()).unwrap();
+    /// let fast = broker.register(Slow(None), Strategy::always()).unwrap();
+    /// broker.addr().send(1).unwrap();
+    /// assert_eq!(broker.tick(), Ok(vec![(slow, 1)])); // slow holds letter 1
+    /// broker.addr().send(2).unwrap();
+    /// broker.addr().send(3).unwrap();
+    /// // Strict rotation: [(fast, 1), (slow, 1)], letter 3 queued behind 1.
+    /// assert_eq!(broker.tick(), Ok(vec![(fast, 1)]));
+    /// open.send(()).unwrap();
+    /// assert_eq!(broker.drain().metrics.performed, 3);
+    /// # Ok::<(), priority_executor::actor::SpawnError>(())
+    /// ```
+    pub fn skip_busy(mut self, skip: bool) -> Self {
+        self.skip_busy = skip;
         self
     }
 
@@ -224,9 +277,11 @@ impl<A: Actor> BrokerBuilder<A> {
             down,
             batch: self.batch,
             end_after: self.end_after,
+            skip_busy: self.skip_busy,
             ring: Mutex::default(),
             end: Mutex::new(None),
             ended: Condvar::new(),
+            settle: Settle::default(),
         });
         Broker::start(shared, self.cycle)
     }
@@ -239,6 +294,7 @@ impl<A: Actor> fmt::Debug for BrokerBuilder<A> {
             .field("cycle", &self.cycle)
             .field("batch", &self.batch)
             .field("end_after", &self.end_after)
+            .field("skip_busy", &self.skip_busy)
             .field("mailbox", &self.mailbox)
             .finish_non_exhaustive()
     }

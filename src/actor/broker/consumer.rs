@@ -3,6 +3,7 @@
 //! ends; then `destroy`.
 
 use super::batch::Batch;
+use super::ring::Settle;
 use crate::actor::actor::{Actor, StageContext};
 use crate::actor::addr::{Downstream, Outbox};
 use crate::actor::current::Serving;
@@ -14,7 +15,7 @@ use crate::actor::shared::Core;
 use crate::actor::strategy::Strategy;
 use crate::util::drop_quietly;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 /// What the broker sends a consumer.
@@ -98,6 +99,10 @@ pub(crate) struct Ties<'a, A: Actor> {
     pub(crate) down: &'a Downstream<A::Out>,
     /// The broker's count of letters performed.
     pub(crate) performed: &'a AtomicU64,
+    /// This consumer's batches not yet settled.
+    pub(crate) busy: &'a AtomicUsize,
+    /// Told as each batch settles.
+    pub(crate) settle: &'a Settle,
 }
 
 /// The consumer's thread. `started` is told whether `init` succeeded.
@@ -163,6 +168,10 @@ pub(crate) fn run<A: Actor>(
                         count_hops_under(&mut dead, strategy.hops());
                         core.deliver_dead(&mut dead);
                     }
+                    // Settled: what it sent back is queued, the rest let
+                    // go (a `wait_quiet` and a `skip_busy` round look).
+                    ties.busy.fetch_sub(1, Ordering::Release);
+                    ties.settle.notify();
                 }
                 Ok(Work::End(reason)) => break reason,
                 // The broker is gone without a word: cannot happen (it

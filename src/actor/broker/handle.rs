@@ -12,7 +12,8 @@ use crate::actor::metrics::StageMetrics;
 use crate::actor::reason::Reason;
 use crate::actor::shared::Exit;
 use crate::actor::strategy::Strategy;
-use crate::sync::{lock, wait_until};
+use crate::priority::Priority;
+use crate::sync::{deadline_after, lock, wait_until};
 use std::fmt;
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
@@ -196,6 +197,101 @@ impl<A: Actor> Broker<A> {
         self.shared.cycle()
     }
 
+    /// Runs one cycle now, as [`tick`](Broker::tick), and says which
+    /// letters went to whom: for each batch handed out, in order, the
+    /// consumer and the priorities of its letters, in the order it takes
+    /// them. `tick` and the cycle thread leave the priorities uncollected.
+    ///
+    /// # Errors
+    ///
+    /// As [`tick`](Broker::tick).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::{Priority, SendOptions};
+    /// use priority_executor::actor::{Actor, ActorError, Broker, Outbox, Strategy};
+    ///
+    /// struct Quiet;
+    /// impl Actor for Quiet {
+    ///     type In = &'static str;
+    ///     type Out = ();
+    ///     fn perform(&mut self, _: &'static str, _: &mut Outbox<'_, ()>) -> Result<(), ActorError> {
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let broker = Broker::builder("report").manual_cycles().batch(2).spawn()?;
+    /// let a = broker.register(Quiet, Strategy::always()).unwrap();
+    /// let b = broker.register(Quiet, Strategy::always()).unwrap();
+    /// let send = |msg, p| broker.addr().send_with(msg, SendOptions::new().priority(p)).unwrap();
+    /// send("routine", Priority::LOW);
+    /// send("alarm", Priority::HIGH);
+    /// send("report", Priority::MEDIUM);
+    /// let handed = broker.tick_report().unwrap();
+    /// assert_eq!(
+    ///     handed,
+    ///     vec![(a, vec![Priority::HIGH, Priority::MEDIUM]), (b, vec![Priority::LOW])]
+    /// );
+    /// broker.drain();
+    /// # Ok::<(), priority_executor::actor::SpawnError>(())
+    /// ```
+    pub fn tick_report(&self) -> Result<Vec<(usize, Vec<Priority>)>, Reason> {
+        self.shared.cycle_report()
+    }
+
+    /// Waits until the broker is quiet: nothing queued, and nothing handed
+    /// out that its consumer has not settled yet (performed, sent back,
+    /// faulted or given back); or until the broker has ended. `false` if
+    /// `timeout` passed first. For tests and shutdown scripts: it waits
+    /// on a signal the consumers give as each batch settles, never by
+    /// polling.
+    ///
+    /// Quiet is a moment, not a state: a producer may send right after.
+    /// With manual cycles nobody hands letters out while this waits, so
+    /// letters queued (or sent back by a batch) keep it waiting until
+    /// someone calls [`tick`](Broker::tick). Called by a consumer while it
+    /// holds a batch, it waits for that batch too, so for its `timeout`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use priority_executor::actor::{Actor, ActorError, Broker, Outbox, Strategy};
+    /// use std::time::Duration;
+    ///
+    /// struct Double;
+    /// impl Actor for Double {
+    ///     type In = u64;
+    ///     type Out = u64;
+    ///     fn perform(&mut self, n: u64, out: &mut Outbox<'_, u64>) -> Result<(), ActorError> {
+    ///         out.send(2 * n).ok();
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// let broker = Broker::builder("quiet")
+    ///     .cycle(Duration::from_millis(1))
+    ///     .on_output(move |n, _| tx.send(n).unwrap())
+    ///     .spawn()?;
+    /// broker.register(Double, Strategy::always()).unwrap();
+    /// broker.register(Double, Strategy::always()).unwrap();
+    /// for n in 1..=100 {
+    ///     broker.addr().send(n).unwrap();
+    /// }
+    /// assert!(broker.wait_quiet(Duration::from_secs(60)));
+    /// // Every letter was performed before the wait returned.
+    /// assert_eq!(rx.try_iter().sum::<u64>(), 2 * 5050);
+    /// assert_eq!(broker.metrics().performed, 100);
+    /// # Ok::<(), priority_executor::actor::SpawnError>(())
+    /// ```
+    pub fn wait_quiet(&self, timeout: Duration) -> bool {
+        let shared = &self.shared;
+        shared
+            .settle
+            .wait(deadline_after(timeout), || shared.is_quiet())
+    }
+
     /// A snapshot of the counters (`instances`: consumers registered).
     ///
     /// # Examples
@@ -267,21 +363,8 @@ impl<A: Actor> Broker<A> {
     }
 
     fn finish(&mut self, drain: bool) -> Exit {
+        self.check_not_own();
         let mb = &self.shared.core.mb;
-        // Checked before the broker counts as done: the panic drops it,
-        // and that drop begins the drain.
-        assert!(
-            !mb.is_own_thread(),
-            "Broker::drain or Broker::join called by one of broker {:?}'s consumers: \
-             it would wait for itself; drop the broker instead",
-            mb.name
-        );
-        assert!(
-            !self.on_cycle_thread(),
-            "Broker::drain or Broker::join called on broker {:?}'s cycle thread: \
-             it would wait for itself; drop the broker instead",
-            mb.name
-        );
         self.done = true;
         if drain {
             mb.begin_drain();
@@ -310,6 +393,25 @@ impl<A: Actor> Broker<A> {
         }
     }
 
+    /// Panics on one of the broker's consumers or on its cycle thread:
+    /// checked before the broker counts as done, so the panic drops it,
+    /// and that drop begins the drain.
+    pub(super) fn check_not_own(&self) {
+        let mb = &self.shared.core.mb;
+        assert!(
+            !mb.is_own_thread(),
+            "Broker::drain or Broker::join called by one of broker {:?}'s consumers: \
+             it would wait for itself; drop the broker instead",
+            mb.name
+        );
+        assert!(
+            !self.on_cycle_thread(),
+            "Broker::drain or Broker::join called on broker {:?}'s cycle thread: \
+             it would wait for itself; drop the broker instead",
+            mb.name
+        );
+    }
+
     /// Is the calling thread the broker's cycle thread (a sink one of its
     /// cycles called)?
     fn on_cycle_thread(&self) -> bool {
@@ -326,9 +428,14 @@ fn drive<A: Actor>(shared: &Shared<A>) -> Reason {
     loop {
         let seen = mb.generation();
         let fills = mb.holds_permits().then(|| mb.permit_fills());
-        match shared.cycle() {
+        match shared.cycle_with(&mut |_, _| {}) {
             Err(reason) => return reason,
-            Ok(handed) if handed.is_empty() => {
+            Ok(cycled) if cycled.blocked && cycled.handed == 0 => {
+                // Letters wait for a consumer to be free (`skip_busy`):
+                // the end of a batch is the change to wait for.
+                shared.settle.wait(None, || shared.any_free());
+            }
+            Ok(cycled) if cycled.handed == 0 => {
                 let quiet = mb.in_flight() == 0 && !mb.has_mail();
                 let lonely = shared.consumers().is_empty();
                 let counting = shared.end_after.is_some() && (quiet || lonely);

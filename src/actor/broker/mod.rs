@@ -4,9 +4,11 @@
 //! `src/actor/README.md`).
 
 mod batch;
+mod boxed;
 mod builder;
 mod consumer;
 mod handle;
+mod join;
 mod ring;
 
 pub use batch::Batch;

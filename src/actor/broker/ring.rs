@@ -13,11 +13,13 @@ use crate::actor::metrics::StageMetrics;
 use crate::actor::reason::Reason;
 use crate::actor::shared::Core;
 use crate::actor::strategy::Strategy;
-use crate::sync::{Condvar, Mutex, lock};
+use crate::priority::Priority;
+use crate::sync::{Condvar, Mutex, lock, wait_until};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering, fence};
 use std::sync::mpsc;
 use std::thread::{self, JoinHandle, ThreadId};
+use std::time::Instant;
 
 /// A registered consumer, as the ring holds it.
 struct Slot<M> {
@@ -25,6 +27,66 @@ struct Slot<M> {
     tx: mpsc::Sender<Work<M>>,
     /// Its strategy's hop limit.
     hops: u32,
+    /// Batches handed to it and not yet settled (performed, sent back or
+    /// given back): the consumer lowers it as each batch ends.
+    busy: Arc<AtomicUsize>,
+}
+
+/// Shown each batch a cycle hands out: the consumer and the letters.
+pub(crate) type Note<'a, M> = dyn FnMut(usize, &[Letter<M>]) + 'a;
+
+/// What one cycle did, for its caller: a tick's answer, the driver's
+/// next wait.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Cycled {
+    /// Batches handed out.
+    pub(crate) handed: usize,
+    /// Letters may be left queued because every consumer it came to was
+    /// still busy with a batch (`skip_busy` only): the next batch to end
+    /// is the change to wait for.
+    pub(crate) blocked: bool,
+}
+
+/// Wakes the threads waiting for a batch to settle (`wait_quiet`, a
+/// driver whose consumers are all busy). Notifying costs a fence and a
+/// load while nobody waits.
+#[derive(Default)]
+pub(crate) struct Settle {
+    lock: Mutex<()>,
+    cv: Condvar,
+    waiters: AtomicUsize,
+}
+
+impl Settle {
+    /// Called after a change a waiter may be waiting for (a batch ended,
+    /// a cycle ran, the broker ended).
+    pub(crate) fn notify(&self) {
+        // Pairs with the waiter's SeqCst increment: either it sees the
+        // change, or this sees it waiting (then its check and its wait are
+        // one step under the lock, which this takes before notifying).
+        fence(Ordering::SeqCst);
+        if self.waiters.load(Ordering::SeqCst) != 0 {
+            drop(lock(&self.lock));
+            self.cv.notify_all();
+        }
+    }
+
+    /// Waits until `done` holds (`true`) or `deadline` passes (`false`).
+    pub(crate) fn wait(&self, deadline: Option<Instant>, mut done: impl FnMut() -> bool) -> bool {
+        self.waiters.fetch_add(1, Ordering::SeqCst);
+        let mut guard = lock(&self.lock);
+        let met = loop {
+            if done() {
+                break true;
+            }
+            guard = match wait_until(&self.cv, guard, deadline) {
+                Ok(g) => g,
+                Err(_) => break done(),
+            };
+        };
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
+        met
+    }
 }
 
 /// The consumers, in registration order, and the cycle's counts. Its lock
@@ -84,20 +146,51 @@ pub(crate) struct Shared<A: Actor> {
     pub(crate) down: Downstream<A::Out>,
     pub(crate) batch: usize,
     pub(crate) end_after: Option<u32>,
+    /// Round robin over the consumers not busy with a batch.
+    pub(crate) skip_busy: bool,
     pub(crate) ring: Mutex<Ring<A::In>>,
     /// Why it ended, once every consumer was destroyed.
     pub(crate) end: Mutex<Option<Reason>>,
     pub(crate) ended: Condvar,
+    /// Batches settling, cycles, the end: what `wait_quiet` waits for.
+    pub(crate) settle: Settle,
 }
 
 impl<A: Actor> Shared<A> {
     /// Runs one cycle: `Ok` with the batches handed out (consumer, size),
     /// in order; `Err` with the reason once the broker has ended (this
     /// cycle ended it, or one before; then every consumer was destroyed).
+    pub(crate) fn cycle(&self) -> Result<Vec<(usize, usize)>, Reason> {
+        let mut handed = Vec::new();
+        self.cycle_with(&mut |id, letters| handed.push((id, letters.len())))?;
+        Ok(handed)
+    }
+
+    /// As [`cycle`](Self::cycle), with the priorities of each batch's
+    /// letters, in the order the consumer takes them.
+    pub(crate) fn cycle_report(&self) -> Result<Vec<(usize, Vec<Priority>)>, Reason> {
+        let mut handed = Vec::new();
+        self.cycle_with(&mut |id, letters| {
+            handed.push((id, letters.iter().map(|l| l.priority).collect()));
+        })?;
+        Ok(handed)
+    }
+
+    /// Runs one cycle, showing `note` each batch before it is handed
+    /// over (under the ring's lock: `note` is the crate's, never user
+    /// code).
     ///
     /// Called back by a sink of the end, on the thread running it, it
     /// returns the reason at once: that end goes on once the sink returns.
-    pub(crate) fn cycle(&self) -> Result<Vec<(usize, usize)>, Reason> {
+    pub(crate) fn cycle_with(&self, note: &mut Note<'_, A::In>) -> Result<Cycled, Reason> {
+        let outcome = self.cycle_inner(note);
+        // Letters a cycle turned away (expired) may have left the
+        // mailbox quiet.
+        self.settle.notify();
+        outcome
+    }
+
+    fn cycle_inner(&self, note: &mut Note<'_, A::In>) -> Result<Cycled, Reason> {
         let mut ring = lock(&self.ring);
         if let Some(reason) = ring.ending {
             let here = ring.ender == Some(thread::current().id());
@@ -107,7 +200,7 @@ impl<A: Actor> Shared<A> {
         let hops = ring.hop_limit();
         let mb = &self.core.mb;
         let mut dead = Vec::new();
-        let mut handed = Vec::new();
+        let mut cycled = Cycled::default();
         let mut end = None;
         if ring.consumers.is_empty() {
             ring.lonely += 1;
@@ -120,28 +213,45 @@ impl<A: Actor> Shared<A> {
         } else {
             ring.lonely = 0;
             let k = ring.consumers.len();
-            for _ in 0..k {
+            let start = ring.cursor;
+            // Each consumer is come to once a cycle, from the cursor on:
+            // strictly in turn, or (`skip_busy`) passing over those still
+            // busy with a batch, which keep their place for the next cycle.
+            let mut skipped = false;
+            let mut stopped = false;
+            for step in 0..k {
+                let pos = (start + step) % k;
+                if self.skip_busy && ring.consumers[pos].busy.load(Ordering::Acquire) != 0 {
+                    skipped = true;
+                    continue;
+                }
                 let (letters, closed) = self.take_batch(&mut dead);
                 let full = letters.len() == self.batch;
                 if !letters.is_empty() {
-                    let slot = &ring.consumers[ring.cursor];
-                    handed.push((slot.id, letters.len()));
+                    let slot = &ring.consumers[pos];
+                    note(slot.id, &letters);
+                    cycled.handed += 1;
+                    slot.busy.fetch_add(1, Ordering::Relaxed);
                     if let Err(mpsc::SendError(work)) = slot.tx.send(Work::Batch(letters)) {
                         // The consumer's thread is gone (it ends only on
                         // `End`): nothing is lost, the letters go back.
+                        slot.busy.fetch_sub(1, Ordering::Relaxed);
                         consumer::give_back(&self.core, work, slot.hops, &mut dead);
                     }
-                    ring.cursor = (ring.cursor + 1) % k;
+                    ring.cursor = (pos + 1) % k;
                 }
                 if closed.is_some() {
                     end = closed;
+                    stopped = true;
                     break;
                 }
                 if !full {
+                    stopped = true;
                     break;
                 }
             }
-            if handed.is_empty() && end.is_none() && mb.in_flight() == 0 && !mb.has_mail() {
+            cycled.blocked = skipped && !stopped;
+            if cycled.handed == 0 && end.is_none() && mb.in_flight() == 0 && !mb.has_mail() {
                 ring.empty += 1;
                 if self.end_after.is_some_and(|n| ring.empty >= n) {
                     end = Some(Reason::Idle);
@@ -155,7 +265,7 @@ impl<A: Actor> Shared<A> {
             // User callbacks run outside the ring's lock: a sink may
             // register, unregister or tick.
             self.deliver_dead(&mut dead, hops);
-            return Ok(handed);
+            return Ok(cycled);
         };
         let me = thread::current().id();
         ring.ending = Some(reason);
@@ -184,6 +294,7 @@ impl<A: Actor> Shared<A> {
         *lock(&self.end) = Some(reason);
         lock(&self.ring).ender = None;
         self.ended.notify_all();
+        self.settle.notify();
         Err(reason)
     }
 
@@ -276,12 +387,16 @@ impl<A: Actor> Shared<A> {
         let (tx, rx) = mpsc::channel();
         let (started_tx, started) = mpsc::sync_channel(1);
         let shared = self.clone();
+        let busy = Arc::new(AtomicUsize::new(0));
+        let its_busy = busy.clone();
         let handle = consumer::thread_for::<A::In>(consumer::thread_name(&self.core.mb.name))
             .spawn(move || {
                 let ties = Ties {
                     core: &shared.core,
                     down: &shared.down,
                     performed: &shared.performed,
+                    busy: &its_busy,
+                    settle: &shared.settle,
                 };
                 consumer::run(&ties, strategy, actor, id, &rx, &started_tx);
             })
@@ -293,7 +408,7 @@ impl<A: Actor> Shared<A> {
                 let _ = tx.send(Work::End(reason));
             }
             None if ok => {
-                ring.consumers.push(Slot { id, tx, hops });
+                ring.consumers.push(Slot { id, tx, hops, busy });
                 ring.threads.push((id, handle));
                 return Some(id);
             }
@@ -334,6 +449,30 @@ impl<A: Actor> Shared<A> {
         drop(ring);
         join_all(thread.into_iter().collect());
         true
+    }
+
+    /// Nothing queued, nothing handed out and not yet settled; or ended.
+    pub(crate) fn is_quiet(&self) -> bool {
+        if self.finished().is_some() {
+            return true;
+        }
+        // Under the ring's lock no cycle takes a letter: `in_flight` can
+        // only fall and the lanes only fill between the two reads, so
+        // both at zero were so together, when the second was read.
+        let _ring = lock(&self.ring);
+        self.core.mb.in_flight() == 0 && !self.core.mb.has_mail()
+    }
+
+    /// Is a consumer free of batches, or the broker ending (the wait of a
+    /// driver whose cycle found every consumer busy)?
+    pub(crate) fn any_free(&self) -> bool {
+        let ring = lock(&self.ring);
+        ring.ending.is_some()
+            || ring.consumers.is_empty()
+            || ring
+                .consumers
+                .iter()
+                .any(|s| s.busy.load(Ordering::Acquire) == 0)
     }
 
     /// The consumers registered, in round-robin order from the next one.
