@@ -410,6 +410,10 @@ impl<A: Actor> Shared<A> {
             None if ok => {
                 ring.consumers.push(Slot { id, tx, hops, busy });
                 ring.threads.push((id, handle));
+                drop(ring);
+                // A consumer free of batches: news for a driver whose
+                // consumers are all busy.
+                self.settle.notify();
                 return Some(id);
             }
             _ => {}
