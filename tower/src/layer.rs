@@ -66,11 +66,21 @@ pub(crate) enum Target {
 /// worker reaches it and passes over it, so it counts against a bounded
 /// lane's capacity until then).
 ///
-/// `poll_ready` is always ready: a request's lane is known only from its
-/// head, so room cannot be awaited before the request is there. A full
-/// lane answers `503` with `Retry-After` at once, which is what an HTTP
-/// edge under a flood wants; async code that should wait for room instead
-/// awaits [`Executor::reserve`] for a known lane.
+/// # Refusing or waiting: the two modes
+///
+/// By default `poll_ready` is always ready: a request's lane is known only
+/// from its head, so room cannot be awaited before the request is there.
+/// A full lane answers `503` with `Retry-After` at once, which is what an
+/// HTTP edge under a flood wants.
+///
+/// With [`backpressure`](PriorityLayer::backpressure) the lane is fixed
+/// per layer (one per route and class), and `poll_ready` waits for room
+/// in it through [`Executor::reserve`], keeping the slot for the next
+/// `call`: a full lane is `Poll::Pending`, so tower's `Buffer`,
+/// `ConcurrencyLimit` and `LoadShed` above compose as with any service
+/// that applies backpressure (with `LoadShed` on top, a full lane is its
+/// `Overloaded` error rather than a `503`). Use it where callers should
+/// wait for room rather than be refused; see that method for the choice.
 ///
 /// # Examples
 ///
@@ -104,6 +114,8 @@ pub struct PriorityLayer {
     pub(crate) body_limit: usize,
     pub(crate) on_refused: Option<Arc<RefusedHook>>,
     pub(crate) counters: Arc<Counters>,
+    /// The one lane of [`backpressure`](PriorityLayer::backpressure).
+    pub(crate) backpressure: Option<Priority>,
 }
 
 /// A name given to [`PriorityLayer::from_registry`] that names no executor
@@ -229,6 +241,7 @@ impl PriorityLayer {
             body_limit: DEFAULT_BODY_LIMIT,
             on_refused: None,
             counters: Arc::new(Counters::new(name)),
+            backpressure: None,
         }
     }
 
@@ -350,6 +363,97 @@ impl PriorityLayer {
         self
     }
 
+    /// Backpressure mode: every request of this layer's services goes to
+    /// the lane of `priority`, and a service's `poll_ready` waits for a
+    /// free slot there (through [`Executor::reserve`]) instead of being
+    /// always ready. The slot is the service's from then on: its next
+    /// `call` queues the request in it without waiting (the slot is held
+    /// while that request's body is read). A `Clone` of the service
+    /// starts with no slot, as tower's own services do.
+    ///
+    /// The lane is fixed per layer, so give each route and class of
+    /// request its own: one layer per `(route, priority)`. A
+    /// [`classify`](Self::classify) closure and the registry's rules are
+    /// not consulted in this mode. With a registry, the slot is taken in
+    /// the executor the registry has when `poll_ready` runs; a request
+    /// whose executor a reload retired in the meantime is queued in its
+    /// successor without waiting, as in the default mode.
+    ///
+    /// A full lane is then `Poll::Pending` in `poll_ready`, which tower's
+    /// middleware above reads as usual: `ConcurrencyLimit` and `Buffer`
+    /// hold requests back until there is room, and `LoadShed` on top turns
+    /// the not-ready service into its `Overloaded` error at once (such a
+    /// request never reaches this layer and is not in its [`Counts`]).
+    /// A priority with no lane, or an executor shutting down, makes
+    /// `poll_ready` ready without a slot: the request is answered `500` or
+    /// `503` by `call`, as in the default mode (the error type stays
+    /// [`Infallible`](std::convert::Infallible)). A `call` made without a
+    /// successful `poll_ready` queues without waiting (`503` if full).
+    ///
+    /// The `ttl` applies as in the default mode: a request not started
+    /// within it is answered `504` (the time spent waiting in `poll_ready`
+    /// is not part of it: the request is not there yet).
+    ///
+    /// # Which mode
+    ///
+    /// - The default (no backpressure): a request's lane is known only
+    ///   from its head, and a full lane answers `503` with `Retry-After`
+    ///   at once. What an HTTP edge under a flood wants: clients learn at
+    ///   once, and no connection is held while the server is saturated.
+    /// - Backpressure: the lane is known before the request (a service per
+    ///   route and class), and the caller should wait for room rather than
+    ///   be refused: internal services, a `Buffer` in front, a client that
+    ///   retries badly. Put `LoadShed` on top to shed at the edge with
+    ///   tower's own error instead, or a `TimeoutLayer` to bound the wait.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use http::{Request, Response};
+    /// use http_body_util::{BodyExt, Full};
+    /// use priority_executor::{Capacity, Executor, Priority};
+    /// use priority_executor_tower::PriorityLayer;
+    /// use tower::{ServiceBuilder, ServiceExt};
+    ///
+    /// let exec = Executor::builder()
+    ///     .lane(Priority(10), Capacity::Bounded(16))
+    ///     .lane(Priority(1), Capacity::Bounded(64))
+    ///     .build()?;
+    /// // The premium route: its requests wait for room in lane 10, at most
+    /// // 32 at a time; beyond that they are shed with tower's error.
+    /// let premium = PriorityLayer::new(exec.clone()).backpressure(Priority(10));
+    /// let service = ServiceBuilder::new()
+    ///     .load_shed()
+    ///     .concurrency_limit(32)
+    ///     .layer(premium)
+    ///     .service(|request: Request<Bytes>| Response::new(request.into_body()));
+    ///
+    /// let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+    /// let body = runtime.block_on(async {
+    ///     // `poll_ready` (inside `oneshot`) is ready once lane 10 has a
+    ///     // slot, which the service keeps for the call.
+    ///     let request = Request::new(Full::new(Bytes::from("visa")));
+    ///     let response = service.oneshot(request).await?;
+    ///     Ok::<_, tower::BoxError>(response.into_body().collect().await?.to_bytes())
+    /// })?;
+    /// assert_eq!(body, "visa");
+    /// # Ok::<(), tower::BoxError>(())
+    /// ```
+    pub fn backpressure(mut self, priority: Priority) -> Self {
+        self.backpressure = Some(priority);
+        self
+    }
+
+    /// The executor requests go to now (`None`: the registry no longer
+    /// has it).
+    pub(crate) fn executor(&self) -> Option<Executor> {
+        match &self.target {
+            Target::One { executor, .. } => Some(executor.clone()),
+            Target::Registry { executors, name } => executors.get(name).ok(),
+        }
+    }
+
     /// The counters of every service this layer made: requests received
     /// and their outcomes.
     ///
@@ -362,6 +466,9 @@ impl PriorityLayer {
 
     /// The priority of a request with this head.
     pub(crate) fn priority_of(&self, head: &http::request::Parts) -> Route {
+        if let Some(priority) = self.backpressure {
+            return Route::To(priority);
+        }
         if let Some(classify) = &self.classify {
             // The application's code: a panic is the request's answer
             // (`500`), not an unwind through the server's connection.
@@ -414,6 +521,7 @@ impl fmt::Debug for PriorityLayer {
             .field("ttl", &self.ttl)
             .field("retry_after", &self.retry_after)
             .field("body_limit", &self.body_limit)
+            .field("backpressure", &self.backpressure)
             .field("counts", &self.counts())
             .finish_non_exhaustive()
     }

@@ -12,7 +12,10 @@
 //! ones still get their share.
 //!
 //! - [`PriorityLayer`]: the executor (or a registry's, by name), how a
-//!   request gets its priority, its `ttl`, `Retry-After` and body limit.
+//!   request gets its priority, its `ttl`, `Retry-After` and body limit;
+//!   or, with [`backpressure`](PriorityLayer::backpressure), one lane
+//!   whose room `poll_ready` awaits, for tower's `Buffer`,
+//!   `ConcurrencyLimit` and `LoadShed` above.
 //! - [`PriorityService`]: what the layer makes of a [`BlockingHandler`]
 //!   (any `Fn(Request<Bytes>) -> Response<Bytes>`); it reads the body,
 //!   queues the handler without blocking and awaits the job.

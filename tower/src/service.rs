@@ -10,12 +10,12 @@ use bytes::Bytes;
 use http::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
-use priority_executor::{EnqueueError, JobError, JobHandle, JobOptions, Priority};
+use priority_executor::{EnqueueError, JobError, JobHandle, JobOptions, Permit, Priority, Reserve};
 use std::convert::Infallible;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tower::{Layer, Service};
@@ -56,14 +56,21 @@ pub type ResponseFuture =
 /// thread of the async runtime, so a full lane always answers `503`. Give
 /// the low lane the smaller capacity and it is shed first.
 ///
-/// `poll_ready` is always ready: the service keeps no queue of its own
-/// and cannot know a request's lane before seeing it, so it sheds
+/// By default `poll_ready` is always ready: the service keeps no queue of
+/// its own and cannot know a request's lane before seeing it, so it sheds
 /// (answers `503`) rather than holding requests back, as tower's
-/// `LoadShed` does. Its error type is [`Infallible`], as axum's
-/// `route_service` wants.
+/// `LoadShed` does. In the layer's
+/// [`backpressure`](PriorityLayer::backpressure) mode, `poll_ready` waits
+/// for a slot in the layer's one lane and keeps it for the next `call`
+/// (a clone starts without one). Its error type is [`Infallible`] in both,
+/// as axum's `route_service` wants.
 pub struct PriorityService<H> {
     layer: PriorityLayer,
     handler: Arc<H>,
+    /// Backpressure mode: the wait for a slot, between `poll_ready`s.
+    reserve: Option<Reserve>,
+    /// Backpressure mode: the slot `poll_ready` got, for the next `call`.
+    permit: Option<Permit>,
 }
 
 impl<H: BlockingHandler> Layer<H> for PriorityLayer {
@@ -79,15 +86,21 @@ impl<H> PriorityService<H> {
         PriorityService {
             layer,
             handler: Arc::new(handler),
+            reserve: None,
+            permit: None,
         }
     }
 }
 
 impl<H> Clone for PriorityService<H> {
     fn clone(&self) -> Self {
+        // A clone waits for its own slot: the one this service holds is
+        // for this service's next call.
         PriorityService {
             layer: self.layer.clone(),
             handler: Arc::clone(&self.handler),
+            reserve: None,
+            permit: None,
         }
     }
 }
@@ -96,6 +109,8 @@ impl<H> fmt::Debug for PriorityService<H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PriorityService")
             .field("layer", &self.layer)
+            .field("waiting", &self.reserve.is_some())
+            .field("permit", &self.permit.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -111,38 +126,70 @@ where
     type Error = Infallible;
     type Future = ResponseFuture;
 
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        let Some(priority) = self.layer.backpressure else {
+            return Poll::Ready(Ok(()));
+        };
+        if self.permit.is_some() {
+            return Poll::Ready(Ok(()));
+        }
+        let reserve = match &mut self.reserve {
+            Some(reserve) => reserve,
+            None => match self.layer.executor() {
+                Some(executor) => self.reserve.insert(executor.reserve(priority)),
+                // The registry lost the executor: `call` answers `503`.
+                None => return Poll::Ready(Ok(())),
+            },
+        };
+        match reserve.poll_reserve(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Ok(permit)) => self.permit = Some(permit),
+            // No lane of that priority, or shutting down: no slot, and
+            // `call` answers as in the default mode (`500`, `503`).
+            Poll::Ready(Err(_)) => {}
+        }
+        self.reserve = None;
         Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, request: Request<B>) -> ResponseFuture {
         let layer = self.layer.clone();
         let handler = Arc::clone(&self.handler);
+        let permit = self.permit.take();
         let in_flight = InFlight::new(Arc::clone(&layer.counters));
         // The deadline counts from arrival, body reading included (a time
         // to live past the clock's reach is none).
-        let options = match layer.ttl.and_then(|ttl| Instant::now().checked_add(ttl)) {
-            Some(deadline) => JobOptions::new().deadline(deadline),
-            None => JobOptions::new(),
-        };
+        let deadline = layer.ttl.and_then(|ttl| Instant::now().checked_add(ttl));
         let (head, body) = request.into_parts();
         let route = layer.priority_of(&head);
         Box::pin(async move {
-            let (outcome, response) = serve(&layer, handler, route, head, body, options).await;
+            let ready = Ready {
+                route,
+                permit,
+                deadline,
+            };
+            let (outcome, response) = serve(&layer, handler, ready, head, body).await;
             in_flight.settle(outcome);
             Ok(response)
         })
     }
 }
 
+/// What `call` knows of a request before its body: where it goes, the
+/// slot `poll_ready` got for it (backpressure mode), its deadline.
+struct Ready {
+    route: Route,
+    permit: Option<Permit>,
+    deadline: Option<Instant>,
+}
+
 /// One request, from its body to its answer.
 async fn serve<H, B>(
     layer: &PriorityLayer,
     handler: Arc<H>,
-    route: Route,
+    ready: Ready,
     head: http::request::Parts,
     body: B,
-    options: JobOptions,
 ) -> (Outcome, Response<ResponseBody>)
 where
     H: BlockingHandler,
@@ -159,6 +206,15 @@ where
             return answer(layer, Outcome::TooLarge, text);
         }
         Err(err) => return answer(layer, Outcome::BadBody, format!("reading the body: {err}")),
+    };
+    let Ready {
+        route,
+        permit,
+        deadline,
+    } = ready;
+    let options = match deadline {
+        Some(deadline) => JobOptions::new().deadline(deadline),
+        None => JobOptions::new(),
     };
     let request = Request::from_parts(head, body);
     let priority = match route {
@@ -182,7 +238,16 @@ where
             );
         }
     };
-    let queued: Queued<H> = Box::new((handler, request));
+    let mut queued: Queued<H> = Box::new((handler, request));
+    if let Some(permit) = permit {
+        match enqueue_reserved(permit, queued, deadline) {
+            Ok(job) => return finish(layer, priority, Job::Reserved(job)).await,
+            // The executor began shutting down (a reload retired it) or
+            // has no worker: queued as without a slot, which answers or
+            // reroutes the request.
+            Err(back) => queued = back,
+        }
+    }
     let (priority, queueing) = enqueue(layer, priority, queued, options);
     let job = match queueing {
         Ok(job) => job,
@@ -203,10 +268,34 @@ where
             return refused(layer, request, priority, outcome, &text);
         }
     };
+    finish(layer, priority, Job::Queued(job)).await
+}
+
+/// A queued request's job.
+enum Job {
+    /// Queued with `enqueue_value`, the deadline the executor's.
+    Queued(JobHandle<Response<Bytes>>),
+    /// Queued in a slot `poll_ready` got; `None` if the deadline had
+    /// passed when a worker reached it.
+    Reserved(JobHandle<Option<Response<Bytes>>>),
+}
+
+/// Awaits the request's job and answers with its outcome.
+async fn finish(
+    layer: &PriorityLayer,
+    priority: Priority,
+    job: Job,
+) -> (Outcome, Response<ResponseBody>) {
     // Dropped with the response future (the client went away), a job not
     // yet started is cancelled: it never runs, and the request counts as
     // abandoned.
-    match CancelOnDrop(Some(job)).await {
+    let result = match job {
+        Job::Queued(job) => CancelOnDrop(Some(job)).await,
+        Job::Reserved(job) => CancelOnDrop(Some(job))
+            .await
+            .and_then(|response| response.ok_or(JobError::Expired)),
+    };
+    match result {
         Ok(response) => (Outcome::Completed, response.map(Full::new)),
         Err(JobError::Expired) => answer(
             layer,
@@ -265,9 +354,12 @@ fn enqueue<H: BlockingHandler>(
         };
         tries += 1;
         let again = match &err {
-            // A priority the application's classifier chose is its own:
-            // a lane missing for it is a misroute, not a reload.
-            EnqueueError::UnknownPriority { job, .. } if layer.classify.is_none() => {
+            // A priority the application chose (its classifier, or the
+            // backpressure lane) is its own: a lane missing for it is a
+            // misroute, not a reload.
+            EnqueueError::UnknownPriority { job, .. }
+                if layer.classify.is_none() && layer.backpressure.is_none() =>
+            {
                 by_rules(executors, name, job.1.headers()).filter(|now| *now != priority)
             }
             // Retired by a reload: its successor takes the request.
@@ -282,6 +374,39 @@ fn enqueue<H: BlockingHandler>(
             None => return (priority, Err(err)),
         }
     }
+}
+
+/// Queues the request in the slot `poll_ready` got, without waiting; the
+/// request back if the executor refused it.
+fn enqueue_reserved<H: BlockingHandler>(
+    permit: Permit,
+    queued: Queued<H>,
+    deadline: Option<Instant>,
+) -> Result<JobHandle<Option<Response<Bytes>>>, Queued<H>> {
+    // A permit queues a closure, which a refusal hands back as such: the
+    // request waits beside it, to be taken back if it is refused.
+    let slot = Arc::new(Mutex::new(Some(queued)));
+    let for_job = Arc::clone(&slot);
+    let job = move || {
+        let queued = take(&for_job).expect("a queued request is taken once");
+        if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+            return None;
+        }
+        Some(handler::run(queued))
+    };
+    match permit.enqueue(job) {
+        Ok(job) => Ok(job),
+        Err(refused) => {
+            drop(refused);
+            Err(take(&slot).expect("a refused job never ran"))
+        }
+    }
+}
+
+/// Takes what the slot holds; a poisoned lock guards an `Option` that is
+/// valid whatever happened under it.
+fn take<T>(slot: &Mutex<Option<T>>) -> Option<T> {
+    slot.lock().unwrap_or_else(PoisonError::into_inner).take()
 }
 
 /// What queueing a request gives: its job, or the request back.
